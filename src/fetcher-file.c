@@ -1,0 +1,232 @@
+/*
+ * fetcher-file.c: file: exports, a regular file or a block device.
+ *
+ * Requests are served one at a time, in order: a local pread or pwrite is
+ * quick next to the round trip through the front-end, and the page cache
+ * does the read-ahead.  Writable unless the configuration says read-only.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fetcher.h"
+#include "log.h"
+
+static int image_fd = -1;
+
+/* Reused read buffer, grown to the largest read seen (at most
+ * NBD_MAX_REQUEST_SIZE, checked by the request reader). */
+static uint8_t *read_buf;
+static size_t read_buf_size;
+
+static void
+file_init (struct fetcher *f)
+{
+  (void) f;
+}
+
+static int
+file_open (struct fetcher *f)
+{
+  const bool readonly = (f->cfg->flags & FETCHER_READONLY) != 0;
+  struct stat st;
+  off_t end;
+  int fd, flags, error = 0;
+
+  /* O_NONBLOCK only for the open itself: a FIFO in place of the image must
+   * not hang us here; it is refused by the type check below. */
+  fd = open (f->file_path,
+             (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd == -1) {
+    error = errno;
+    warn ("export \"%s\": cannot open %s%s: %s", f->export_name, f->log_url,
+          readonly ? "" : " for writing (use --export-ro or -r to serve it read-only)",
+          strerror (error));
+    goto out;
+  }
+  if (fstat (fd, &st) == -1) {
+    error = errno;
+    warn_errno ("export \"%s\": fstat %s", f->export_name, f->log_url);
+    goto out;
+  }
+  if (!S_ISREG (st.st_mode) && !S_ISBLK (st.st_mode)) {
+    error = EINVAL;
+    warn ("export \"%s\": %s is not a regular file or a block device",
+          f->export_name, f->log_url);
+    goto out;
+  }
+  flags = fcntl (fd, F_GETFL);
+  if (flags == -1 || fcntl (fd, F_SETFL, flags & ~O_NONBLOCK) == -1) {
+    error = errno;
+    warn_errno ("export \"%s\": fcntl %s", f->export_name, f->log_url);
+    goto out;
+  }
+  /* SEEK_END gives block devices' sizes too, where st_size is 0. */
+  end = lseek (fd, 0, SEEK_END);
+  if (end == -1) {
+    error = errno;
+    warn_errno ("export \"%s\": cannot find the size of %s", f->export_name, f->log_url);
+    goto out;
+  }
+
+  f->size = (uint64_t) end;     /* off_t is never negative here */
+  f->can = readonly ? 0 : FETCHER_CAN_WRITE | FETCHER_CAN_FLUSH | FETCHER_CAN_FUA;
+  image_fd = fd;
+  fd = -1;
+ out:
+  if (fd >= 0)
+    close (fd);
+  return error;
+}
+
+/* An errno from a failed write, as the NBD client should see it. */
+static uint32_t
+write_error (int e)
+{
+  switch (e) {
+  case ENOSPC: case EDQUOT: case EFBIG:
+    return ENOSPC;
+  case EROFS: case EPERM: case EACCES:
+    return EPERM;
+  default:
+    return EIO;
+  }
+}
+
+static uint32_t
+file_read (struct fetcher *f, const struct fetcher_request *req)
+{
+  size_t done = 0;
+
+  if (req->length > read_buf_size) {
+    uint8_t *p = realloc (read_buf, req->length);
+    if (p == NULL) {
+      warn ("export \"%s\": out of memory for a read of %" PRIu32 " bytes",
+            f->export_name, req->length);
+      return ENOMEM;
+    }
+    read_buf = p;
+    read_buf_size = req->length;
+  }
+
+  /* Each pass reads at least one byte or returns, so at most length
+   * passes (EINTR aside). */
+  while (done < req->length) {
+    ssize_t r = pread (image_fd, read_buf + done, req->length - done,
+                       (off_t) (req->offset + done));
+    if (r == -1) {
+      if (errno == EINTR)
+        continue;
+      warn_errno ("export \"%s\": read of %" PRIu32 " bytes at offset %" PRIu64
+                  " from %s", f->export_name, req->length, req->offset, f->log_url);
+      return EIO;
+    }
+    if (r == 0) {
+      /* The size was checked against the size at open: the file shrank. */
+      warn ("export \"%s\": read of %" PRIu32 " bytes at offset %" PRIu64
+            " from %s hit the end of the file after %zu bytes: the file "
+            "shrank while it was served", f->export_name, req->length,
+            req->offset, f->log_url, done);
+      return EIO;
+    }
+    done += (size_t) r;
+  }
+  fetcher_reply (req->id, 0, read_buf, req->length);
+  return 0;
+}
+
+static uint32_t
+file_write (struct fetcher *f, const struct fetcher_request *req)
+{
+  size_t done = 0;
+
+  while (done < req->length) {
+    ssize_t r = pwrite (image_fd, req->data + done, req->length - done,
+                        (off_t) (req->offset + done));
+    if (r == -1) {
+      int e = errno;
+      if (e == EINTR)
+        continue;
+      warn_errno ("export \"%s\": write of %" PRIu32 " bytes at offset %" PRIu64
+                  " to %s", f->export_name, req->length, req->offset, f->log_url);
+      return write_error (e);
+    }
+    if (r == 0) {
+      warn ("export \"%s\": write of %" PRIu32 " bytes at offset %" PRIu64
+            " to %s made no progress", f->export_name, req->length, req->offset,
+            f->log_url);
+      return EIO;
+    }
+    done += (size_t) r;
+  }
+  if ((req->flags & IPC_FLAG_FUA) && fdatasync (image_fd) == -1) {
+    warn_errno ("export \"%s\": fdatasync %s after a FUA write", f->export_name,
+                f->log_url);
+    return EIO;
+  }
+  return 0;
+}
+
+static uint32_t
+file_flush (struct fetcher *f)
+{
+  if (fdatasync (image_fd) == -1) {
+    warn_errno ("export \"%s\": fdatasync %s", f->export_name, f->log_url);
+    return EIO;
+  }
+  return 0;
+}
+
+static void
+file_serve (struct fetcher *f)
+{
+  struct fetcher_request req;
+
+  /* Runs as long as the front-end sends requests; each request is served
+   * before the next is read. */
+  for (;;) {
+    uint32_t error;
+    int r = fetcher_next_request (f, &req);
+
+    if (r == -1)
+      return;
+    if (r == 0) {
+      struct pollfd pfd = { .fd = CHILD_FD_PEER, .events = POLLIN };
+      if (poll (&pfd, 1, -1) == -1 && errno != EINTR)
+        fatal_errno ("poll");
+      continue;
+    }
+
+    switch (req.type) {
+    case IPC_READ:
+      error = file_read (f, &req);
+      if (error == 0)
+        continue;               /* the data went with the reply */
+      break;
+    case IPC_WRITE:
+      error = file_write (f, &req);
+      break;
+    case IPC_FLUSH:
+      error = file_flush (f);
+      break;
+    default:
+      /* fetcher_next_request returns only the types above. */
+      fatal ("internal error: request type %u", req.type);
+    }
+    free (req.data);
+    req.data = NULL;
+    fetcher_reply (req.id, error, NULL, 0);
+  }
+}
+
+const struct fetcher_backend fetcher_file_backend = {
+  .name = "file",
+  .init = file_init,
+  .open = file_open,
+  .serve = file_serve,
+};

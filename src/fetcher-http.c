@@ -1,0 +1,1147 @@
+/*
+ * fetcher-http.c: http, https, ftp and ftps exports, through libcurl.
+ *
+ * Open: a HEAD request (redirects followed), and when that does not settle
+ * the size and range support, a probe "Range: bytes=0-0".  The final URL
+ * of the redirects, the size and the object's validators (ETag,
+ * Last-Modified) are pinned for the life of the connection.
+ *
+ * Serve: pipelined.  A curl multi handle runs up to cfg->connections
+ * range transfers at once over kept-alive connections; the front-end's
+ * socket is one more fd in curl_multi_poll, so new requests are read
+ * while transfers run.  Requests beyond the pool wait in a queue; when
+ * the queue is full the socket is not read, which pushes back on the
+ * front-end.  Replies go back in completion order (ids identify them).
+ *
+ * The web server is untrusted.  A range reply is used only if it is a 206
+ * whose Content-Range names exactly the requested bytes of an object of
+ * the size seen at open, whose validators did not change, and whose body
+ * is exactly as long as asked for.  The write callback refuses the first
+ * byte of any other body (a 200 with the whole object is never
+ * downloaded) and any byte past the requested length.  Anything else is
+ * EIO for that request and a warning that says what was wrong.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <curl/curl.h>
+
+#include "config-build.h"
+#include "fetcher.h"
+#include "log.h"
+
+/* Requests waiting for a free transfer.  A well-behaved front-end keeps
+ * at most MAX_INFLIGHT_PER_CLIENT requests in flight, so this only fills
+ * when it misbehaves; then its socket is simply not read until a transfer
+ * finishes. */
+#define QUEUE_SIZE MAX_INFLIGHT_PER_CLIENT
+
+/* libcurl's receive buffer per transfer: bigger than the 16 KiB default
+ * means fewer callbacks for large reads; small enough that a body we
+ * refuse is cut off early. */
+#define CURL_RECEIVE_BUFFER (128L * 1024)
+
+/* How much of a server's header value a log line quotes. */
+#define LOG_QUOTE_MAX 128
+
+/* Longest message about one transfer's problem. */
+#define PROBLEM_MAX 384
+
+enum transfer_mode {
+  MODE_HEAD,                  /* open: HEAD (or FTP SIZE), redirects followed */
+  MODE_PROBE,                 /* open: GET bytes=0-0, redirects followed */
+  MODE_READ,                  /* serve: one range of the pinned URL */
+};
+
+enum accept_ranges { RANGES_UNSAID, RANGES_BYTES, RANGES_NONE, RANGES_OTHER };
+
+/* What the headers of one HTTP response said.  Cleared at every status
+ * line, so only the last response of a transfer counts (a transfer sees
+ * interim 1xx responses, and redirects while opening). */
+struct response {
+  bool have_content_range;
+  bool content_range_bad;       /* unparsable or repeated */
+  bool content_range_unsatisfied; /* "bytes * /TOTAL" (416) */
+  uint64_t range_first, range_last, range_total;
+  bool range_total_known;
+  char content_range_text[LOG_QUOTE_MAX];
+  enum accept_ranges accept_ranges;
+  bool content_encoded;
+  char content_encoding_text[LOG_QUOTE_MAX];
+  /* MODE_READ: a validator differs from the one pinned at open. */
+  bool etag_differs, last_modified_differs;
+  char validator_text[LOG_QUOTE_MAX];
+  /* Open modes: the validators, to pin (malloc'd, or NULL). */
+  char *etag, *last_modified;
+};
+
+struct transfer {
+  CURL *easy;
+  struct transfer *next_free;
+  enum transfer_mode mode;
+  bool parse_headers;         /* HTTP, not FTP */
+  /* The request. */
+  uint64_t id, offset;
+  uint32_t length;
+  uint8_t *data;              /* exactly length bytes */
+  size_t received;            /* <= length */
+  bool response_checked;      /* check_response ran, at the first body byte */
+  struct response resp;
+  char problem[PROBLEM_MAX];  /* first thing found wrong, or "" */
+  char errbuf[CURL_ERROR_SIZE];
+};
+
+static struct {
+  struct fetcher *f;
+  CURLM *multi;
+  struct transfer *pool;      /* f->cfg->connections transfers */
+  struct transfer *free_list;
+  unsigned active;
+  /* Pinned at open. */
+  char *range_url;            /* final URL after redirects: may hold credentials */
+  bool range_is_http;         /* else FTP(S) */
+  char *etag, *last_modified; /* or NULL */
+  struct curl_slist *preconditions; /* If-Match or If-Unmodified-Since */
+  /* Requests waiting for a transfer: ring buffer. */
+  struct fetcher_request queue[QUEUE_SIZE];
+  unsigned queue_head, queue_len;
+} http;
+
+PRINTF_LIKE (2, 3) static void
+set_problem (struct transfer *t, const char *fmt, ...)
+{
+  va_list ap;
+
+  if (t->problem[0] != '\0')    /* the first problem is the cause */
+    return;
+  va_start (ap, fmt);
+  vsnprintf (t->problem, sizeof t->problem, fmt, ap);
+  va_end (ap);
+}
+
+/* Copy a server's text into dst for a log line: printable ASCII only,
+ * truncated to fit. */
+static void
+quote_for_log (char *dst, size_t cap, const char *src, size_t len)
+{
+  size_t i;
+
+  if (cap == 0)
+    return;
+  for (i = 0; i < len && i < cap - 1; i++)  /* cap >= 1: checked above */
+    dst[i] = (src[i] >= 0x20 && src[i] < 0x7f) ? src[i] : '?';
+  dst[i] = '\0';
+}
+
+/* A decimal number of 1 to 19 digits, at most INT64_MAX: sizes and
+ * offsets must fit off_t and curl_off_t. */
+static bool
+parse_decimal (const char *s, size_t len, uint64_t *out)
+{
+  uint64_t v = 0;
+  size_t i;
+
+  if (len == 0 || len > 19)
+    return false;
+  for (i = 0; i < len; i++) {
+    uint64_t d;
+    if (s[i] < '0' || s[i] > '9')
+      return false;
+    d = (uint64_t) (s[i] - '0');
+    if (v > ((uint64_t) INT64_MAX - d) / 10)
+      return false;
+    v = v * 10 + d;
+  }
+  *out = v;
+  return true;
+}
+
+/* Content-Range (RFC 9110 14.4), one range only:
+ *   "bytes" SP first "-" last "/" ( total / "*" )
+ *   "bytes" SP "*" "/" total                        (416 replies) */
+static bool
+parse_content_range (const char *v, size_t len, struct response *resp)
+{
+  const char *range, *slash, *dash, *total;
+  size_t i, range_len, total_len;
+
+  if (len < 6 || strncasecmp (v, "bytes", 5) != 0 || v[5] != ' ')
+    return false;
+  for (i = 5; i < len && v[i] == ' '; i++)
+    ;
+  range = v + i;
+  slash = memchr (range, '/', len - i);     /* i <= len */
+  if (slash == NULL)
+    return false;
+  range_len = (size_t) (slash - range);
+  total = slash + 1;
+  total_len = len - i - range_len - 1;      /* the slash is inside v[i..len) */
+
+  if (total_len == 1 && total[0] == '*')
+    resp->range_total_known = false;
+  else if (parse_decimal (total, total_len, &resp->range_total))
+    resp->range_total_known = true;
+  else
+    return false;
+
+  if (range_len == 1 && range[0] == '*') {
+    resp->content_range_unsatisfied = true;
+    return resp->range_total_known;
+  }
+  dash = memchr (range, '-', range_len);
+  if (dash == NULL ||
+      !parse_decimal (range, (size_t) (dash - range), &resp->range_first) ||
+      !parse_decimal (dash + 1, range_len - (size_t) (dash - range) - 1,
+                      &resp->range_last) ||
+      resp->range_first > resp->range_last)
+    return false;
+  if (resp->range_total_known && resp->range_last >= resp->range_total)
+    return false;
+  return true;
+}
+
+/* Accept-Ranges: a comma-separated list of range units. */
+static enum accept_ranges
+parse_accept_ranges (const char *v, size_t len)
+{
+  enum accept_ranges result = RANGES_UNSAID;
+  size_t i = 0;
+
+  /* Each pass consumes one list element and its comma. */
+  while (i < len) {
+    size_t start, end;
+    while (i < len && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
+      i++;
+    start = i;
+    while (i < len && v[i] != ',' && v[i] != ' ' && v[i] != '\t')
+      i++;
+    end = i;
+    if (end == start)
+      continue;
+    if (end - start == 5 && strncasecmp (v + start, "bytes", 5) == 0)
+      return RANGES_BYTES;
+    if (end - start == 4 && strncasecmp (v + start, "none", 4) == 0)
+      result = result == RANGES_UNSAID ? RANGES_NONE : result;
+    else
+      result = RANGES_OTHER;
+  }
+  return result;
+}
+
+/* Validators are sent back in request headers, so only visible ASCII
+ * (and, for dates, spaces) is kept; anything else is not pinned. */
+static bool
+is_token_text (const char *v, size_t len, bool allow_space)
+{
+  size_t i;
+
+  if (len == 0)
+    return false;
+  for (i = 0; i < len; i++)
+    if (!((v[i] > 0x20 && v[i] < 0x7f) || (allow_space && v[i] == ' ')))
+      return false;
+  return true;
+}
+
+/* Weak comparison (RFC 9110 8.8.3.2): the opaque tags are equal. */
+static bool
+etag_equal (const char *pinned, const char *v, size_t len)
+{
+  size_t plen = strlen (pinned);
+
+  if (plen >= 2 && strncmp (pinned, "W/", 2) == 0) {
+    pinned += 2;
+    plen -= 2;                  /* plen >= 2 */
+  }
+  if (len >= 2 && strncmp (v, "W/", 2) == 0) {
+    v += 2;
+    len -= 2;                   /* len >= 2 */
+  }
+  return plen == len && memcmp (pinned, v, len) == 0;
+}
+
+static char *
+copy_value (const char *v, size_t len)
+{
+  char *s = strndup (v, len);
+  if (s == NULL)
+    fatal_errno ("malloc");
+  return s;
+}
+
+static void
+response_clear (struct response *resp)
+{
+  free (resp->etag);
+  free (resp->last_modified);
+  memset (resp, 0, sizeof *resp);
+}
+
+enum header_name {
+  HEADER_OTHER, HEADER_CONTENT_RANGE, HEADER_ETAG, HEADER_LAST_MODIFIED,
+  HEADER_ACCEPT_RANGES, HEADER_CONTENT_ENCODING,
+};
+
+static const struct {
+  const char *name;
+  enum header_name which;
+} needed_headers[] = {
+  { "Content-Range", HEADER_CONTENT_RANGE },
+  { "ETag", HEADER_ETAG },
+  { "Last-Modified", HEADER_LAST_MODIFIED },
+  { "Accept-Ranges", HEADER_ACCEPT_RANGES },
+  { "Content-Encoding", HEADER_CONTENT_ENCODING },
+};
+
+static enum header_name
+header_name (const char *name, size_t len)
+{
+  size_t i;
+
+  for (i = 0; i < sizeof needed_headers / sizeof needed_headers[0]; i++)
+    if (strlen (needed_headers[i].name) == len &&
+        strncasecmp (name, needed_headers[i].name, len) == 0)
+      return needed_headers[i].which;
+  return HEADER_OTHER;
+}
+
+/* One header line of an HTTP response (not NUL-terminated). */
+static void
+header_line (struct transfer *t, const char *line, size_t len)
+{
+  struct response *resp = &t->resp;
+  const char *colon, *value;
+  size_t name_len, value_len;
+  enum header_name which;
+
+  /* Each pass drops one byte of the line ending. */
+  while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+    len--;
+  if (len >= 5 && memcmp (line, "HTTP/", 5) == 0) {
+    response_clear (resp);      /* a new response starts */
+    return;
+  }
+  colon = memchr (line, ':', len);
+  if (colon == NULL)
+    return;                     /* the blank line, or not a header */
+  name_len = (size_t) (colon - line);
+  which = header_name (line, name_len);
+  if (which == HEADER_OTHER)
+    return;
+  if (len > MAX_HEADER_LINE) {
+    set_problem (t, "the server sent a %.*s header longer than %u bytes",
+                 (int) name_len, line, MAX_HEADER_LINE);
+    return;
+  }
+  value = colon + 1;
+  value_len = len - name_len - 1;           /* the colon is inside the line */
+  /* Trim optional whitespace on both sides; each pass drops one byte. */
+  while (value_len > 0 && (value[0] == ' ' || value[0] == '\t')) {
+    value++;
+    value_len--;
+  }
+  while (value_len > 0 && (value[value_len - 1] == ' ' || value[value_len - 1] == '\t'))
+    value_len--;
+
+  switch (which) {
+  case HEADER_CONTENT_RANGE:
+    quote_for_log (resp->content_range_text, sizeof resp->content_range_text,
+                   value, value_len);
+    if (resp->have_content_range ||
+        !parse_content_range (value, value_len, resp))
+      resp->content_range_bad = true;
+    resp->have_content_range = true;
+    break;
+  case HEADER_ETAG:
+    if (t->mode == MODE_READ) {
+      if (http.etag != NULL && !etag_equal (http.etag, value, value_len)) {
+        resp->etag_differs = true;
+        quote_for_log (resp->validator_text, sizeof resp->validator_text,
+                       value, value_len);
+      }
+    }
+    else if (is_token_text (value, value_len, false)) {
+      free (resp->etag);
+      resp->etag = copy_value (value, value_len);
+    }
+    break;
+  case HEADER_LAST_MODIFIED:
+    if (t->mode == MODE_READ) {
+      if (http.last_modified != NULL &&
+          (strlen (http.last_modified) != value_len ||
+           memcmp (http.last_modified, value, value_len) != 0)) {
+        resp->last_modified_differs = true;
+        quote_for_log (resp->validator_text, sizeof resp->validator_text,
+                       value, value_len);
+      }
+    }
+    else if (is_token_text (value, value_len, true)) {
+      free (resp->last_modified);
+      resp->last_modified = copy_value (value, value_len);
+    }
+    break;
+  case HEADER_ACCEPT_RANGES:
+    resp->accept_ranges = parse_accept_ranges (value, value_len);
+    break;
+  case HEADER_CONTENT_ENCODING:
+    /* We send no Accept-Encoding, so only identity may come back: a
+     * compressed body's bytes are not the object's bytes. */
+    if (!(value_len == 8 && strncasecmp (value, "identity", 8) == 0)) {
+      resp->content_encoded = true;
+      quote_for_log (resp->content_encoding_text,
+                     sizeof resp->content_encoding_text, value, value_len);
+    }
+    break;
+  case HEADER_OTHER:
+    break;
+  }
+}
+
+static size_t
+header_callback (char *buffer, size_t size, size_t nitems, void *opaque)
+{
+  struct transfer *t = opaque;
+  size_t len;
+
+  if (__builtin_mul_overflow (size, nitems, &len))
+    return 0;
+  /* FTP "headers" are the control connection's replies and libcurl's
+   * made-up lines: nothing to check there. */
+  if (t->parse_headers)
+    header_line (t, buffer, len);
+  return len;
+}
+
+static long
+response_status (struct transfer *t)
+{
+  long status = 0;
+
+  if (curl_easy_getinfo (t->easy, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK)
+    return 0;
+  return status;
+}
+
+/* Is this range reply the bytes we asked for?  Sets the problem if not. */
+static bool
+check_read_response (struct transfer *t)
+{
+  const struct response *resp = &t->resp;
+  uint64_t last = t->offset + t->length - 1; /* length >= 1; offset + length <= size */
+  long status;
+
+  if (!t->parse_headers)
+    return true;                /* FTP: only the byte count can be checked */
+  status = response_status (t);
+  if (status != 206) {
+    if (status == 200)
+      set_problem (t, "the server sent 200 instead of 206: it ignored the Range header");
+    else if (status == 412)
+      set_problem (t, "the object changed on the server (HTTP 412 Precondition Failed)");
+    else if (status >= 300 && status < 400)
+      set_problem (t, "the server answered with a redirect (HTTP %ld); redirects "
+                   "are followed only when the export is opened", status);
+    else
+      set_problem (t, "HTTP status %ld instead of 206", status);
+    return false;
+  }
+  if (!resp->have_content_range) {
+    set_problem (t, "the 206 reply has no Content-Range header");
+    return false;
+  }
+  if (resp->content_range_bad || resp->content_range_unsatisfied) {
+    set_problem (t, "unusable Content-Range \"%s\"", resp->content_range_text);
+    return false;
+  }
+  if (resp->range_first != t->offset || resp->range_last != last) {
+    set_problem (t, "Content-Range %s does not match the requested %" PRIu64 "-%" PRIu64,
+                 resp->content_range_text, t->offset, last);
+    return false;
+  }
+  if (resp->range_total_known && resp->range_total != http.f->size) {
+    set_problem (t, "the object changed: Content-Range %s, but it had %" PRIu64
+                 " bytes when the export was opened",
+                 resp->content_range_text, http.f->size);
+    return false;
+  }
+  if (resp->etag_differs) {
+    set_problem (t, "the object changed: ETag %s, was %s", resp->validator_text,
+                 http.etag);
+    return false;
+  }
+  if (resp->last_modified_differs) {
+    set_problem (t, "the object changed: Last-Modified %s, was %s",
+                 resp->validator_text, http.last_modified);
+    return false;
+  }
+  if (resp->content_encoded) {
+    set_problem (t, "the server sent an encoded body (Content-Encoding: %s) "
+                 "though none was asked for", resp->content_encoding_text);
+    return false;
+  }
+  return true;
+}
+
+/* Called before the first body byte is accepted. */
+static bool
+check_response (struct transfer *t)
+{
+  switch (t->mode) {
+  case MODE_READ:
+    return check_read_response (t);
+  case MODE_PROBE:
+    /* Only a 206 may bring a body; the caller looks at the status. */
+    return !t->parse_headers || response_status (t) == 206;
+  case MODE_HEAD:
+    return true;
+  }
+  return false;
+}
+
+static size_t
+write_callback (char *ptr, size_t size, size_t nmemb, void *opaque)
+{
+  struct transfer *t = opaque;
+  size_t len, room;
+
+  if (__builtin_mul_overflow (size, nmemb, &len))
+    return 0;
+  if (!t->response_checked) {
+    if (!check_response (t))
+      return 0;                 /* abort: no byte of a wrong body is kept */
+    t->response_checked = true;
+  }
+  room = t->length - t->received;           /* received <= length */
+  if (len > room) {
+    set_problem (t, "the server sent more than the %" PRIu32 " bytes asked for",
+                 t->length);
+    return 0;
+  }
+  if (len > 0)
+    memcpy (t->data + t->received, ptr, len);
+  t->received += len;
+  return len;
+}
+
+static void
+transfer_reset (struct transfer *t, enum transfer_mode mode)
+{
+  response_clear (&t->resp);
+  t->mode = mode;
+  t->id = 0;
+  t->offset = 0;
+  t->length = 0;
+  t->data = NULL;
+  t->received = 0;
+  t->response_checked = false;
+  t->problem[0] = '\0';
+  t->errbuf[0] = '\0';
+}
+
+/* libcurl's own words about a failed transfer. */
+static const char *
+curl_message (const struct transfer *t, CURLcode rc)
+{
+  return t->errbuf[0] != '\0' ? t->errbuf : curl_easy_strerror (rc);
+}
+
+#define SETOPT(easy, opt, val)                                          \
+  do {                                                                  \
+    CURLcode setopt_rc = curl_easy_setopt ((easy), (opt), (val));       \
+    if (setopt_rc != CURLE_OK) {                                        \
+      warn ("libcurl: setting " #opt ": %s", curl_easy_strerror (setopt_rc)); \
+      return -1;                                                        \
+    }                                                                   \
+  } while (0)
+
+/* Options every transfer has, set once per easy handle. */
+static int
+transfer_setup (struct transfer *t)
+{
+  const struct fetcher_config *cfg = http.f->cfg;
+  CURL *easy = t->easy;
+
+  SETOPT (easy, CURLOPT_PRIVATE, t);
+  /* Never file: or anything else, neither directly nor by redirect. */
+  SETOPT (easy, CURLOPT_PROTOCOLS_STR, URL_NETWORK_PROTOCOLS);
+  SETOPT (easy, CURLOPT_REDIR_PROTOCOLS_STR, URL_NETWORK_PROTOCOLS);
+  SETOPT (easy, CURLOPT_FOLLOWLOCATION, 0L);
+  SETOPT (easy, CURLOPT_MAXREDIRS, (long) MAX_REDIRECTS);
+  SETOPT (easy, CURLOPT_NOSIGNAL, 1L);
+  SETOPT (easy, CURLOPT_CONNECTTIMEOUT,
+          (long) (cfg->connect_timeout ? cfg->connect_timeout : DEFAULT_CONNECT_TIMEOUT));
+  if (cfg->timeout != 0)
+    SETOPT (easy, CURLOPT_TIMEOUT, (long) cfg->timeout);
+  /* A transfer that moves nothing for this long has stalled. */
+  SETOPT (easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  SETOPT (easy, CURLOPT_LOW_SPEED_TIME, (long) DEFAULT_STALL_TIMEOUT);
+  if (cfg->cainfo[0] != '\0')
+    SETOPT (easy, CURLOPT_CAINFO, cfg->cainfo);
+  if (cfg->capath[0] != '\0')
+    SETOPT (easy, CURLOPT_CAPATH, cfg->capath);
+  if (cfg->flags & FETCHER_INSECURE) {
+    SETOPT (easy, CURLOPT_SSL_VERIFYPEER, 0L);
+    SETOPT (easy, CURLOPT_SSL_VERIFYHOST, 0L);
+  }
+  SETOPT (easy, CURLOPT_USERAGENT, "nbdcurld/" PACKAGE_VERSION);
+  /* No CURLOPT_ACCEPT_ENCODING: identity only, or byte ranges would be
+   * ranges of the compressed body. */
+  SETOPT (easy, CURLOPT_FAILONERROR, 0L);    /* statuses are checked here */
+  SETOPT (easy, CURLOPT_ERRORBUFFER, t->errbuf);
+  SETOPT (easy, CURLOPT_TCP_NODELAY, 1L);
+  SETOPT (easy, CURLOPT_TCP_KEEPALIVE, 1L);
+  SETOPT (easy, CURLOPT_BUFFERSIZE, CURL_RECEIVE_BUFFER);
+  SETOPT (easy, CURLOPT_HEADERFUNCTION, header_callback);
+  SETOPT (easy, CURLOPT_HEADERDATA, t);
+  SETOPT (easy, CURLOPT_WRITEFUNCTION, write_callback);
+  SETOPT (easy, CURLOPT_WRITEDATA, t);
+  return 0;
+}
+
+/* Switch a handle from opening to range reads of the pinned URL. */
+static int
+transfer_setup_reads (struct transfer *t)
+{
+  SETOPT (t->easy, CURLOPT_URL, http.range_url);
+  SETOPT (t->easy, CURLOPT_FOLLOWLOCATION, 0L);
+  SETOPT (t->easy, CURLOPT_NOBODY, 0L);
+  if (http.range_is_http) {
+    SETOPT (t->easy, CURLOPT_HTTPGET, 1L);
+    SETOPT (t->easy, CURLOPT_HTTPHEADER, http.preconditions);
+  }
+  return 0;
+}
+
+/* Run one transfer to its end (while opening: nothing else runs).  The
+ * loop ends because every transfer ends: the connect timeout, the stall
+ * limit and --timeout bound it. */
+static CURLcode
+perform (struct transfer *t)
+{
+  CURLcode rc = CURLE_OK;
+  CURLMcode mc;
+  bool done = false;
+
+  mc = curl_multi_add_handle (http.multi, t->easy);
+  if (mc != CURLM_OK) {
+    snprintf (t->errbuf, sizeof t->errbuf, "%s", curl_multi_strerror (mc));
+    return CURLE_FAILED_INIT;
+  }
+  while (!done) {
+    CURLMsg *msg;
+    int running, left;
+
+    mc = curl_multi_perform (http.multi, &running);
+    if (mc != CURLM_OK)
+      fatal ("libcurl: curl_multi_perform: %s", curl_multi_strerror (mc));
+    while ((msg = curl_multi_info_read (http.multi, &left)) != NULL) {
+      if (msg->msg == CURLMSG_DONE && msg->easy_handle == t->easy) {
+        rc = msg->data.result;
+        done = true;
+      }
+    }
+    if (done)
+      break;
+    mc = curl_multi_poll (http.multi, NULL, 0, 1000, NULL);
+    if (mc != CURLM_OK)
+      fatal ("libcurl: curl_multi_poll: %s", curl_multi_strerror (mc));
+  }
+  curl_multi_remove_handle (http.multi, t->easy);
+  return rc;
+}
+
+PRINTF_LIKE (2, 3) static int
+open_failed (int error, const char *fmt, ...)
+{
+  char why[PROBLEM_MAX];
+  va_list ap;
+
+  va_start (ap, fmt);
+  vsnprintf (why, sizeof why, fmt, ap);
+  va_end (ap);
+  warn ("export \"%s\": cannot open %s: %s", http.f->export_name, http.f->log_url, why);
+  return error;
+}
+
+#define NO_RANGES_MESSAGE \
+  "the web server does not support byte ranges (Range requests); nbdcurld needs them"
+
+/* The errno and words for an HTTP status that refuses the object. */
+static int
+status_failed (long status)
+{
+  switch (status) {
+  case 404: case 410:
+    return open_failed (ENOENT, "not found (HTTP %ld)", status);
+  case 401: case 403:
+    return open_failed (EACCES, "access denied (HTTP %ld)", status);
+  case 200:
+    return open_failed (EIO, NO_RANGES_MESSAGE);
+  default:
+    return open_failed (EIO, "the server answered HTTP %ld", status);
+  }
+}
+
+static int
+curl_failed (const struct transfer *t, CURLcode rc)
+{
+  switch (rc) {
+  case CURLE_UNSUPPORTED_PROTOCOL:
+    return open_failed (EIO, "%s (redirects may lead only to http, https, ftp "
+                        "and ftps URLs)", curl_message (t, rc));
+  case CURLE_REMOTE_FILE_NOT_FOUND:
+    return open_failed (ENOENT, "not found: %s", curl_message (t, rc));
+  case CURLE_LOGIN_DENIED: case CURLE_REMOTE_ACCESS_DENIED:
+    return open_failed (EACCES, "access denied: %s", curl_message (t, rc));
+  default:
+    return open_failed (EIO, "%s", curl_message (t, rc));
+  }
+}
+
+/* Pin the URL a transfer ended at (after redirects).  Returns its kind
+ * through *is_http. */
+static int
+pin_effective_url (struct transfer *t, bool *is_http)
+{
+  char *effective = NULL, *path = NULL;
+  enum url_kind kind;
+  char err[256];
+
+  if (curl_easy_getinfo (t->easy, CURLINFO_EFFECTIVE_URL, &effective) != CURLE_OK ||
+      effective == NULL)
+    return open_failed (EIO, "libcurl did not report the final URL");
+  if (url_parse (effective, &kind, &path, err, sizeof err) == -1 || kind == URL_FILE) {
+    free (path);
+    return open_failed (EIO, "unusable URL after redirects: %s", err);
+  }
+  free (http.range_url);
+  http.range_url = strdup (effective);
+  if (http.range_url == NULL)
+    fatal_errno ("malloc");
+  *is_http = kind == URL_HTTP || kind == URL_HTTPS;
+  if (strcmp (effective, http.f->cfg->url) != 0 && log_verbose ()) {
+    char *shown = url_for_log (effective);
+    debug ("export \"%s\": redirected to %s; range requests go there",
+           http.f->export_name, shown ? shown : "(URL)");
+    free (shown);
+  }
+  return 0;
+}
+
+/* FTP(S), reached directly or by a redirect: the size is the SIZE
+ * command's answer, which libcurl gives as the content length. */
+static int
+open_ftp_result (struct transfer *t)
+{
+  curl_off_t length = -1;
+
+  if (curl_easy_getinfo (t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) != CURLE_OK ||
+      length < 0)
+    return open_failed (EIO, "the FTP server did not tell the file's size (SIZE command)");
+  http.f->size = (uint64_t) length;
+  http.range_is_http = false;
+  return 0;
+}
+
+/* GET bytes=0-0: the size is the total of its Content-Range. */
+static int
+open_probe (struct transfer *t)
+{
+  static uint8_t probe_byte;
+  const struct fetcher_config *cfg = http.f->cfg;
+  struct response *resp = &t->resp;
+  bool is_http = true;
+  CURLcode rc;
+  long status;
+  int error;
+
+  transfer_reset (t, MODE_PROBE);
+  t->parse_headers = true;
+  t->data = &probe_byte;
+  t->length = 1;
+  if (curl_easy_setopt (t->easy, CURLOPT_URL, cfg->url) != CURLE_OK ||
+      curl_easy_setopt (t->easy, CURLOPT_FOLLOWLOCATION, 1L) != CURLE_OK ||
+      curl_easy_setopt (t->easy, CURLOPT_NOBODY, 0L) != CURLE_OK ||
+      curl_easy_setopt (t->easy, CURLOPT_HTTPGET, 1L) != CURLE_OK ||
+      curl_easy_setopt (t->easy, CURLOPT_RANGE, "0-0") != CURLE_OK)
+    return open_failed (EIO, "libcurl refused the options of a range request");
+  rc = perform (t);
+  if (curl_easy_setopt (t->easy, CURLOPT_RANGE, NULL) != CURLE_OK)
+    return open_failed (EIO, "libcurl refused to clear the range");
+  if (t->problem[0] != '\0')
+    return open_failed (EIO, "%s", t->problem);
+  /* CURLE_WRITE_ERROR is the write callback refusing a body that did not
+   * come with a 206; the status says why below. */
+  if (rc != CURLE_OK && rc != CURLE_WRITE_ERROR)
+    return curl_failed (t, rc);
+  error = pin_effective_url (t, &is_http);
+  if (error != 0)
+    return error;
+  if (!is_http)
+    return open_failed (EIO, "a range request was redirected to FTP, but the "
+                        "HEAD request was not");
+  status = response_status (t);
+
+  if (status == 416 && resp->content_range_unsatisfied && !resp->content_range_bad &&
+      resp->range_total_known && resp->range_total == 0) {
+    /* Nothing is satisfiable in an empty object: an export of size 0. */
+    http.f->size = 0;
+  }
+  else if (status != 206)
+    return status_failed (status);
+  else if (!resp->have_content_range || resp->content_range_bad ||
+           resp->content_range_unsatisfied || resp->range_first != 0 ||
+           resp->range_last != 0 || !resp->range_total_known)
+    return open_failed (EIO, "the reply to a request for bytes 0-0 has the "
+                        "Content-Range \"%s\"; nbdcurld needs \"bytes 0-0/SIZE\"",
+                        resp->have_content_range ? resp->content_range_text : "(none)");
+  else if (t->received != 1)
+    return open_failed (EIO, "the reply to a request for bytes 0-0 had %zu bytes",
+                        t->received);
+  else
+    http.f->size = resp->range_total;
+
+  if (resp->content_encoded)
+    return open_failed (EIO, "the server sends an encoded body (Content-Encoding: %s) "
+                        "though none was asked for", resp->content_encoding_text);
+  /* Pin this response's validators: range reads are GETs like this one. */
+  free (http.etag);
+  free (http.last_modified);
+  http.etag = resp->etag;
+  http.last_modified = resp->last_modified;
+  resp->etag = resp->last_modified = NULL;
+  http.range_is_http = true;
+  return 0;
+}
+
+/* HEAD (or FTP SIZE), redirects followed; then a probe if needed. */
+static int
+open_head (struct transfer *t)
+{
+  const struct fetcher_config *cfg = http.f->cfg;
+  struct response *resp = &t->resp;
+  bool start_http = http.f->kind == URL_HTTP || http.f->kind == URL_HTTPS;
+  bool is_http = start_http;
+  curl_off_t length = -1;
+  CURLcode rc;
+  long status;
+  int error;
+
+  transfer_reset (t, MODE_HEAD);
+  t->parse_headers = start_http;
+  if (curl_easy_setopt (t->easy, CURLOPT_URL, cfg->url) != CURLE_OK ||
+      curl_easy_setopt (t->easy, CURLOPT_FOLLOWLOCATION, 1L) != CURLE_OK ||
+      curl_easy_setopt (t->easy, CURLOPT_NOBODY, 1L) != CURLE_OK)
+    return open_failed (EIO, "libcurl refused the options of a HEAD request");
+  rc = perform (t);
+  if (t->problem[0] != '\0')
+    return open_failed (EIO, "%s", t->problem);
+  if (rc != CURLE_OK)
+    return curl_failed (t, rc);
+  error = pin_effective_url (t, &is_http);
+  if (error != 0)
+    return error;
+  if (!is_http)
+    return open_ftp_result (t);
+
+  status = response_status (t);
+  if (status == 404 || status == 410 || status == 401)
+    return status_failed (status);
+  if (status < 200 || status > 299) {
+    /* Some servers refuse HEAD (405), or allow only GET (presigned URLs
+     * answer 403): the probe is a GET and gives the final answer. */
+    debug ("export \"%s\": HEAD answered HTTP %ld; trying a range request",
+           http.f->export_name, status);
+    return open_probe (t);
+  }
+  if (resp->accept_ranges == RANGES_NONE)
+    return open_failed (EIO, NO_RANGES_MESSAGE " (Accept-Ranges: none)");
+  if (curl_easy_getinfo (t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) != CURLE_OK)
+    length = -1;
+  /* Length 0 is confirmed by the probe: some servers say 0 for any HEAD. */
+  if (resp->accept_ranges != RANGES_BYTES || length <= 0 || resp->content_encoded) {
+    debug ("export \"%s\": HEAD did not settle the size and range support; "
+           "trying a range request", http.f->export_name);
+    return open_probe (t);
+  }
+  http.f->size = (uint64_t) length;
+  http.etag = resp->etag;
+  http.last_modified = resp->last_modified;
+  resp->etag = resp->last_modified = NULL;
+  http.range_is_http = true;
+  return 0;
+}
+
+/* Conditional headers for range reads, so that a server that knows the
+ * object changed says so (412) instead of sending other bytes. */
+static void
+build_preconditions (void)
+{
+  char *line = NULL;
+  struct curl_slist *list;
+
+  /* If-Match needs a strong ETag (RFC 9110 13.1.1). */
+  if (http.etag != NULL && strncmp (http.etag, "W/", 2) != 0) {
+    if (asprintf (&line, "If-Match: %s", http.etag) == -1)
+      fatal_errno ("malloc");
+  }
+  else if (http.last_modified != NULL) {
+    if (asprintf (&line, "If-Unmodified-Since: %s", http.last_modified) == -1)
+      fatal_errno ("malloc");
+  }
+  if (line == NULL)
+    return;
+  list = curl_slist_append (http.preconditions, line);
+  if (list == NULL)
+    fatal ("libcurl: out of memory");
+  http.preconditions = list;
+  free (line);
+}
+
+static void
+http_init (struct fetcher *f)
+{
+  CURLcode rc;
+
+  (void) f;
+  /* Before the sandbox: TLS libraries read their configuration here. */
+  rc = curl_global_init (CURL_GLOBAL_DEFAULT);
+  if (rc != CURLE_OK)
+    fatal ("libcurl: curl_global_init: %s", curl_easy_strerror (rc));
+}
+
+static int
+http_open (struct fetcher *f)
+{
+  const uint32_t n = f->cfg->connections;   /* 1 .. MAX_CONNECTIONS */
+  uint32_t i;
+  int error;
+
+  http.f = f;
+  http.multi = curl_multi_init ();
+  if (http.multi == NULL)
+    fatal ("libcurl: curl_multi_init failed");
+  /* Never more than n connections, all kept for reuse. */
+  if (curl_multi_setopt (http.multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long) n) != CURLM_OK ||
+      curl_multi_setopt (http.multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long) n) != CURLM_OK ||
+      curl_multi_setopt (http.multi, CURLMOPT_MAXCONNECTS, (long) n) != CURLM_OK)
+    fatal ("libcurl: cannot limit connections");
+
+  http.pool = calloc (n, sizeof *http.pool);
+  if (http.pool == NULL)
+    fatal_errno ("calloc");
+  for (i = 0; i < n; i++) {
+    http.pool[i].easy = curl_easy_init ();
+    if (http.pool[i].easy == NULL)
+      fatal ("libcurl: curl_easy_init failed");
+    if (transfer_setup (&http.pool[i]) == -1)
+      return open_failed (EIO, "libcurl refused an option (see above)");
+  }
+
+  /* The first handle opens; its connection stays for the reads. */
+  error = open_head (&http.pool[0]);
+  transfer_reset (&http.pool[0], MODE_READ);
+  if (error != 0)
+    return error;
+
+  if (http.range_is_http)
+    build_preconditions ();
+  for (i = 0; i < n; i++) {
+    http.pool[i].parse_headers = http.range_is_http;
+    if (transfer_setup_reads (&http.pool[i]) == -1)
+      return open_failed (EIO, "libcurl refused an option (see above)");
+    http.pool[i].next_free = http.free_list;
+    http.free_list = &http.pool[i];
+  }
+  debug ("export \"%s\": %" PRIu64 " bytes, ETag %s, Last-Modified %s, "
+         "%" PRIu32 " connections", f->export_name, f->size,
+         http.etag ? http.etag : "(none)",
+         http.last_modified ? http.last_modified : "(none)", n);
+  f->can = 0;                   /* read-only: no write, flush or FUA */
+  return 0;
+}
+
+/* ---- Serving ---- */
+
+static void
+queue_push (const struct fetcher_request *req)
+{
+  /* The caller checked queue_len < QUEUE_SIZE. */
+  http.queue[(http.queue_head + http.queue_len) % QUEUE_SIZE] = *req;
+  http.queue_len++;
+}
+
+static struct fetcher_request
+queue_pop (void)
+{
+  struct fetcher_request req = http.queue[http.queue_head];
+
+  /* The caller checked queue_len > 0. */
+  http.queue_head = (http.queue_head + 1) % QUEUE_SIZE;
+  http.queue_len--;
+  return req;
+}
+
+static void
+release (struct transfer *t)
+{
+  free (t->data);
+  t->data = NULL;
+  t->next_free = http.free_list;
+  http.free_list = t;
+}
+
+static void
+start_read (const struct fetcher_request *req)
+{
+  struct transfer *t = http.free_list;
+  char range[64];
+  CURLMcode mc;
+
+  http.free_list = t->next_free;
+  transfer_reset (t, MODE_READ);
+  t->id = req->id;
+  t->offset = req->offset;
+  t->length = req->length;
+  /* length was checked: 1 .. NBD_MAX_REQUEST_SIZE. */
+  t->data = malloc (req->length);
+  if (t->data == NULL) {
+    warn ("export \"%s\": out of memory for a read of %" PRIu32 " bytes",
+          http.f->export_name, req->length);
+    release (t);
+    fetcher_reply (req->id, ENOMEM, NULL, 0);
+    return;
+  }
+  /* Inclusive range; offset + length <= size < 2^63 and length >= 1. */
+  snprintf (range, sizeof range, "%" PRIu64 "-%" PRIu64,
+            req->offset, req->offset + req->length - 1);
+  if (curl_easy_setopt (t->easy, CURLOPT_RANGE, range) != CURLE_OK ||
+      (mc = curl_multi_add_handle (http.multi, t->easy)) != CURLM_OK) {
+    warn ("export \"%s\": libcurl could not start a read", http.f->export_name);
+    release (t);
+    fetcher_reply (req->id, EIO, NULL, 0);
+    return;
+  }
+  http.active++;
+}
+
+/* A finished read: check everything, then reply. */
+static void
+finish_read (struct transfer *t, CURLcode rc)
+{
+  const char *why = NULL;
+  char short_body[PROBLEM_MAX];
+
+  if (t->problem[0] != '\0')
+    why = t->problem;
+  else if (rc != CURLE_OK)
+    why = curl_message (t, rc);
+  else if (!t->response_checked && !check_response (t))
+    why = t->problem;           /* no body came: check the headers now */
+  else if (t->received != t->length) {
+    snprintf (short_body, sizeof short_body, "short body: %zu of %" PRIu32 " bytes",
+              t->received, t->length);
+    why = short_body;
+  }
+
+  if (why != NULL) {
+    warn ("export \"%s\" (%s): read of %" PRIu32 " bytes at offset %" PRIu64
+          " failed: %s", http.f->export_name, http.f->log_url, t->length,
+          t->offset, why);
+    fetcher_reply (t->id, EIO, NULL, 0);
+  }
+  else
+    fetcher_reply (t->id, 0, t->data, t->length);
+  release (t);
+}
+
+static void
+finish_done_transfers (void)
+{
+  CURLMsg *msg;
+  int left;
+
+  /* Each message is one finished transfer, at most the pool's size. */
+  while ((msg = curl_multi_info_read (http.multi, &left)) != NULL) {
+    struct transfer *t = NULL;
+    CURL *easy = msg->easy_handle;
+    CURLcode rc = msg->data.result;
+
+    if (msg->msg != CURLMSG_DONE)
+      continue;
+    if (curl_easy_getinfo (easy, CURLINFO_PRIVATE, (char **) &t) != CURLE_OK || t == NULL)
+      fatal ("internal error: a transfer without its state");
+    curl_multi_remove_handle (http.multi, easy);
+    http.active--;
+    finish_read (t, rc);
+  }
+}
+
+static void
+http_serve (struct fetcher *f)
+{
+  bool input_open = true;
+  bool input_ready = true;      /* try a read first: requests may be there */
+
+  /* Runs until the front-end closes its end and every read is answered. */
+  for (;;) {
+    struct curl_waitfd peer = { .fd = CHILD_FD_PEER, .events = CURL_WAIT_POLLIN };
+    bool want_input;
+    CURLMcode mc;
+    int running;
+
+    /* Take what the front-end sent, while the queue has room.  Each pass
+     * queues one request, so at most QUEUE_SIZE passes. */
+    while (input_open && http.queue_len < QUEUE_SIZE &&
+           (input_ready || fetcher_input_buffered ())) {
+      struct fetcher_request req;
+      int r = fetcher_next_request (f, &req);
+      if (r == -1) {
+        debug ("the front-end closed its end; finishing %u reads",
+               http.active + http.queue_len);
+        input_open = false;
+        break;
+      }
+      if (r == 0)
+        break;
+      /* The export is read-only, so the reader refused writes and
+       * flushes (f->can == 0). */
+      if (req.type != IPC_READ)
+        fatal ("internal error: request type %u on a read-only export", req.type);
+      queue_push (&req);
+    }
+    input_ready = false;
+
+    while (http.free_list != NULL && http.queue_len > 0) {
+      struct fetcher_request req = queue_pop ();
+      start_read (&req);
+    }
+    if (!input_open && http.active == 0 && http.queue_len == 0)
+      return;
+
+    want_input = input_open && http.queue_len < QUEUE_SIZE;
+    /* libcurl's own timeout (0 after a handle was added) bounds the wait. */
+    mc = curl_multi_poll (http.multi, want_input ? &peer : NULL,
+                          want_input ? 1 : 0, 1000, NULL);
+    if (mc != CURLM_OK)
+      fatal ("libcurl: curl_multi_poll: %s", curl_multi_strerror (mc));
+    if (want_input && peer.revents != 0)
+      input_ready = true;
+    mc = curl_multi_perform (http.multi, &running);
+    if (mc != CURLM_OK)
+      fatal ("libcurl: curl_multi_perform: %s", curl_multi_strerror (mc));
+    finish_done_transfers ();
+  }
+}
+
+const struct fetcher_backend fetcher_http_backend = {
+  .name = "http",
+  .init = http_init,
+  .open = http_open,
+  .serve = http_serve,
+};

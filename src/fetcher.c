@@ -1,0 +1,345 @@
+/*
+ * fetcher.c: the fetcher role, one process per client connection.
+ *
+ * Peers (see fetcher.h):
+ *   supervisor  CHILD_FD_CONFIG: IPC_CONFIG_FETCHER, IPC_CONFIG_END, EOF
+ *   front-end   CHILD_FD_PEER:   requests in, replies out
+ *   the export  fetcher-file.c or fetcher-http.c
+ *
+ * Start: read the configuration, (sandbox), open the export, tell the
+ * front-end IPC_FETCHER_OPENED, then let the backend serve requests until
+ * the front-end closes its end.
+ *
+ * Requests are read without blocking (recv MSG_DONTWAIT) through one
+ * buffer, so the HTTP backend can read new requests while its transfers
+ * run; replies are written with blocking writes.  Every field of every
+ * request is checked here, although the front-end checked it too: a
+ * front-end that sends anything malformed is broken or compromised, and
+ * this process ends (exit 1), which ends that one client's connection.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "fetcher.h"
+#include "ipc.h"
+#include "log.h"
+#include "nbdcurld.h"
+#include "url.h"
+#include "wire.h"
+
+/* Bytes read from the front-end at once.  Many request headers fit, so a
+ * burst of reads costs one recv; write payloads beyond what is buffered
+ * are received straight into their own buffer. */
+#define INPUT_BUFFER_SIZE (64u * 1024)
+
+static struct {
+  uint8_t buf[INPUT_BUFFER_SIZE];
+  size_t start, end;          /* unparsed bytes: buf[start..end) */
+  /* A write whose header was parsed and whose payload is still coming. */
+  bool in_payload;
+  struct fetcher_request pending;
+  size_t payload_got;         /* <= pending.length */
+} input;
+
+/* The front-end sent something it never should: end this connection. */
+__attribute__((noreturn)) PRINTF_LIKE (1, 2) static void
+front_end_violation (const char *fmt, ...)
+{
+  char what[256];
+  va_list ap;
+
+  va_start (ap, fmt);
+  vsnprintf (what, sizeof what, fmt, ap);
+  va_end (ap);
+  warn ("protocol violation by the front-end: %s; ending this connection", what);
+  exit (EXIT_FAILURE);
+}
+
+static const char *
+type_name (uint16_t type)
+{
+  switch (type) {
+  case IPC_READ: return "READ";
+  case IPC_WRITE: return "WRITE";
+  case IPC_FLUSH: return "FLUSH";
+  default: return "unknown";
+  }
+}
+
+/* Decode and check one request header.  For a write the payload has not
+ * been read yet; its length is checked here, before anything is
+ * allocated for it. */
+static void
+parse_request (const struct fetcher *f, const uint8_t *raw, struct fetcher_request *req)
+{
+  struct reader r;
+  uint16_t type, flags;
+  uint32_t payload_len, length, error;
+  uint64_t id, offset;
+  uint32_t expect_payload;
+  uint16_t allowed_flags;
+
+  reader_init (&r, raw, IPC_HEADER_SIZE);
+  /* Field order of struct ipc_header. */
+  if (reader_get_u16_ne (&r, &type) == -1 ||
+      reader_get_u16_ne (&r, &flags) == -1 ||
+      reader_get_u32_ne (&r, &payload_len) == -1 ||
+      reader_get_u64_ne (&r, &id) == -1 ||
+      reader_get_u64_ne (&r, &offset) == -1 ||
+      reader_get_u32_ne (&r, &length) == -1 ||
+      reader_get_u32_ne (&r, &error) == -1 ||
+      reader_end (&r) == -1)
+    front_end_violation ("bad request header");   /* cannot happen: 32 bytes */
+
+  switch (type) {
+  case IPC_READ:
+    allowed_flags = 0;
+    expect_payload = 0;
+    break;
+  case IPC_WRITE:
+    if (!(f->can & FETCHER_CAN_WRITE))
+      front_end_violation ("WRITE to a read-only export");
+    allowed_flags = (f->can & FETCHER_CAN_FUA) ? IPC_FLAG_FUA : 0;
+    expect_payload = length;
+    break;
+  case IPC_FLUSH:
+    if (!(f->can & FETCHER_CAN_FLUSH))
+      front_end_violation ("FLUSH on an export that cannot flush");
+    allowed_flags = 0;
+    expect_payload = 0;
+    break;
+  default:
+    front_end_violation ("unknown message type %u", type);
+  }
+
+  if (flags & ~allowed_flags)
+    front_end_violation ("%s with unknown flags 0x%x", type_name (type), flags);
+  if (error != 0)
+    front_end_violation ("%s with a nonzero error field", type_name (type));
+
+  if (type == IPC_FLUSH) {
+    if (offset != 0 || length != 0)
+      front_end_violation ("FLUSH with an offset or length");
+  }
+  else {
+    if (length < 1 || length > NBD_MAX_REQUEST_SIZE)
+      front_end_violation ("%s of %" PRIu32 " bytes (allowed: 1 to %u)",
+                           type_name (type), length, NBD_MAX_REQUEST_SIZE);
+    /* offset + length <= size, written so that nothing can overflow. */
+    if (offset > f->size || length > f->size - offset)
+      front_end_violation ("%s of %" PRIu32 " bytes at offset %" PRIu64
+                           " is beyond the end (size %" PRIu64 ")",
+                           type_name (type), length, offset, f->size);
+  }
+  /* Checked after length, so a write's payload is bounded by
+   * NBD_MAX_REQUEST_SIZE before it is allocated. */
+  if (payload_len != expect_payload)
+    front_end_violation ("%s with a payload of %" PRIu32 " bytes (expected %" PRIu32 ")",
+                         type_name (type), payload_len, expect_payload);
+
+  req->type = type;
+  req->flags = flags;
+  req->id = id;
+  req->offset = offset;
+  req->length = length;
+  req->data = NULL;
+}
+
+/* Receive more bytes from the front-end into dst without blocking.
+ * Returns the count, 0 when nothing is there now, or -1 at EOF. */
+static ssize_t
+receive (void *dst, size_t len)
+{
+  ssize_t r;
+
+  do
+    r = recv (CHILD_FD_PEER, dst, len, MSG_DONTWAIT);
+  while (r == -1 && errno == EINTR);
+  if (r == -1) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK)
+      return 0;
+    if (errno == ECONNRESET)
+      return -1;
+    fatal_errno ("reading requests from the front-end");
+  }
+  if (r == 0)
+    return -1;
+  return r;
+}
+
+bool
+fetcher_input_buffered (void)
+{
+  return input.end > input.start;
+}
+
+int
+fetcher_next_request (struct fetcher *f, struct fetcher_request *req)
+{
+  /* Each pass either returns or moves bytes: a header is parsed, payload
+   * is copied, or recv adds bytes.  recv returns 0 (no bytes) only when
+   * nothing is waiting, which returns; so the loop ends. */
+  for (;;) {
+    size_t avail = input.end - input.start;   /* cannot underflow: start <= end */
+    ssize_t r;
+
+    if (input.in_payload) {
+      struct fetcher_request *p = &input.pending;
+      size_t want = p->length - input.payload_got; /* cannot underflow: got <= length */
+
+      if (want == 0) {
+        *req = *p;
+        input.in_payload = false;
+        memset (p, 0, sizeof *p);
+        return 1;
+      }
+      if (avail > 0) {
+        size_t n = avail < want ? avail : want;
+        memcpy (p->data + input.payload_got, input.buf + input.start, n);
+        input.start += n;
+        input.payload_got += n;
+        continue;
+      }
+      /* Large payloads go straight into their buffer. */
+      r = receive (p->data + input.payload_got, want);
+      if (r == -1)
+        front_end_violation ("end of stream inside a WRITE payload");
+      if (r == 0)
+        return 0;
+      input.payload_got += (size_t) r;
+      continue;
+    }
+
+    if (avail >= IPC_HEADER_SIZE) {
+      parse_request (f, input.buf + input.start, req);
+      input.start += IPC_HEADER_SIZE;
+      if (req->type != IPC_WRITE)
+        return 1;
+      /* length was checked: 1 .. NBD_MAX_REQUEST_SIZE. */
+      req->data = malloc (req->length);
+      if (req->data == NULL)
+        fatal_errno ("allocating %" PRIu32 " bytes for a write", req->length);
+      input.pending = *req;
+      input.payload_got = 0;
+      input.in_payload = true;
+      continue;
+    }
+
+    /* Less than a header: move it to the front and read more. */
+    if (input.start > 0) {
+      memmove (input.buf, input.buf + input.start, avail);
+      input.start = 0;
+      input.end = avail;
+    }
+    r = receive (input.buf + input.end, sizeof input.buf - input.end);
+    if (r == -1) {
+      if (avail > 0)
+        front_end_violation ("end of stream inside a request header");
+      return -1;
+    }
+    if (r == 0)
+      return 0;
+    input.end += (size_t) r;
+  }
+}
+
+void
+fetcher_reply (uint64_t id, uint32_t error, const void *data, uint32_t len)
+{
+  struct ipc_header h = {
+    .type = IPC_REPLY,
+    .id = id,
+    .error = error,
+    .payload_len = error == 0 ? len : 0,
+  };
+
+  if (ipc_send (CHILD_FD_PEER, &h, data) == -1) {
+    if (errno == EPIPE || errno == ECONNRESET) {
+      /* The client went away and the front-end closed our socket. */
+      debug ("the front-end closed the connection; exiting");
+      exit (EXIT_SUCCESS);
+    }
+    fatal_errno ("sending a reply to the front-end");
+  }
+}
+
+static void
+send_opened (uint64_t size, uint32_t can, uint32_t error)
+{
+  struct ipc_header h = {
+    .type = IPC_FETCHER_OPENED,
+    .flags = (uint16_t) can,
+    .offset = size,
+    .error = error,
+  };
+
+  if (ipc_send (CHILD_FD_PEER, &h, NULL) == -1) {
+    if (errno == EPIPE || errno == ECONNRESET) {
+      debug ("the front-end closed the connection before the export was open");
+      exit (error == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+    }
+    fatal_errno ("sending IPC_FETCHER_OPENED to the front-end");
+  }
+}
+
+int
+fetcher_main (void)
+{
+  static struct fetcher_config cfg;
+  static struct fetcher f;
+  const struct fetcher_backend *backend;
+  char err[256];
+  int error;
+
+  child_start ("fetcher", "nbdcurld-fetch");
+  config_recv_fetcher (CHILD_FD_CONFIG, &cfg);
+  if (close (CHILD_FD_CONFIG) == -1)
+    fatal_errno ("close configuration pipe");
+  log_init ("fetcher", (cfg.flags & FETCHER_VERBOSE) != 0);
+
+  /* The supervisor checked all this; a mismatch is a bug there. */
+  if (cfg.connect_timeout > MAX_TIMEOUT || cfg.timeout > MAX_TIMEOUT)
+    fatal ("configuration: timeout out of range");
+
+  f.cfg = &cfg;
+  f.export_name = cfg.export_name;
+  f.log_url = url_for_log (cfg.url);
+  if (f.log_url == NULL)
+    fatal_errno ("malloc");
+  if (url_parse (cfg.url, &f.kind, &f.file_path, err, sizeof err) == -1) {
+    warn ("export \"%s\" (%s): %s", f.export_name, f.log_url, err);
+    send_opened (0, 0, EINVAL);
+    exit (EXIT_FAILURE);
+  }
+  backend = f.kind == URL_FILE ? &fetcher_file_backend : &fetcher_http_backend;
+  debug ("export \"%s\": %s backend for %s", f.export_name, backend->name, f.log_url);
+  if (backend->init)
+    backend->init (&f);
+
+  /*
+   * SANDBOX GOES HERE (issue 3): drop privileges and apply Landlock and
+   * the fetcher's seccomp filter before the first untrusted byte: the
+   * export is opened below, and both the web server's replies and the
+   * front-end's requests are read only after this point.
+   */
+
+  error = backend->open (&f);
+  if (error != 0) {
+    send_opened (0, 0, (uint32_t) error);
+    exit (EXIT_FAILURE);
+  }
+  debug ("export \"%s\" open: %" PRIu64 " bytes%s", f.export_name, f.size,
+         (f.can & FETCHER_CAN_WRITE) ? ", writable" : ", read-only");
+  send_opened (f.size, f.can, 0);
+
+  backend->serve (&f);
+  debug ("the front-end closed the connection; exiting");
+  return EXIT_SUCCESS;
+}

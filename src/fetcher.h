@@ -1,0 +1,84 @@
+/*
+ * fetcher.h: private to the fetcher role (fetcher.c, fetcher-file.c,
+ * fetcher-http.c).
+ *
+ * The fetcher has two peers:
+ *   front-end   fd CHILD_FD_PEER, SOCK_STREAM: IPC_READ, IPC_WRITE and
+ *               IPC_FLUSH in, IPC_FETCHER_OPENED then IPC_REPLY out.
+ *               Untrusted: every request is checked here again.
+ *   the export  a local file (fetcher-file.c) or a web/FTP server
+ *               (fetcher-http.c).  Untrusted: every reply is checked.
+ *
+ * fetcher.c owns the role's main, the configuration, the request reader
+ * and its validation, and sending replies; a backend only opens its export
+ * and serves requests that are already known to be well formed and in
+ * bounds.
+ */
+#ifndef NBDCURLD_FETCHER_H
+#define NBDCURLD_FETCHER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "nbdcurld.h"
+#include "url.h"
+
+/* What every part of the fetcher knows about its export. */
+struct fetcher {
+  const struct fetcher_config *cfg;
+  enum url_kind kind;
+  char *file_path;            /* file: exports only, else NULL */
+  char *log_url;              /* url_for_log (cfg->url): safe to print */
+  const char *export_name;    /* for log lines */
+  /* Set by the backend's open. */
+  uint64_t size;
+  uint32_t can;               /* FETCHER_CAN_* */
+};
+
+/* One request from the front-end, already validated against the export:
+ * a known type, exact payload, flags known, 1 <= length <=
+ * NBD_MAX_REQUEST_SIZE, offset + length <= size, writes only when
+ * writable. */
+struct fetcher_request {
+  uint16_t type;              /* IPC_READ, IPC_WRITE or IPC_FLUSH */
+  uint16_t flags;             /* IPC_FLAG_FUA for writes, else 0 */
+  uint64_t id;
+  uint64_t offset;            /* 0 for flush */
+  uint32_t length;            /* 0 for flush */
+  uint8_t *data;              /* IPC_WRITE: exactly length bytes, malloc'd;
+                                 the backend frees it.  Else NULL. */
+};
+
+struct fetcher_backend {
+  const char *name;
+  /* Work that must happen before the sandbox is applied (library
+   * initialisation that reads configuration files).  May be NULL. */
+  void (*init) (struct fetcher *f);
+  /* Open the export and set f->size and f->can.  Returns 0, or an errno
+   * for IPC_FETCHER_OPENED after logging why. */
+  int (*open) (struct fetcher *f);
+  /* Serve requests until the front-end closes its end. */
+  void (*serve) (struct fetcher *f);
+};
+
+extern const struct fetcher_backend fetcher_file_backend;
+extern const struct fetcher_backend fetcher_http_backend;
+
+/* Take the next request from the front-end without blocking.  Returns 1
+ * with *req filled in, 0 when no complete request is there yet, or -1
+ * when the front-end has closed its end at a message boundary.  A
+ * malformed or out-of-bounds request ends the process (exit 1): the
+ * front-end checked it already, so it is broken or compromised. */
+int fetcher_next_request (struct fetcher *f, struct fetcher_request *req);
+
+/* True if bytes already read from the front-end are waiting to be parsed
+ * (so there may be a request even though the socket is not readable). */
+bool fetcher_input_buffered (void);
+
+/* Send IPC_REPLY for request id: error 0 with exactly len bytes of data
+ * (reads), or an errno with no data.  If the front-end has gone away,
+ * exits quietly: there is nobody left to serve. */
+void fetcher_reply (uint64_t id, uint32_t error, const void *data, uint32_t len);
+
+#endif

@@ -1,0 +1,626 @@
+/*
+ * frontend.c: the front-end role: one process, one poll loop, every client.
+ *
+ * Peers and their handlers:
+ *   listening sockets   accept_clients()
+ *   supervisor          frontend_dispatch_supervisor(): IPC_FETCHER_SPAWNED only
+ *   each client         client_read() -> handshake.c / transmission.c
+ *   each fetcher        transmission_read_fetcher()
+ *
+ * Nothing here blocks: every socket is non-blocking, and what cannot be
+ * written now waits in an output queue.  Queues and in-flight requests are
+ * bounded per client (nbdcurld.h), and a client that exceeds a bound is
+ * simply not read until its replies drain.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "frontend.h"
+#include "ipc.h"
+#include "log.h"
+
+struct frontend fe;
+
+static volatile sig_atomic_t stop_requested;
+
+static void
+on_stop_signal (int sig)
+{
+  (void) sig;
+  stop_requested = 1;
+}
+
+uint64_t
+now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+static void
+set_nonblocking (int fd)
+{
+  int flags = fcntl (fd, F_GETFL);
+  if (flags == -1 || fcntl (fd, F_SETFL, flags | O_NONBLOCK) == -1)
+    fatal_errno ("fcntl O_NONBLOCK");
+}
+
+/* ---- Output queues. ---- */
+
+void
+outq_push_owned (struct outq *q, void *alloc, uint8_t *data, size_t len)
+{
+  struct chunk *ch = malloc (sizeof *ch);
+  if (ch == NULL)
+    fatal_errno ("malloc");
+  ch->next = NULL;
+  ch->data = data;
+  ch->len = len;
+  ch->to_free = alloc;
+  if (q->tail)
+    q->tail->next = ch;
+  else
+    q->head = ch;
+  q->tail = ch;
+  q->bytes += len;
+}
+
+void
+outq_push_copy (struct outq *q, const void *data, size_t len)
+{
+  uint8_t *p = malloc (len > 0 ? len : 1);
+  if (p == NULL)
+    fatal_errno ("malloc");
+  memcpy (p, data, len);
+  outq_push_owned (q, p, p, len);
+}
+
+static void
+outq_clear (struct outq *q)
+{
+  struct chunk *ch = q->head, *next;
+  for (; ch; ch = next) {
+    next = ch->next;
+    free (ch->to_free);
+    free (ch);
+  }
+  q->head = q->tail = NULL;
+  q->bytes = 0;
+}
+
+/* Write as much of the queue as the socket takes now.  Returns 0, or -1 if
+ * the peer is gone or broken. */
+static int
+outq_flush (struct outq *q, int fd)
+{
+  while (q->head) {
+    struct iovec iov[64];
+    struct chunk *ch = q->head;
+    int n = 0;
+    ssize_t r;
+
+    for (; ch && n < 64; ch = ch->next, n++) {
+      iov[n].iov_base = ch->data;
+      iov[n].iov_len = ch->len;
+    }
+    r = writev (fd, iov, n);
+    if (r == -1) {
+      if (errno == EINTR)
+        continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK)
+        return 0;
+      return -1;
+    }
+    q->bytes -= (size_t) r;        /* cannot underflow: r <= sum of iov */
+    while (r > 0) {
+      ch = q->head;
+      if ((size_t) r < ch->len) {
+        ch->data += r;
+        ch->len -= (size_t) r;
+        break;
+      }
+      r -= (ssize_t) ch->len;
+      q->head = ch->next;
+      if (q->head == NULL)
+        q->tail = NULL;
+      free (ch->to_free);
+      free (ch);
+    }
+  }
+  return 0;
+}
+
+/* ---- Clients. ---- */
+
+void
+drop_fetcher (struct client *c)
+{
+  if (c->fetcher_fd >= 0)
+    close (c->fetcher_fd);          /* the fetcher exits on EOF */
+  c->fetcher_fd = -1;
+  c->fetcher_open = false;
+  outq_clear (&c->to_fetcher);
+  free (c->fin.buf);
+  memset (&c->fin, 0, sizeof c->fin);
+}
+
+void
+client_close (struct client *c, const char *why)
+{
+  if (c->dead)
+    return;
+  if (why)
+    debug ("client %s: closing: %s", c->peer, why);
+  drop_fetcher (c);
+  outq_clear (&c->out);
+  free (c->payload);
+  c->payload = NULL;
+  if (c->wfd != c->rfd && c->wfd >= 0)
+    close (c->wfd);
+  if (c->rfd >= 0)
+    close (c->rfd);
+  c->rfd = c->wfd = -1;
+  /* Freed by reap_clients() at the end of the loop round, so that every
+   * caller up the stack may still look at c->dead. */
+  c->dead = true;
+}
+
+/* Free the clients closed during this round. */
+static void
+reap_clients (void)
+{
+  unsigned i = 0;
+
+  while (i < fe.nclients) {
+    struct client *c = fe.clients[i];
+    if (!c->dead) {
+      i++;
+      continue;
+    }
+    fe.clients[i] = fe.clients[fe.nclients - 1];   /* nclients >= 1 here */
+    fe.nclients--;
+    free (c);
+    /* With -s the one client was the whole job. */
+    if (fe.config.flags & FRONTEND_SINGLE)
+      exit (EXIT_SUCCESS);
+  }
+}
+
+static struct client *
+client_new (int rfd, int wfd, const char *peer)
+{
+  struct client *c;
+
+  if (fe.nclients >= MAX_CLIENTS) {
+    warn ("refusing client %s: already serving %u clients", peer, MAX_CLIENTS);
+    close (rfd);
+    if (wfd != rfd)
+      close (wfd);
+    return NULL;
+  }
+  c = calloc (1, sizeof *c);
+  if (c == NULL)
+    fatal_errno ("calloc");
+  c->token = ++fe.next_token;
+  c->rfd = rfd;
+  c->wfd = wfd;
+  c->fetcher_fd = -1;
+  snprintf (c->peer, sizeof c->peer, "%s", peer);
+  c->deadline_ms = now_ms () + (uint64_t) fe.config.handshake_timeout * 1000;
+  fe.clients[fe.nclients++] = c;
+  debug ("client %s: connected", c->peer);
+  handshake_start (c);
+  return c;
+}
+
+static void
+describe_peer (int fd, char *buf, size_t len)
+{
+  struct sockaddr_storage ss;
+  socklen_t sl = sizeof ss;
+  char host[INET6_ADDRSTRLEN];
+
+  if (getpeername (fd, (struct sockaddr *) &ss, &sl) == -1) {
+    snprintf (buf, len, "fd %d", fd);
+    return;
+  }
+  if (ss.ss_family == AF_INET) {
+    struct sockaddr_in *sin = (struct sockaddr_in *) &ss;
+    inet_ntop (AF_INET, &sin->sin_addr, host, sizeof host);
+    snprintf (buf, len, "%s:%u", host, ntohs (sin->sin_port));
+  }
+  else if (ss.ss_family == AF_INET6) {
+    struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *) &ss;
+    inet_ntop (AF_INET6, &sin6->sin6_addr, host, sizeof host);
+    snprintf (buf, len, "[%s]:%u", host, ntohs (sin6->sin6_port));
+  }
+  else
+    snprintf (buf, len, "unix#%" PRIu64, fe.next_token + 1);
+}
+
+static void
+accept_clients (int lfd)
+{
+  unsigned n;
+
+  /* Bounded: a flood of connections cannot keep us here forever. */
+  for (n = 0; n < 16; n++) {
+    char peer[64];
+    int fd = accept4 (lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd == -1) {
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+          errno != ECONNABORTED)
+        warn_errno ("accept");
+      return;
+    }
+    describe_peer (fd, peer, sizeof peer);
+    client_new (fd, fd, peer);
+  }
+}
+
+/* Hand buffered client bytes to the phase the client is in; stop when one
+ * needs more bytes, the client must wait (fetcher, full queues), or it was
+ * closed.  Called after reads, and again whenever a wait ends, since a
+ * client may have sent everything already. */
+static void
+client_process_input (struct client *c)
+{
+  size_t off = 0;
+
+  /* Each round consumes bytes or changes state; a state change without
+   * consuming can only lead to a waiting state, so the loop ends. */
+  while (!c->dead && off < c->in_len) {
+    enum client_state before = c->state;
+    size_t used;
+
+    if (c->state == CLIENT_WAIT_FETCHER || c->state == CLIENT_CLOSING)
+      break;
+    if (c->state == CLIENT_TRANSMISSION &&
+        (c->ninflight >= MAX_INFLIGHT_PER_CLIENT || c->disconnect_requested))
+      break;
+    if (c->state < CLIENT_WAIT_FETCHER)
+      used = handshake_consume (c, c->in + off, c->in_len - off);
+    else
+      used = transmission_consume (c, c->in + off, c->in_len - off);
+    if (used == 0 && c->state == before)
+      break;
+    off += used;                    /* used <= in_len - off */
+  }
+  if (c->dead)
+    return;
+  /* Keep the unconsumed tail at the front (off <= in_len). */
+  memmove (c->in, c->in + off, c->in_len - off);
+  c->in_len -= off;
+}
+
+/* Read what the client sent. */
+static void
+client_read (struct client *c)
+{
+  ssize_t r;
+
+  /* A WRITE's payload goes straight into its buffer. */
+  if (c->state == CLIENT_WRITE_PAYLOAD && c->in_len == 0) {
+    size_t want = c->slots[c->payload_slot].length - c->payload_got;
+    r = read (c->rfd, c->payload + c->payload_got, want);
+    if (r == 0) {
+      client_close (c, "end of file in a write's data");
+      return;
+    }
+    if (r == -1) {
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+        client_close (c, "read error");
+      return;
+    }
+    c->payload_got += (size_t) r;
+    transmission_payload_done (c);
+    return;
+  }
+
+  r = read (c->rfd, c->in + c->in_len, sizeof c->in - c->in_len);
+  if (r == 0) {
+    client_close (c, "end of file");
+    return;
+  }
+  if (r == -1) {
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+      client_close (c, "read error");
+    return;
+  }
+  c->in_len += (size_t) r;
+  client_process_input (c);
+}
+
+/* Does the front-end want more bytes from this client now? */
+static bool
+client_wants_input (const struct client *c)
+{
+  switch (c->state) {
+  case CLIENT_WAIT_FETCHER:
+  case CLIENT_CLOSING:
+    return false;
+  case CLIENT_TRANSMISSION:
+    if (c->disconnect_requested || c->ninflight >= MAX_INFLIGHT_PER_CLIENT)
+      return false;
+    /* fall through */
+  default:
+    return c->out.bytes < MAX_QUEUED_BYTES && c->to_fetcher.bytes < MAX_QUEUED_BYTES &&
+      c->in_len < sizeof c->in;
+  }
+}
+
+/* ---- Fetchers, through the supervisor. ---- */
+
+int
+request_fetcher (struct client *c, uint32_t export_index)
+{
+  struct ipc_header h = {
+    .type = IPC_SPAWN_FETCHER, .id = c->token, .length = export_index,
+  };
+
+  if (ipc_send_packet (fe.control_fd, &h, -1) == -1)
+    fatal_errno ("asking the supervisor for a fetcher");
+  c->fetcher_spawns++;
+  return 0;
+}
+
+static struct client *
+find_client (uint64_t token)
+{
+  unsigned i;
+  for (i = 0; i < fe.nclients; i++)
+    if (fe.clients[i]->token == token)
+      return fe.clients[i];
+  return NULL;
+}
+
+/* The supervisor may only answer our spawn requests. */
+static void
+frontend_dispatch_supervisor (void)
+{
+  struct ipc_header h;
+  struct client *c;
+  int fd;
+
+  if (ipc_recv_packet (fe.control_fd, &h, &fd) == -1) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+      return;
+    if (errno == 0)
+      fatal ("the supervisor closed the control socket");
+    fatal_errno ("reading from the supervisor");
+  }
+  if (h.type != IPC_FETCHER_SPAWNED)
+    fatal ("unexpected message type %u from the supervisor", h.type);
+
+  c = find_client (h.id);
+  if (c == NULL || c->state != CLIENT_WAIT_FETCHER || c->fetcher_fd >= 0) {
+    /* The client left while its fetcher was being made. */
+    if (fd >= 0)
+      close (fd);
+    return;
+  }
+  if (h.error != 0 || fd < 0) {
+    if (fd >= 0)
+      close (fd);
+    warn ("client %s: no fetcher could be started (%s)", c->peer,
+          strerror (h.error ? (int) h.error : EIO));
+    handshake_fetcher_opened (c, h.error ? h.error : EIO);
+    return;
+  }
+  set_nonblocking (fd);
+  c->fetcher_fd = fd;
+  c->fetcher_open = false;
+  c->fetcher_failed = false;
+}
+
+/* ---- The loop. ---- */
+
+static void
+take_listeners (void)
+{
+  unsigned i;
+
+  if (fe.config.flags & FRONTEND_SINGLE) {
+    struct client *c;
+    set_nonblocking (FRONTEND_FD_FIRST_LISTENER);
+    set_nonblocking (FRONTEND_FD_FIRST_LISTENER + 1);
+    c = client_new (FRONTEND_FD_FIRST_LISTENER, FRONTEND_FD_FIRST_LISTENER + 1, "stdin");
+    if (c == NULL)
+      fatal ("cannot serve the client on standard input");
+    return;
+  }
+  fe.nlisteners = fe.config.nlisteners;
+  fe.listeners = calloc (fe.nlisteners, sizeof (int));
+  if (fe.listeners == NULL)
+    fatal_errno ("calloc");
+  for (i = 0; i < fe.nlisteners; i++) {
+    fe.listeners[i] = FRONTEND_FD_FIRST_LISTENER + (int) i;
+    set_nonblocking (fe.listeners[i]);
+  }
+}
+
+/* pollfd roles, to find the peer again after poll. */
+enum poll_kind { POLL_LISTENER, POLL_CONTROL, POLL_CLIENT_R, POLL_CLIENT_W, POLL_FETCHER };
+
+static void
+run_loop (void)
+{
+  size_t cap = 2 + fe.nlisteners + 3 * (size_t) MAX_CLIENTS;
+  struct pollfd *pfd = calloc (cap, sizeof *pfd);
+  struct { enum poll_kind kind; struct client *c; } *who = calloc (cap, sizeof *who);
+
+  if (pfd == NULL || who == NULL)
+    fatal_errno ("calloc");
+
+  while (!stop_requested) {
+    size_t n = 0, i;
+    uint64_t now = now_ms (), next_deadline = UINT64_MAX;
+    int timeout = -1, r;
+
+    for (i = 0; i < fe.nlisteners; i++) {
+      pfd[n] = (struct pollfd) { .fd = fe.listeners[i],
+                                 .events = fe.nclients < MAX_CLIENTS ? POLLIN : 0 };
+      who[n].kind = POLL_LISTENER;
+      who[n++].c = NULL;
+    }
+    pfd[n] = (struct pollfd) { .fd = fe.control_fd, .events = POLLIN };
+    who[n].kind = POLL_CONTROL;
+    who[n++].c = NULL;
+
+    for (i = 0; i < fe.nclients; i++) {
+      struct client *c = fe.clients[i];
+      short ev = client_wants_input (c) ? POLLIN : 0;
+
+      if (c->deadline_ms && c->deadline_ms < next_deadline)
+        next_deadline = c->deadline_ms;
+      if (c->rfd == c->wfd) {
+        pfd[n] = (struct pollfd) { .fd = c->rfd,
+                                   .events = ev | (c->out.bytes ? POLLOUT : 0) };
+        who[n].kind = POLL_CLIENT_R;
+        who[n++].c = c;
+      }
+      else {
+        pfd[n] = (struct pollfd) { .fd = c->rfd, .events = ev };
+        who[n].kind = POLL_CLIENT_R;
+        who[n++].c = c;
+        pfd[n] = (struct pollfd) { .fd = c->wfd, .events = c->out.bytes ? POLLOUT : 0 };
+        who[n].kind = POLL_CLIENT_W;
+        who[n++].c = c;
+      }
+      if (c->fetcher_fd >= 0) {
+        short fev = c->to_fetcher.bytes ? POLLOUT : 0;
+        /* Read the fetcher only while the client drains its replies. */
+        if (c->out.bytes < MAX_QUEUED_BYTES)
+          fev |= POLLIN;
+        pfd[n] = (struct pollfd) { .fd = c->fetcher_fd, .events = fev };
+        who[n].kind = POLL_FETCHER;
+        who[n++].c = c;
+      }
+    }
+
+    if (next_deadline != UINT64_MAX)
+      timeout = next_deadline <= now ? 0 : (int) (next_deadline - now < INT_MAX
+                                                  ? next_deadline - now : INT_MAX);
+    r = poll (pfd, n, timeout);
+    if (r == -1) {
+      if (errno == EINTR)
+        continue;
+      fatal_errno ("poll");
+    }
+
+    for (i = 0; i < n; i++) {
+      struct client *c = who[i].c;
+      short re = pfd[i].revents;
+
+      /* A client handled earlier in this round may have been closed. */
+      if (re == 0 || (c && c->dead))
+        continue;
+
+      switch (who[i].kind) {
+      case POLL_LISTENER:
+        accept_clients (pfd[i].fd);
+        break;
+      case POLL_CONTROL:
+        if (re & (POLLIN | POLLHUP | POLLERR))
+          frontend_dispatch_supervisor ();
+        break;
+      case POLL_CLIENT_R:
+      case POLL_CLIENT_W:
+        if ((re & POLLOUT) && outq_flush (&c->out, c->wfd) == -1) {
+          client_close (c, "write error");
+          break;
+        }
+        if (re & (POLLIN | POLLHUP | POLLERR)) {
+          if (who[i].kind == POLL_CLIENT_R)
+            client_read (c);
+          else if (!(re & POLLOUT))
+            client_close (c, "hang-up");
+        }
+        break;
+      case POLL_FETCHER:
+        if (pfd[i].fd != c->fetcher_fd)
+          break;                      /* replaced or dropped this round */
+        if ((re & POLLOUT) && outq_flush (&c->to_fetcher, c->fetcher_fd) == -1) {
+          transmission_fail_inflight (c);
+          break;
+        }
+        if (re & (POLLIN | POLLHUP | POLLERR))
+          transmission_read_fetcher (c);
+        break;
+      }
+    }
+
+    /* Input that waited (for a fetcher, for replies to drain) is handled
+     * now; queued replies go out now rather than after another poll; then
+     * handshake deadlines, and clients whose last reply has gone. */
+    now = now_ms ();
+    for (i = 0; i < fe.nclients; i++) {
+      struct client *c = fe.clients[i];
+      if (c->dead)
+        continue;
+      if (c->in_len > 0)
+        client_process_input (c);
+      if (!c->dead && c->out.bytes && outq_flush (&c->out, c->wfd) == -1)
+        client_close (c, "write error");
+      if (!c->dead && c->fetcher_fd >= 0 && c->to_fetcher.bytes &&
+          outq_flush (&c->to_fetcher, c->fetcher_fd) == -1)
+        transmission_fail_inflight (c);
+      if (!c->dead && c->deadline_ms && now >= c->deadline_ms) {
+        warn ("client %s: did not finish the handshake in %u seconds: closing",
+              c->peer, fe.config.handshake_timeout);
+        client_close (c, NULL);
+      }
+      if (!c->dead && c->out.bytes == 0 &&
+          (c->state == CLIENT_CLOSING || (c->disconnect_requested && c->ninflight == 0)))
+        client_close (c, NULL);
+    }
+    reap_clients ();
+  }
+  debug ("stopping on signal");
+}
+
+int
+frontend_main (void)
+{
+  struct sigaction sa = { .sa_handler = on_stop_signal };
+
+  child_start ("front-end", "nbdcurld-fe");
+  config_recv_frontend (CHILD_FD_CONFIG, &fe.config);
+  close (CHILD_FD_CONFIG);
+  log_init ("front-end", (fe.config.flags & FRONTEND_VERBOSE) != 0);
+  if (fe.config.handshake_timeout == 0 || fe.config.handshake_timeout > MAX_HANDSHAKE_TIMEOUT)
+    fatal ("configuration: bad handshake timeout");
+  if (!(fe.config.flags & FRONTEND_SINGLE) &&
+      (fe.config.nlisteners == 0 || fe.config.nlisteners > 64))
+    fatal ("configuration: bad listener count");
+
+  sigaction (SIGTERM, &sa, NULL);
+  sigaction (SIGINT, &sa, NULL);
+
+  fe.control_fd = CHILD_FD_PEER;
+  set_nonblocking (fe.control_fd);
+  fe.clients = calloc (MAX_CLIENTS, sizeof *fe.clients);
+  if (fe.clients == NULL)
+    fatal_errno ("calloc");
+  take_listeners ();
+
+  /* Issue 3's sandbox layers are applied here, before the first client
+   * byte is read. */
+
+  run_loop ();
+  return EXIT_SUCCESS;
+}

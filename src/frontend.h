@@ -1,0 +1,155 @@
+/*
+ * frontend.h: state shared by the front-end's files.
+ *
+ *   frontend.c      role main, event loop, sockets, output queues, peers
+ *   handshake.c     NBD fixed-newstyle negotiation (one client's options)
+ *   transmission.c  NBD requests and replies, and the fetcher's replies
+ *
+ * The front-end is the only process that reads client bytes.  It holds no
+ * files and makes no connections; it asks the supervisor for a fetcher when
+ * a client has chosen an export, and gets the fetcher's socket back.
+ */
+#ifndef NBDCURLD_FRONTEND_H
+#define NBDCURLD_FRONTEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "nbd-protocol.h"
+#include "nbdcurld.h"
+
+/* Bytes waiting to be written to one peer. */
+struct chunk {
+  struct chunk *next;
+  uint8_t *data;          /* start of unsent bytes */
+  size_t len;             /* unsent bytes from data */
+  void *to_free;          /* the allocation holding data */
+};
+
+struct outq {
+  struct chunk *head, *tail;
+  size_t bytes;           /* sum of len over the queue */
+};
+
+enum client_state {
+  CLIENT_GREETING,        /* greeting queued; want 4 bytes of client flags */
+  CLIENT_OPTIONS,         /* want an option header and its data */
+  CLIENT_WAIT_FETCHER,    /* an INFO/GO/EXPORT_NAME waits for a fetcher */
+  CLIENT_TRANSMISSION,    /* want request headers */
+  CLIENT_WRITE_PAYLOAD,   /* collecting a WRITE's data */
+  CLIENT_DISCARD,         /* skipping a refused WRITE's data */
+  CLIENT_CLOSING,         /* flush what is queued, then close */
+};
+
+/* A request handed to the fetcher, waiting for its reply. */
+struct inflight {
+  bool used;
+  uint16_t type;          /* NBD_CMD_* */
+  uint16_t flags;
+  uint64_t cookie;
+  uint64_t offset;
+  uint32_t length;
+};
+
+/* The fetcher reply being read: header first, then read data. */
+struct fetcher_input {
+  uint8_t header[IPC_HEADER_SIZE];
+  size_t header_got;
+  uint8_t *buf;           /* reply buffer: NBD reply header room + data */
+  size_t data_len, data_got;
+  uint32_t slot;
+};
+
+/* Room in front of read data for the longest NBD reply header, so a read
+ * reply goes to the client from one buffer without another copy. */
+#define READ_REPLY_HEADROOM (NBD_STRUCTURED_REPLY_SIZE + 8)
+
+/* Capacity of a client's input buffer: one option with its data, or many
+ * pipelined request headers. */
+#define CLIENT_INPUT_SIZE (NBD_OPTION_HEADER_SIZE + NBD_MAX_OPTION_LENGTH)
+
+struct client {
+  uint64_t token;               /* unique; names the client to the supervisor */
+  int rfd, wfd;                 /* the same socket, or stdin/stdout with -s */
+  char peer[64];                /* for log lines */
+  enum client_state state;
+  uint64_t deadline_ms;         /* handshake must finish by then; 0 after */
+
+  uint8_t in[CLIENT_INPUT_SIZE];
+  size_t in_len;
+  struct outq out;              /* towards the client */
+
+  /* Negotiation. */
+  bool no_zeroes;
+  bool structured;
+  unsigned options_seen;
+  unsigned fetcher_spawns;
+  bool meta_base_allocation;    /* base:allocation selected ... */
+  uint32_t meta_export;         /* ... for this export */
+  uint32_t pending_option;      /* INFO, GO or EXPORT_NAME awaiting a fetcher */
+  uint32_t pending_export;
+  bool want_name, want_description;
+
+  /* The export chosen, and its fetcher. */
+  int fetcher_fd;               /* -1 when none */
+  bool fetcher_open;            /* IPC_FETCHER_OPENED received */
+  bool fetcher_failed;          /* died or misbehaved: requests get EIO */
+  uint32_t export_index;
+  uint64_t export_size;
+  uint32_t fetcher_caps;        /* FETCHER_CAN_* from IPC_FETCHER_OPENED */
+  uint16_t eflags;              /* transmission flags sent to the client */
+  struct outq to_fetcher;
+  struct fetcher_input fin;
+
+  /* Transmission. */
+  struct inflight slots[MAX_INFLIGHT_PER_CLIENT];
+  unsigned ninflight;
+  uint32_t payload_slot;        /* the WRITE whose data is being collected */
+  uint8_t *payload;
+  size_t payload_got;
+  uint64_t discard_left;
+  bool disconnect_requested;    /* NBD_CMD_DISC seen */
+  bool dead;                    /* closed; freed at the end of the round */
+};
+
+struct frontend {
+  struct frontend_config config;
+  int control_fd;               /* SOCK_SEQPACKET to the supervisor */
+  int *listeners;
+  unsigned nlisteners;
+  struct client **clients;      /* MAX_CLIENTS slots */
+  unsigned nclients;
+  uint64_t next_token;
+};
+
+extern struct frontend fe;
+
+/* frontend.c */
+uint64_t now_ms (void);
+void outq_push_copy (struct outq *q, const void *data, size_t len);
+void outq_push_owned (struct outq *q, void *alloc, uint8_t *data, size_t len);
+void client_close (struct client *c, const char *why);
+int request_fetcher (struct client *c, uint32_t export_index);
+void drop_fetcher (struct client *c);
+
+/* handshake.c */
+void handshake_start (struct client *c);
+/* Consume what the client sent during negotiation; returns bytes used, or
+ * 0 when more are needed.  May change c->state or close. */
+size_t handshake_consume (struct client *c, const uint8_t *data, size_t len);
+/* The fetcher for the pending option opened (error 0) or failed. */
+void handshake_fetcher_opened (struct client *c, uint32_t error);
+
+/* transmission.c */
+size_t transmission_consume (struct client *c, const uint8_t *data, size_t len);
+/* More bytes of a WRITE's payload are in c->payload; dispatch if complete. */
+void transmission_payload_done (struct client *c);
+/* Read what the fetcher sent; returns -1 if the fetcher was dropped. */
+int transmission_read_fetcher (struct client *c);
+/* Fail every request handed to the fetcher with EIO (it died). */
+void transmission_fail_inflight (struct client *c);
+uint32_t nbd_errno (uint32_t host_errno);
+
+#endif

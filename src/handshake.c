@@ -1,0 +1,481 @@
+/*
+ * handshake.c: fixed-newstyle negotiation, one client at a time.
+ *
+ * Order of checks for every option: the header's length is capped before
+ * anything is buffered (NBD_MAX_OPTION_LENGTH), the option count is capped
+ * (NBD_MAX_OPTIONS), and the option's data is then parsed with the bounded
+ * reader, which must consume it exactly.  No backend work happens until a
+ * client names an export that exists: only then is a fetcher requested.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontend.h"
+#include "log.h"
+#include "wire.h"
+
+/* The only meta context: base:allocation, with this id. */
+#define META_CONTEXT_ID_BASE_ALLOCATION 1u
+
+void
+handshake_start (struct client *c)
+{
+  uint8_t buf[NBD_GREETING_SIZE];
+  struct writer w;
+
+  writer_init (&w, buf, sizeof buf);
+  if (writer_put_u64_be (&w, NBD_MAGIC) == -1 ||
+      writer_put_u64_be (&w, NBD_IHAVEOPT) == -1 ||
+      writer_put_u16_be (&w, NBD_FLAG_FIXED_NEWSTYLE | NBD_FLAG_NO_ZEROES) == -1)
+    fatal ("greeting does not fit");           /* sizes are constants */
+  outq_push_copy (&c->out, buf, w.pos);
+  c->state = CLIENT_GREETING;
+}
+
+/* Queue an option reply with an optional payload. */
+static void
+send_reply (struct client *c, uint32_t option, uint32_t reply,
+            const void *payload, size_t len)
+{
+  uint8_t hdr[NBD_OPTION_REPLY_HEADER_SIZE];
+  struct writer w;
+
+  writer_init (&w, hdr, sizeof hdr);
+  if (writer_put_u64_be (&w, NBD_REP_MAGIC) == -1 ||
+      writer_put_u32_be (&w, option) == -1 ||
+      writer_put_u32_be (&w, reply) == -1 ||
+      writer_put_u32_be (&w, (uint32_t) len) == -1)
+    fatal ("option reply header does not fit");
+  outq_push_copy (&c->out, hdr, w.pos);
+  if (len > 0)
+    outq_push_copy (&c->out, payload, len);
+}
+
+/* An error reply with a message for the client's user. */
+static void
+send_error (struct client *c, uint32_t option, uint32_t reply, const char *msg)
+{
+  debug ("client %s: option %u: %s", c->peer, option, msg);
+  send_reply (c, option, reply, msg, strlen (msg));
+}
+
+/* Find an export by name.  An empty name means the first export. */
+static int
+find_export (const char *name, uint32_t *index)
+{
+  uint32_t i;
+
+  for (i = 0; i < fe.config.nexports; i++)
+    if (strcmp (fe.config.exports[i].name, name) == 0) {
+      *index = i;
+      return 0;
+    }
+  if (name[0] == '\0') {
+    *index = 0;
+    return 0;
+  }
+  return -1;
+}
+
+/* Transmission flags for the chosen export. */
+static uint16_t
+export_flags (const struct client *c, uint32_t caps)
+{
+  uint16_t f = NBD_FLAG_HAS_FLAGS | NBD_FLAG_SEND_CACHE;
+
+  if (c->structured)
+    f |= NBD_FLAG_SEND_DF;     /* a read is always one chunk */
+  if (fe.config.exports[c->export_index].readonly || !(caps & FETCHER_CAN_WRITE))
+    f |= NBD_FLAG_READ_ONLY;
+  else {
+    if (caps & FETCHER_CAN_FLUSH)
+      f |= NBD_FLAG_SEND_FLUSH;
+    if (caps & FETCHER_CAN_FUA)
+      f |= NBD_FLAG_SEND_FUA;
+  }
+  if (fe.config.flags & FRONTEND_MULTI_CONN)
+    f |= NBD_FLAG_CAN_MULTI_CONN;
+  return f;
+}
+
+/* Leave negotiation: from here on bytes are requests. */
+static void
+enter_transmission (struct client *c)
+{
+  c->state = CLIENT_TRANSMISSION;
+  c->deadline_ms = 0;
+  /* A context chosen for another export does not apply to this one. */
+  if (c->meta_export != c->export_index)
+    c->meta_base_allocation = false;
+  debug ("client %s: serving export \"%s\" (%llu bytes, flags 0x%x)", c->peer,
+         fe.config.exports[c->export_index].name,
+         (unsigned long long) c->export_size, c->eflags);
+}
+
+static void
+send_info (struct client *c, uint16_t type, const void *data, size_t len)
+{
+  uint8_t buf[2 + NBD_MAX_STRING];
+  struct writer w;
+
+  writer_init (&w, buf, sizeof buf);
+  if (writer_put_u16_be (&w, type) == -1 || writer_put_bytes (&w, data, len) == -1)
+    fatal ("info reply does not fit");          /* strings <= NBD_MAX_STRING */
+  send_reply (c, c->pending_option, NBD_REP_INFO, buf, w.pos);
+}
+
+/* Answer the pending INFO, GO or EXPORT_NAME once the export is open. */
+static void
+answer_pending (struct client *c)
+{
+  const struct export_info *e = &fe.config.exports[c->export_index];
+  uint8_t buf[8 + 2 + 4 * 3];
+  struct writer w;
+
+  /* Computed now: structured replies (and so DF) may have been negotiated
+   * since an earlier INFO. */
+  c->eflags = export_flags (c, c->fetcher_caps);
+
+  if (c->pending_option == NBD_OPT_EXPORT_NAME) {
+    static const uint8_t zeroes[NBD_EXPORT_NAME_ZEROES];
+    writer_init (&w, buf, sizeof buf);
+    if (writer_put_u64_be (&w, c->export_size) == -1 ||
+        writer_put_u16_be (&w, c->eflags) == -1)
+      fatal ("export reply does not fit");
+    outq_push_copy (&c->out, buf, w.pos);
+    if (!c->no_zeroes)
+      outq_push_copy (&c->out, zeroes, sizeof zeroes);
+    enter_transmission (c);
+    return;
+  }
+
+  writer_init (&w, buf, sizeof buf);
+  if (writer_put_u64_be (&w, c->export_size) == -1 ||
+      writer_put_u16_be (&w, c->eflags) == -1)
+    fatal ("info reply does not fit");
+  send_info (c, NBD_INFO_EXPORT, buf, w.pos);
+  if (c->want_name)
+    send_info (c, NBD_INFO_NAME, e->name, strlen (e->name));
+  if (c->want_description && e->description[0] != '\0')
+    send_info (c, NBD_INFO_DESCRIPTION, e->description, strlen (e->description));
+  /* Always sent: minimum 1 imposes nothing, and the maximum is the size
+   * every client may use unasked. */
+  writer_init (&w, buf, sizeof buf);
+  if (writer_put_u32_be (&w, NBD_MIN_BLOCK_SIZE) == -1 ||
+      writer_put_u32_be (&w, NBD_PREFERRED_BLOCK_SIZE) == -1 ||
+      writer_put_u32_be (&w, NBD_MAX_REQUEST_SIZE) == -1)
+    fatal ("block size reply does not fit");
+  send_info (c, NBD_INFO_BLOCK_SIZE, buf, w.pos);
+  send_reply (c, c->pending_option, NBD_REP_ACK, NULL, 0);
+
+  if (c->pending_option == NBD_OPT_GO)
+    enter_transmission (c);
+  else
+    c->state = CLIENT_OPTIONS;
+}
+
+void
+handshake_fetcher_opened (struct client *c, uint32_t error)
+{
+  if (c->state != CLIENT_WAIT_FETCHER)
+    return;
+  if (error != 0) {
+    drop_fetcher (c);
+    if (c->pending_option == NBD_OPT_EXPORT_NAME) {
+      /* EXPORT_NAME has no way to report an error: close. */
+      client_close (c, "export could not be opened");
+      return;
+    }
+    send_error (c, c->pending_option, NBD_REP_ERR_UNKNOWN,
+                "the export could not be opened: see the server's log");
+    c->state = CLIENT_OPTIONS;
+    return;
+  }
+  /* The handshake timer restarts: opening a URL is the server's time,
+   * not the client's. */
+  c->deadline_ms = now_ms () + (uint64_t) fe.config.handshake_timeout * 1000;
+  answer_pending (c);
+}
+
+/* Open export idx for the pending option: reuse the fetcher an earlier
+ * INFO made for it, or ask the supervisor for one. */
+static void
+open_export (struct client *c, uint32_t option, uint32_t idx)
+{
+  c->pending_option = option;
+  c->pending_export = idx;
+  if (c->fetcher_fd >= 0 && c->fetcher_open && !c->fetcher_failed &&
+      c->export_index == idx) {
+    c->state = CLIENT_WAIT_FETCHER;
+    handshake_fetcher_opened (c, 0);
+    return;
+  }
+  drop_fetcher (c);
+  if (c->fetcher_spawns >= NBD_MAX_FETCHER_SPAWNS) {
+    if (option == NBD_OPT_EXPORT_NAME) {
+      client_close (c, "too many exports opened during the handshake");
+      return;
+    }
+    send_error (c, option, NBD_REP_ERR_POLICY,
+                "too many exports opened during this handshake");
+    return;
+  }
+  c->export_index = idx;
+  c->state = CLIENT_WAIT_FETCHER;
+  request_fetcher (c, idx);
+}
+
+/* NBD_OPT_EXPORT_NAME: the data is the name, nothing else. */
+static void
+option_export_name (struct client *c, struct reader *r)
+{
+  char name[NBD_MAX_STRING + 1];
+  uint32_t idx;
+
+  if (reader_get_string (r, name, reader_remaining (r), NBD_MAX_STRING) == -1) {
+    client_close (c, "EXPORT_NAME: name too long or not a string");
+    return;
+  }
+  if (find_export (name, &idx) == -1) {
+    warn ("client %s: asked for unknown export \"%.64s\": closing (clients "
+          "should use NBD_OPT_GO to get an error reply)", c->peer, name);
+    client_close (c, NULL);
+    return;
+  }
+  open_export (c, NBD_OPT_EXPORT_NAME, idx);
+}
+
+static void
+option_list (struct client *c, uint32_t option, struct reader *r)
+{
+  uint32_t i;
+
+  if (reader_end (r) == -1) {
+    send_error (c, option, NBD_REP_ERR_INVALID, "LIST takes no data");
+    return;
+  }
+  for (i = 0; i < fe.config.nexports; i++) {
+    const struct export_info *e = &fe.config.exports[i];
+    uint8_t buf[4 + 2 * NBD_MAX_STRING];
+    struct writer w;
+    size_t nl = strlen (e->name);
+
+    writer_init (&w, buf, sizeof buf);
+    if (writer_put_u32_be (&w, (uint32_t) nl) == -1 ||
+        writer_put_bytes (&w, e->name, nl) == -1 ||
+        writer_put_bytes (&w, e->description, strlen (e->description)) == -1)
+      fatal ("LIST reply does not fit");
+    send_reply (c, option, NBD_REP_SERVER, buf, w.pos);
+  }
+  send_reply (c, option, NBD_REP_ACK, NULL, 0);
+}
+
+/* NBD_OPT_INFO and NBD_OPT_GO: u32 name length, name, u16 count, count
+ * u16 info types; exactly that long. */
+static void
+option_info_go (struct client *c, uint32_t option, struct reader *r)
+{
+  char name[NBD_MAX_STRING + 1];
+  uint32_t namelen, idx;
+  uint16_t ninfo, i;
+
+  if (reader_get_u32_be (r, &namelen) == -1 ||
+      namelen > NBD_MAX_STRING ||
+      reader_get_string (r, name, namelen, NBD_MAX_STRING) == -1 ||
+      reader_get_u16_be (r, &ninfo) == -1 ||
+      ninfo > NBD_MAX_INFO_REQUESTS ||
+      reader_remaining (r) != (size_t) ninfo * 2) {
+    send_error (c, option, NBD_REP_ERR_INVALID,
+                "malformed request: name or information list length is wrong");
+    return;
+  }
+  c->want_name = c->want_description = false;
+  for (i = 0; i < ninfo; i++) {
+    uint16_t type;
+    if (reader_get_u16_be (r, &type) == -1)
+      fatal ("info list shorter than checked");
+    if (type == NBD_INFO_NAME)
+      c->want_name = true;
+    else if (type == NBD_INFO_DESCRIPTION)
+      c->want_description = true;
+    /* Others are answered regardless (EXPORT, BLOCK_SIZE) or unknown,
+     * which the spec says to ignore. */
+  }
+  if (find_export (name, &idx) == -1) {
+    char msg[128];
+    snprintf (msg, sizeof msg, "no export named \"%.64s\": list them with "
+              "nbdinfo --list", name);
+    send_error (c, option, NBD_REP_ERR_UNKNOWN, msg);
+    return;
+  }
+  open_export (c, option, idx);
+}
+
+/* NBD_OPT_LIST_META_CONTEXT / SET_META_CONTEXT: u32 name length, name,
+ * u32 query count, then per query u32 length and bytes; exactly that. */
+static void
+option_meta_context (struct client *c, uint32_t option, struct reader *r)
+{
+  char name[NBD_MAX_STRING + 1], query[NBD_MAX_STRING + 1];
+  uint32_t namelen, nqueries, i, idx;
+  bool match = false;
+
+  if (option == NBD_OPT_SET_META_CONTEXT && !c->structured) {
+    send_error (c, option, NBD_REP_ERR_INVALID,
+                "negotiate structured replies before setting a meta context");
+    return;
+  }
+  if (reader_get_u32_be (r, &namelen) == -1 ||
+      reader_get_string (r, name, namelen, NBD_MAX_STRING) == -1 ||
+      reader_get_u32_be (r, &nqueries) == -1 ||
+      nqueries > NBD_MAX_META_QUERIES) {
+    send_error (c, option, NBD_REP_ERR_INVALID, "malformed meta context request");
+    return;
+  }
+  /* Check every query's framing before answering any of them. */
+  {
+    struct reader probe = *r;
+    for (i = 0; i < nqueries; i++) {
+      uint32_t qlen;
+      if (reader_get_u32_be (&probe, &qlen) == -1 ||
+          reader_get_string (&probe, query, qlen, NBD_MAX_STRING) == -1) {
+        send_error (c, option, NBD_REP_ERR_INVALID, "malformed meta context query");
+        return;
+      }
+    }
+    if (reader_end (&probe) == -1) {
+      send_error (c, option, NBD_REP_ERR_INVALID,
+                  "meta context request longer than its queries");
+      return;
+    }
+  }
+  if (find_export (name, &idx) == -1) {
+    send_error (c, option, NBD_REP_ERR_UNKNOWN, "no such export");
+    return;
+  }
+
+  if (nqueries == 0)
+    match = option == NBD_OPT_LIST_META_CONTEXT;  /* LIST with none: all */
+  for (i = 0; i < nqueries; i++) {
+    uint32_t qlen;
+    if (reader_get_u32_be (r, &qlen) == -1 ||
+        reader_get_string (r, query, qlen, NBD_MAX_STRING) == -1)
+      fatal ("meta context query shorter than checked");
+    if (strcmp (query, NBD_META_BASE_ALLOCATION) == 0 ||
+        (option == NBD_OPT_LIST_META_CONTEXT && strcmp (query, "base:") == 0))
+      match = true;
+  }
+  if (match) {
+    uint8_t buf[4 + sizeof NBD_META_BASE_ALLOCATION];
+    struct writer w;
+    writer_init (&w, buf, sizeof buf);
+    if (writer_put_u32_be (&w, META_CONTEXT_ID_BASE_ALLOCATION) == -1 ||
+        writer_put_bytes (&w, NBD_META_BASE_ALLOCATION,
+                          strlen (NBD_META_BASE_ALLOCATION)) == -1)
+      fatal ("meta context reply does not fit");
+    send_reply (c, option, NBD_REP_META_CONTEXT, buf, w.pos);
+  }
+  if (option == NBD_OPT_SET_META_CONTEXT) {
+    c->meta_base_allocation = match;
+    c->meta_export = idx;
+  }
+  send_reply (c, option, NBD_REP_ACK, NULL, 0);
+}
+
+/* One whole option: header fields and exactly `len` bytes of data. */
+static void
+handshake_dispatch_option (struct client *c, uint32_t option,
+                           const uint8_t *data, uint32_t len)
+{
+  struct reader r;
+
+  reader_init (&r, data, len);
+  switch (option) {
+  case NBD_OPT_EXPORT_NAME:
+    option_export_name (c, &r);
+    break;
+  case NBD_OPT_ABORT:
+    send_reply (c, option, NBD_REP_ACK, NULL, 0);
+    c->state = CLIENT_CLOSING;
+    break;
+  case NBD_OPT_LIST:
+    option_list (c, option, &r);
+    break;
+  case NBD_OPT_INFO:
+  case NBD_OPT_GO:
+    option_info_go (c, option, &r);
+    break;
+  case NBD_OPT_STRUCTURED_REPLY:
+    if (reader_end (&r) == -1) {
+      send_error (c, option, NBD_REP_ERR_INVALID, "STRUCTURED_REPLY takes no data");
+      break;
+    }
+    c->structured = true;
+    send_reply (c, option, NBD_REP_ACK, NULL, 0);
+    break;
+  case NBD_OPT_LIST_META_CONTEXT:
+  case NBD_OPT_SET_META_CONTEXT:
+    option_meta_context (c, option, &r);
+    break;
+  default:
+    /* STARTTLS lands here too: no TLS, so nothing changes mode and the
+     * bytes after it are read as plaintext options, in order. */
+    send_error (c, option, NBD_REP_ERR_UNSUP, "option not supported");
+    break;
+  }
+}
+
+size_t
+handshake_consume (struct client *c, const uint8_t *data, size_t len)
+{
+  struct reader r;
+
+  reader_init (&r, data, len);
+  if (c->state == CLIENT_GREETING) {
+    uint32_t flags;
+    if (reader_get_u32_be (&r, &flags) == -1)
+      return 0;
+    if (!(flags & NBD_FLAG_C_FIXED_NEWSTYLE) || (flags & ~NBD_KNOWN_CLIENT_FLAGS)) {
+      warn ("client %s: unsupported client flags 0x%x (only fixed newstyle is "
+            "served): closing", c->peer, flags);
+      client_close (c, NULL);
+      return 0;
+    }
+    c->no_zeroes = (flags & NBD_FLAG_C_NO_ZEROES) != 0;
+    c->state = CLIENT_OPTIONS;
+    return r.pos;
+  }
+
+  if (c->state == CLIENT_OPTIONS) {
+    uint64_t magic;
+    uint32_t option, optlen;
+    const uint8_t *optdata;
+
+    if (reader_get_u64_be (&r, &magic) == -1 ||
+        reader_get_u32_be (&r, &option) == -1 ||
+        reader_get_u32_be (&r, &optlen) == -1)
+      return 0;
+    if (magic != NBD_IHAVEOPT) {
+      client_close (c, "bad option magic");
+      return 0;
+    }
+    /* Capped before a byte of the data is waited for or buffered. */
+    if (optlen > NBD_MAX_OPTION_LENGTH) {
+      warn ("client %s: option %u is %u bytes long (at most %u): closing",
+            c->peer, option, optlen, NBD_MAX_OPTION_LENGTH);
+      client_close (c, NULL);
+      return 0;
+    }
+    if (reader_get_span (&r, &optdata, optlen) == -1)
+      return 0;                          /* wait for the rest */
+    if (++c->options_seen > NBD_MAX_OPTIONS) {
+      warn ("client %s: more than %u options: closing", c->peer, NBD_MAX_OPTIONS);
+      client_close (c, NULL);
+      return 0;
+    }
+    handshake_dispatch_option (c, option, optdata, optlen);
+    return r.pos;
+  }
+  return 0;
+}

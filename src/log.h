@@ -1,0 +1,31 @@
+/*
+ * log.h: one error vocabulary for every role.
+ *
+ *   fatal   setup failures and broken invariants: the process exits 1
+ *   warn    one client's, one export's or one request's trouble: go on
+ *   notice  something the user should know (always printed)
+ *   debug   details, printed with -v only
+ *
+ * Every line goes to standard error in one write(2), prefixed with the
+ * program and role, so lines of different processes never interleave.
+ * Callers name the client, export and URL (never credentials: see
+ * url_for_log) and say what to do next.
+ */
+#ifndef NBDCURLD_LOG_H
+#define NBDCURLD_LOG_H
+
+#include <stdbool.h>
+
+#define PRINTF_LIKE(a, b) __attribute__((format (printf, a, b)))
+
+void log_init (const char *role, bool verbose);
+bool log_verbose (void);
+__attribute__((noreturn)) void fatal (const char *fmt, ...) PRINTF_LIKE (1, 2);
+/* fatal() with ": strerror(errno)" appended. */
+__attribute__((noreturn)) void fatal_errno (const char *fmt, ...) PRINTF_LIKE (1, 2);
+void warn (const char *fmt, ...) PRINTF_LIKE (1, 2);
+void warn_errno (const char *fmt, ...) PRINTF_LIKE (1, 2);
+void notice (const char *fmt, ...) PRINTF_LIKE (1, 2);
+void debug (const char *fmt, ...) PRINTF_LIKE (1, 2);
+
+#endif

@@ -1,0 +1,184 @@
+/*
+ * nbdcurld.h: every limit, internal message type and shared structure.
+ *
+ * Three roles run as separate processes (see SECURITY.md):
+ *   supervisor  command line, sockets, fork+exec of every child, --run
+ *   front-end   speaks NBD to every client (frontend.c, handshake.c,
+ *               transmission.c)
+ *   fetcher     one per client connection; turns requests into transfers
+ *               (fetcher.c, fetcher-http.c, fetcher-file.c)
+ *
+ * They talk with one message format, struct ipc_header followed by exactly
+ * payload_len bytes.  Each type below states the payload it carries; the
+ * receiver checks the size exactly and ends the peer on anything else.
+ */
+#ifndef NBDCURLD_H
+#define NBDCURLD_H
+
+#include <assert.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- Limits: every bound on untrusted input lives here. ---- */
+
+/* Largest NBD read or write we accept and advertise (INFO_BLOCK_SIZE max).
+ * 32 MiB is the size every client must be able to use without asking. */
+#define NBD_MAX_REQUEST_SIZE      (32u * 1024 * 1024)
+#define NBD_PREFERRED_BLOCK_SIZE  4096u
+#define NBD_MIN_BLOCK_SIZE        1u
+/* Longest export name or description (NBD spec: 4096). */
+#define NBD_MAX_STRING            4096u
+/* Longest option payload we read; anything longer ends the client.  Big
+ * enough for INFO/GO with a maximal name and many info requests, or a
+ * meta-context query list. */
+#define NBD_MAX_OPTION_LENGTH     (NBD_MAX_STRING + 4096u)
+/* Options one client may send before it must pick an export. */
+#define NBD_MAX_OPTIONS           32u
+/* Info requests inside one INFO/GO, and queries inside one meta-context
+ * option: each is bounded separately from the byte length above. */
+#define NBD_MAX_INFO_REQUESTS     32u
+#define NBD_MAX_META_QUERIES      16u
+/* Fetchers one client may start during its handshake (each INFO or GO on a
+ * new export starts one): backend work is bounded per connection. */
+#define NBD_MAX_FETCHER_SPAWNS    4u
+/* Seconds a client has to finish the handshake (--handshake-timeout). */
+#define DEFAULT_HANDSHAKE_TIMEOUT 30u
+#define MAX_HANDSHAKE_TIMEOUT     3600u
+
+/* Clients served at once; further connections are closed at accept. */
+#define MAX_CLIENTS               256u
+/* Requests of one client in flight at once; past this the front-end stops
+ * reading that client until replies drain. */
+#define MAX_INFLIGHT_PER_CLIENT   128u
+/* Bytes queued towards one client or one fetcher before the front-end stops
+ * reading more requests from that client. */
+#define MAX_QUEUED_BYTES          (64u * 1024 * 1024)
+
+/* Exports on one command line. */
+#define MAX_EXPORTS               64u
+/* Longest URL, CA path or other configured string. */
+#define MAX_URL_LENGTH            8192u
+#define MAX_PATH_LENGTH           4096u
+
+/* Fetcher: HTTP/FTP connections kept per fetcher (--connections). */
+#define DEFAULT_CONNECTIONS       4u
+#define MAX_CONNECTIONS           64u
+/* Fetcher: seconds to connect, and seconds a transfer may make no progress
+ * before it fails (--timeout sets a hard limit on a whole transfer). */
+#define DEFAULT_CONNECT_TIMEOUT   30u
+#define DEFAULT_STALL_TIMEOUT     60u
+#define MAX_TIMEOUT               86400u
+/* Fetcher: redirects followed when opening a URL. */
+#define MAX_REDIRECTS             10
+/* Fetcher: longest HTTP header line we look at; longer ones are ignored
+ * unless they are ones we need, which then fail the transfer. */
+#define MAX_HEADER_LINE           8192u
+
+/* Internal messages: largest payload of any type (a write of the maximum
+ * request size), and of any configuration message. */
+#define IPC_MAX_PAYLOAD           NBD_MAX_REQUEST_SIZE
+#define IPC_MAX_CONFIG_PAYLOAD    (64u * 1024)
+
+/* ---- Fixed file descriptors of each child after exec. ---- */
+#define CHILD_FD_PEER             3   /* front-end: control socket to supervisor;
+                                         fetcher: data socket to front-end */
+#define CHILD_FD_CONFIG           4   /* pipe: configuration messages, then EOF */
+#define FRONTEND_FD_FIRST_LISTENER 5  /* listeners, or -s client read then write */
+
+#define ROLE_ARG_FRONTEND         "--internal-role=front-end"
+#define ROLE_ARG_FETCHER          "--internal-role=fetcher"
+
+/* ---- Internal message format (host byte order: same machine). ---- */
+struct ipc_header {
+  uint16_t type;          /* enum ipc_type */
+  uint16_t flags;         /* per type */
+  uint32_t payload_len;   /* bytes following the header, exact per type */
+  uint64_t id;            /* request id (front-end's own) or client token */
+  uint64_t offset;        /* request offset, or export size */
+  uint32_t length;        /* request length, or export index */
+  uint32_t error;         /* 0 or a host errno value */
+};
+#define IPC_HEADER_SIZE 32
+static_assert(sizeof(struct ipc_header) == IPC_HEADER_SIZE, "ipc header");
+
+enum ipc_type {
+  /* Configuration, supervisor -> child on CHILD_FD_CONFIG. */
+  IPC_CONFIG_FRONTEND = 1, /* payload struct frontend_config_wire */
+  IPC_CONFIG_EXPORT,       /* payload struct export_config_wire + name + description */
+  IPC_CONFIG_FETCHER,      /* payload struct fetcher_config_wire + strings */
+  IPC_CONFIG_END,          /* payload 0: nothing follows */
+
+  /* Control, front-end <-> supervisor on the SOCK_SEQPACKET socket. */
+  IPC_SPAWN_FETCHER = 16,  /* fe -> sup: id = client token, length = export
+                              index; payload 0 */
+  IPC_FETCHER_SPAWNED,     /* sup -> fe: id = client token, error = 0 with
+                              one fd (SCM_RIGHTS) or an errno without; payload 0 */
+
+  /* Data, front-end <-> fetcher on the SOCK_STREAM socket. */
+  IPC_FETCHER_OPENED = 32, /* fetcher -> fe, first message: offset = export
+                              size, flags = FETCHER_CAN_*, error = 0, or an
+                              errno (then the fetcher exits); payload 0 */
+  IPC_READ,                /* fe -> fetcher: id, offset, length; payload 0 */
+  IPC_WRITE,               /* fe -> fetcher: id, offset, length, flags
+                              IPC_FLAG_FUA; payload_len == length */
+  IPC_FLUSH,               /* fe -> fetcher: id; payload 0 */
+  IPC_REPLY,               /* fetcher -> fe: id, error; payload_len is the
+                              read's length when error == 0 and the request
+                              was a read, 0 otherwise */
+};
+
+/* IPC_FETCHER_OPENED flags: what the opened export can do. */
+#define FETCHER_CAN_WRITE   (1u << 0)
+#define FETCHER_CAN_FLUSH   (1u << 1)
+#define FETCHER_CAN_FUA     (1u << 2)
+
+/* IPC_WRITE flags. */
+#define IPC_FLAG_FUA        (1u << 0)
+
+/* Front-end configuration: sent first, then nexports IPC_CONFIG_EXPORT. */
+struct frontend_config_wire {
+  uint32_t flags;              /* FRONTEND_* */
+  uint32_t handshake_timeout;  /* seconds */
+  uint32_t nexports;           /* 1 .. MAX_EXPORTS */
+  uint32_t nlisteners;         /* listening sockets from FRONTEND_FD_FIRST_LISTENER;
+                                  0 with FRONTEND_SINGLE */
+};
+#define FRONTEND_SINGLE     (1u << 0)  /* one client on fds 5 (read) and 6 (write) */
+#define FRONTEND_MULTI_CONN (1u << 1)  /* every export read-only: advertise multi-conn */
+#define FRONTEND_VERBOSE    (1u << 2)
+
+struct export_config_wire {
+  uint32_t flags;              /* EXPORT_* */
+  uint32_t name_len;           /* <= NBD_MAX_STRING */
+  uint32_t description_len;    /* <= NBD_MAX_STRING */
+  uint32_t reserved;           /* 0 */
+  /* then name_len bytes of name, description_len bytes of description */
+};
+#define EXPORT_READONLY     (1u << 0)
+
+/* Fetcher configuration: one message, then IPC_CONFIG_END. */
+struct fetcher_config_wire {
+  uint32_t flags;              /* FETCHER_* */
+  uint32_t connections;        /* 1 .. MAX_CONNECTIONS */
+  uint32_t connect_timeout;    /* seconds */
+  uint32_t timeout;            /* seconds a transfer may take, 0 = no limit */
+  uint32_t url_len;            /* 1 .. MAX_URL_LENGTH */
+  uint32_t cainfo_len;         /* 0 .. MAX_PATH_LENGTH */
+  uint32_t capath_len;         /* 0 .. MAX_PATH_LENGTH */
+  uint32_t export_name_len;    /* 0 .. NBD_MAX_STRING, for log lines */
+  /* then the url, cainfo, capath and export name bytes, in that order */
+};
+#define FETCHER_READONLY    (1u << 0)
+#define FETCHER_VERBOSE     (1u << 1)
+#define FETCHER_INSECURE    (1u << 2)  /* --insecure: skip TLS peer and host checks */
+
+
+/* Role entry points (main.c dispatches on argv[1]). */
+int supervisor_main (int argc, char **argv);
+int frontend_main (void);
+int fetcher_main (void);
+/* Shared start of every exec'd child (child.c): die with the supervisor,
+ * name the process, check the fixed fds are there. */
+void child_start (const char *role, const char *comm);
+#endif

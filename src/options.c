@@ -1,0 +1,271 @@
+/*
+ * options.c: the command line.  Names and meanings follow nbdkit where an
+ * equivalent exists, so users can switch; see man/nbdcurld.8.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config-build.h"
+#include "log.h"
+#include "supervisor.h"
+
+enum {
+  OPT_EXPORT = 256, OPT_EXPORT_RO, OPT_DESCRIPTION, OPT_RUN, OPT_EXIT_WITH_PARENT,
+  OPT_PRINT_URI, OPT_CAINFO, OPT_CAPATH, OPT_INSECURE, OPT_CONNECTIONS,
+  OPT_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_HANDSHAKE_TIMEOUT, OPT_HELP,
+};
+
+static const char short_options[] = "e:fi:p:P:rsU:vV";
+static const struct option long_options[] = {
+  { "exportname",        required_argument, NULL, 'e' },
+  { "export",            required_argument, NULL, OPT_EXPORT },
+  { "export-ro",         required_argument, NULL, OPT_EXPORT_RO },
+  { "description",       required_argument, NULL, OPT_DESCRIPTION },
+  { "readonly",          no_argument,       NULL, 'r' },
+  { "read-only",         no_argument,       NULL, 'r' },
+  { "port",              required_argument, NULL, 'p' },
+  { "ipaddr",            required_argument, NULL, 'i' },
+  { "unix",              required_argument, NULL, 'U' },
+  { "single",            no_argument,       NULL, 's' },
+  { "run",               required_argument, NULL, OPT_RUN },
+  { "foreground",        no_argument,       NULL, 'f' },
+  { "no-fork",           no_argument,       NULL, 'f' },
+  { "pidfile",           required_argument, NULL, 'P' },
+  { "exit-with-parent",  no_argument,       NULL, OPT_EXIT_WITH_PARENT },
+  { "print-uri",         no_argument,       NULL, OPT_PRINT_URI },
+  { "verbose",           no_argument,       NULL, 'v' },
+  { "version",           no_argument,       NULL, 'V' },
+  { "help",              no_argument,       NULL, OPT_HELP },
+  { "cainfo",            required_argument, NULL, OPT_CAINFO },
+  { "capath",            required_argument, NULL, OPT_CAPATH },
+  { "insecure",          no_argument,       NULL, OPT_INSECURE },
+  { "connections",       required_argument, NULL, OPT_CONNECTIONS },
+  { "timeout",           required_argument, NULL, OPT_TIMEOUT },
+  { "connect-timeout",   required_argument, NULL, OPT_CONNECT_TIMEOUT },
+  { "handshake-timeout", required_argument, NULL, OPT_HANDSHAKE_TIMEOUT },
+  { NULL, 0, NULL, 0 },
+};
+
+static void
+usage (FILE *fp)
+{
+  fprintf (fp,
+"Usage: nbdcurld [OPTIONS] URL\n"
+"       nbdcurld [OPTIONS] --export NAME=URL [--export NAME=URL ...]\n"
+"Serve http, https, ftp, ftps or file URLs as NBD exports.\n"
+"\n"
+"Exports:\n"
+"  -e, --exportname NAME     name of the single URL export (default \"\")\n"
+"      --export NAME=URL     add an export (repeatable)\n"
+"      --export-ro NAME=URL  add an export served read-only\n"
+"      --description NAME=TEXT  describe export NAME to clients\n"
+"  -r, --readonly            serve every export read-only\n"
+"Listening:\n"
+"  -p, --port PORT           TCP port (default 10809)\n"
+"  -i, --ipaddr ADDR         listen on this address only\n"
+"  -U, --unix PATH           listen on a Unix socket (\"-\": a private one)\n"
+"  -s, --single              serve one client on stdin/stdout\n"
+"Running:\n"
+"      --run CMD             serve until CMD exits ($uri, $port, $unixsocket,\n"
+"                            $exportname are set); exit with its status\n"
+"  -f, --foreground          do not fork into the background\n"
+"  -P, --pidfile FILE        write the process id to FILE\n"
+"      --exit-with-parent    exit when the parent process exits\n"
+"      --print-uri           print the NBD URI of the server\n"
+"Transfers:\n"
+"      --cainfo FILE         CA certificates for https and ftps\n"
+"      --capath DIR          directory of CA certificates\n"
+"      --insecure            do not verify TLS certificates (testing only)\n"
+"      --connections N       connections per client to the web server (default %u)\n"
+"      --timeout SECS        fail a transfer that takes longer (default: none)\n"
+"      --connect-timeout SECS  (default %u)\n"
+"      --handshake-timeout SECS  time a client has to negotiate (default %u)\n"
+"Diagnostics:\n"
+"  -v, --verbose             debug messages\n"
+"  -V, --version             print the version\n"
+"      --help                this text\n"
+"See nbdcurld(8) for details.\n",
+           DEFAULT_CONNECTIONS, DEFAULT_CONNECT_TIMEOUT, DEFAULT_HANDSHAKE_TIMEOUT);
+}
+
+__attribute__((noreturn, format (printf, 1, 2)))
+static void
+usage_error (const char *fmt, ...)
+{
+  char msg[1024];
+  va_list ap;
+  va_start (ap, fmt);
+  vsnprintf (msg, sizeof msg, fmt, ap);
+  va_end (ap);
+  fprintf (stderr, "nbdcurld: %s\nTry 'nbdcurld --help' for more information.\n", msg);
+  exit (EXIT_FAILURE);
+}
+
+static uint32_t
+parse_uint (const char *what, const char *arg, uint32_t min, uint32_t max)
+{
+  char *end;
+  unsigned long long v;
+
+  errno = 0;
+  v = strtoull (arg, &end, 10);
+  if (errno != 0 || end == arg || *end != '\0' || arg[0] == '-' || v < min || v > max)
+    usage_error ("%s must be a number from %" PRIu32 " to %" PRIu32 ", not \"%s\"",
+                 what, min, max, arg);
+  return (uint32_t) v;
+}
+
+static struct export_spec *
+add_export (struct options *o, const char *name, const char *url, bool ro)
+{
+  struct export_spec *e;
+  unsigned i;
+
+  if (o->nexports >= MAX_EXPORTS)
+    usage_error ("at most %u exports can be served", MAX_EXPORTS);
+  if (strlen (name) > NBD_MAX_STRING)
+    usage_error ("export names are at most %u bytes", NBD_MAX_STRING);
+  for (i = 0; i < o->nexports; i++)
+    if (strcmp (o->exports[i].name, name) == 0)
+      usage_error ("export \"%s\" is given twice", name);
+  e = &o->exports[o->nexports++];
+  e->name = strdup (name);
+  e->url = strdup (url);
+  e->description = strdup ("");
+  if (e->name == NULL || e->url == NULL || e->description == NULL)
+    fatal_errno ("strdup");
+  e->readonly = ro;
+  return e;
+}
+
+/* NAME=VALUE: split at the first '='. */
+static void
+split_assignment (const char *opt, const char *arg, char **name, const char **value)
+{
+  const char *eq = strchr (arg, '=');
+  if (eq == NULL)
+    usage_error ("%s takes NAME=VALUE, as in %s disk=https://host/disk.img", opt, opt);
+  *name = strndup (arg, (size_t) (eq - arg));
+  if (*name == NULL)
+    fatal_errno ("strndup");
+  *value = eq + 1;
+}
+
+void
+options_parse (int argc, char **argv, struct options *o)
+{
+  const char *exportname = NULL;
+  struct { char *name; const char *text; } descriptions[MAX_EXPORTS];
+  unsigned ndescriptions = 0, i, j;
+  int c;
+
+  memset (o, 0, sizeof *o);
+  o->connections = DEFAULT_CONNECTIONS;
+  o->connect_timeout = DEFAULT_CONNECT_TIMEOUT;
+  o->handshake_timeout = DEFAULT_HANDSHAKE_TIMEOUT;
+
+  while ((c = getopt_long (argc, argv, short_options, long_options, NULL)) != -1) {
+    char *name;
+    const char *value;
+
+    switch (c) {
+    case 'e': exportname = optarg; break;
+    case OPT_EXPORT:
+    case OPT_EXPORT_RO:
+      split_assignment (c == OPT_EXPORT ? "--export" : "--export-ro", optarg, &name, &value);
+      add_export (o, name, value, c == OPT_EXPORT_RO);
+      free (name);
+      break;
+    case OPT_DESCRIPTION:
+      if (ndescriptions >= MAX_EXPORTS)
+        usage_error ("too many --description options");
+      split_assignment ("--description", optarg, &descriptions[ndescriptions].name, &value);
+      descriptions[ndescriptions++].text = value;
+      break;
+    case 'r': o->readonly = true; break;
+    case 'p':
+      parse_uint ("the port", optarg, 1, 65535);
+      o->port = optarg;
+      break;
+    case 'i': o->ipaddr = optarg; break;
+    case 'U': o->unix_path = optarg; break;
+    case 's': o->single = true; break;
+    case OPT_RUN: o->run = optarg; break;
+    case 'f': o->foreground = true; break;
+    case 'P': o->pidfile = optarg; break;
+    case OPT_EXIT_WITH_PARENT: o->exit_with_parent = true; break;
+    case OPT_PRINT_URI: o->print_uri = true; break;
+    case 'v': o->verbose = true; break;
+    case 'V':
+      printf ("nbdcurld %s\n", PACKAGE_VERSION);
+      exit (EXIT_SUCCESS);
+    case OPT_HELP:
+      usage (stdout);
+      exit (EXIT_SUCCESS);
+    case OPT_CAINFO: o->cainfo = optarg; break;
+    case OPT_CAPATH: o->capath = optarg; break;
+    case OPT_INSECURE: o->insecure = true; break;
+    case OPT_CONNECTIONS:
+      o->connections = parse_uint ("--connections", optarg, 1, MAX_CONNECTIONS);
+      break;
+    case OPT_TIMEOUT:
+      o->timeout = parse_uint ("--timeout", optarg, 1, MAX_TIMEOUT);
+      break;
+    case OPT_CONNECT_TIMEOUT:
+      o->connect_timeout = parse_uint ("--connect-timeout", optarg, 1, MAX_TIMEOUT);
+      break;
+    case OPT_HANDSHAKE_TIMEOUT:
+      o->handshake_timeout = parse_uint ("--handshake-timeout", optarg, 1,
+                                         MAX_HANDSHAKE_TIMEOUT);
+      break;
+    default:
+      fprintf (stderr, "Try 'nbdcurld --help' for more information.\n");
+      exit (EXIT_FAILURE);
+    }
+  }
+
+  if (optind < argc) {
+    if (o->nexports > 0)
+      usage_error ("give either one URL or --export options, not both");
+    if (optind + 1 < argc)
+      usage_error ("unexpected argument \"%s\": to serve several URLs use "
+                   "--export NAME=URL for each", argv[optind + 1]);
+    add_export (o, exportname ? exportname : "", argv[optind], false);
+  }
+  else if (exportname)
+    usage_error ("-e names the single URL export; with --export the name is given there");
+  if (o->nexports == 0)
+    usage_error ("no URL given: nbdcurld [OPTIONS] URL");
+
+  for (i = 0; i < ndescriptions; i++) {
+    for (j = 0; j < o->nexports; j++)
+      if (strcmp (o->exports[j].name, descriptions[i].name) == 0)
+        break;
+    if (j == o->nexports)
+      usage_error ("--description names export \"%s\", which is not defined",
+                   descriptions[i].name);
+    if (strlen (descriptions[i].text) > NBD_MAX_STRING)
+      usage_error ("descriptions are at most %u bytes", NBD_MAX_STRING);
+    free (o->exports[j].description);
+    o->exports[j].description = strdup (descriptions[i].text);
+    if (o->exports[j].description == NULL)
+      fatal_errno ("strdup");
+    free (descriptions[i].name);
+  }
+
+  if (o->single && (o->run || o->port || o->ipaddr || o->unix_path))
+    usage_error ("-s serves one client on stdin/stdout: it cannot be combined "
+                 "with --run, -p, -i or -U");
+  if (o->unix_path && (o->port || o->ipaddr))
+    usage_error ("-U cannot be combined with -p or -i");
+  if (o->cainfo && strlen (o->cainfo) > MAX_PATH_LENGTH)
+    usage_error ("--cainfo path too long");
+  if (o->capath && strlen (o->capath) > MAX_PATH_LENGTH)
+    usage_error ("--capath path too long");
+}

@@ -1,0 +1,752 @@
+/*
+ * supervisor.c: the supervisor role.
+ *
+ * It parses the command line, checks every URL, makes the listening
+ * sockets, then fork+execs the front-end and, at the front-end's request,
+ * one fetcher per client connection.  It never reads a client byte or an
+ * HTTP byte: its only peer is the front-end's control socket, which may
+ * send exactly one kind of request (frontend requests table below).
+ *
+ * Peers: front-end (control socket, supervisor_dispatch_frontend), signals
+ * (signalfd: children exiting, termination), the --run command (a child).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <linux/close_range.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "ipc.h"
+#include "log.h"
+#include "supervisor.h"
+
+/* Fetchers alive at once: one per client, plus ones still exiting after
+ * their client moved to another export or left. */
+#define MAX_FETCHERS (2 * MAX_CLIENTS)
+
+static struct options opt;
+static int self_exe_fd = -1;          /* this binary, for fexecve */
+static int listeners[64];
+static unsigned nlisteners;
+static char *private_dir;             /* -U - or --run: mkdtemp'd */
+static char *unix_socket_path;        /* to unlink at exit */
+static bool socket_activated;
+static bool multi_conn;
+
+static pid_t frontend_pid = -1;
+static int control_fd = -1;           /* our end of the front-end's control socket */
+static pid_t run_pid = -1;
+static pid_t fetcher_pids[MAX_FETCHERS];
+static unsigned nfetchers;
+
+/* ---- Exports. ---- */
+
+static void
+check_exports (void)
+{
+  unsigned i;
+
+  multi_conn = true;
+  for (i = 0; i < opt.nexports; i++) {
+    struct export_spec *e = &opt.exports[i];
+    char err[256];
+    char *shown = url_for_log (e->url);
+
+    if (url_parse (e->url, &e->kind, &e->file_path, err, sizeof err) == -1)
+      fatal ("export \"%s\": %s: %s", e->name, shown, err);
+    if (opt.readonly)
+      e->readonly = true;
+    if (e->kind == URL_FILE) {
+      struct stat st;
+      int fd = open (e->file_path, (e->readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+      if (fd == -1 && !e->readonly && (errno == EACCES || errno == EROFS || errno == EPERM))
+        fatal_errno ("export \"%s\": cannot open %s for writing (serve it "
+                     "read-only with -r or --export-ro)", e->name, e->file_path);
+      if (fd == -1)
+        fatal_errno ("export \"%s\": cannot open %s", e->name, e->file_path);
+      if (fstat (fd, &st) == -1 || !(S_ISREG (st.st_mode) || S_ISBLK (st.st_mode)))
+        fatal ("export \"%s\": %s is not a regular file or block device",
+               e->name, e->file_path);
+      close (fd);
+    }
+    else if (!e->readonly) {
+      notice ("export \"%s\": %s cannot be written at an offset: serving it "
+              "read-only", e->name, shown);
+      e->readonly = true;
+    }
+    if (!e->readonly)
+      multi_conn = false;
+    free (shown);
+  }
+}
+
+/* ---- Listening sockets. ---- */
+
+static void
+add_listener (int fd)
+{
+  if (nlisteners >= sizeof listeners / sizeof listeners[0])
+    fatal ("too many listening sockets");
+  listeners[nlisteners++] = fd;
+}
+
+/* systemd socket activation: LISTEN_PID names us, LISTEN_FDS counts the
+ * sockets from fd 3.  Taken before anything else opens a file. */
+static void
+take_activated_sockets (void)
+{
+  const char *pid_s = getenv ("LISTEN_PID"), *fds_s = getenv ("LISTEN_FDS");
+  long pid, n, i;
+  char *end;
+
+  if (pid_s == NULL || fds_s == NULL)
+    return;
+  pid = strtol (pid_s, &end, 10);
+  if (*end != '\0' || pid != (long) getpid ())
+    return;
+  n = strtol (fds_s, &end, 10);
+  if (*end != '\0' || n < 1 || n > 16)
+    fatal ("LISTEN_FDS=%s: expected 1 to 16 sockets", fds_s);
+  for (i = 0; i < n; i++) {
+    int fd = 3 + (int) i;
+    if (fcntl (fd, F_SETFD, FD_CLOEXEC) == -1)
+      fatal_errno ("socket activation: fd %d", fd);
+    add_listener (fd);
+  }
+  unsetenv ("LISTEN_PID");
+  unsetenv ("LISTEN_FDS");
+  unsetenv ("LISTEN_FDNAMES");
+  socket_activated = true;
+}
+
+static void
+listen_unix (const char *path)
+{
+  struct sockaddr_un sun = { .sun_family = AF_UNIX };
+  int fd;
+
+  if (strlen (path) >= sizeof sun.sun_path)
+    fatal ("Unix socket path %s is too long (at most %zu bytes)", path,
+           sizeof sun.sun_path - 1);
+  strcpy (sun.sun_path, path);
+  fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd == -1)
+    fatal_errno ("socket");
+  if (bind (fd, (struct sockaddr *) &sun, sizeof sun) == -1)
+    fatal_errno ("cannot listen on %s%s", path,
+                 errno == EADDRINUSE ? " (it exists: remove it or pick another path)" : "");
+  if (listen (fd, SOMAXCONN) == -1)
+    fatal_errno ("listen");
+  unix_socket_path = strdup (path);
+  add_listener (fd);
+}
+
+static void
+listen_private_unix (void)
+{
+  const char *tmpdir = getenv ("TMPDIR");
+  char *path;
+
+  if (asprintf (&private_dir, "%s/nbdcurldXXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp") == -1)
+    fatal_errno ("asprintf");
+  if (mkdtemp (private_dir) == NULL)
+    fatal_errno ("mkdtemp %s", private_dir);
+  if (asprintf (&path, "%s/socket", private_dir) == -1)
+    fatal_errno ("asprintf");
+  listen_unix (path);
+  free (path);
+}
+
+static void
+listen_tcp (void)
+{
+  struct addrinfo hints = {
+    .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+    .ai_flags = AI_PASSIVE | AI_NUMERICSERV,
+  }, *ai, *res;
+  const char *port = opt.port ? opt.port : "10809";
+  int r;
+
+  r = getaddrinfo (opt.ipaddr, port, &hints, &res);
+  if (r != 0)
+    fatal ("cannot listen on %s port %s: %s", opt.ipaddr ? opt.ipaddr : "*", port,
+           gai_strerror (r));
+  for (ai = res; ai; ai = ai->ai_next) {
+    int one = 1;
+    int fd = socket (ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+    if (fd == -1) {
+      if (errno == EAFNOSUPPORT)
+        continue;                          /* e.g. no IPv6 on this host */
+      fatal_errno ("socket");
+    }
+    setsockopt (fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (ai->ai_family == AF_INET6)
+      setsockopt (fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    if (bind (fd, ai->ai_addr, ai->ai_addrlen) == -1) {
+      if (errno == EADDRNOTAVAIL && opt.ipaddr == NULL) {
+        close (fd);
+        continue;
+      }
+      fatal_errno ("cannot listen on port %s%s", port,
+                   errno == EADDRINUSE ? " (in use: pick another with -p)" : "");
+    }
+    if (listen (fd, SOMAXCONN) == -1)
+      fatal_errno ("listen");
+    add_listener (fd);
+  }
+  freeaddrinfo (res);
+  if (nlisteners == 0)
+    fatal ("no address to listen on for port %s", port);
+}
+
+/* ---- URIs for --print-uri and --run. ---- */
+
+static char *
+uri_escape (const char *s)
+{
+  static const char hex[] = "0123456789ABCDEF";
+  char *out = malloc (3 * strlen (s) + 1), *p = out;
+  if (out == NULL)
+    fatal_errno ("malloc");
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char) *s;
+    if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+        (ch >= '0' && ch <= '9') || strchr ("-._~", ch))
+      *p++ = (char) ch;
+    else {
+      *p++ = '%';
+      *p++ = hex[ch >> 4];
+      *p++ = hex[ch & 15];
+    }
+  }
+  *p = '\0';
+  return out;
+}
+
+static char *
+server_uri (void)
+{
+  char *export = uri_escape (opt.exports[0].name), *uri = NULL;
+  int r;
+
+  if (unix_socket_path) {
+    char *sock = uri_escape (unix_socket_path);
+    r = asprintf (&uri, "nbd+unix:///%s?socket=%s", export, sock);
+    free (sock);
+  }
+  else {
+    const char *host = opt.ipaddr ? opt.ipaddr : "localhost";
+    bool v6 = strchr (host, ':') != NULL;
+    r = asprintf (&uri, "nbd://%s%s%s:%s/%s", v6 ? "[" : "", host, v6 ? "]" : "",
+                  opt.port ? opt.port : "10809", export);
+  }
+  free (export);
+  if (r == -1)
+    fatal_errno ("asprintf");
+  return uri;
+}
+
+/* ---- Children. ---- */
+
+/* The environment a child gets: nothing but sanitizer settings, which a
+ * sanitizer build needs in every process and which carry no secrets. */
+static char **
+child_environment (void)
+{
+  static const char *keep[] = { "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS" };
+  static char *env[sizeof keep / sizeof keep[0] + 1];
+  size_t i, n = 0;
+
+  for (i = 0; i < sizeof keep / sizeof keep[0]; i++) {
+    const char *v = getenv (keep[i]);
+    /* In the forked child, single-threaded: malloc is safe here. */
+    if (v && asprintf (&env[n], "%s=%s", keep[i], v) != -1)
+      n++;
+  }
+  env[n] = NULL;
+  return env;
+}
+
+/* fork+exec this binary as `role` with fds[i] at fd 3 + i and nothing
+ * else open but stdin, stdout and stderr.  Returns the pid. */
+static pid_t
+spawn_child (const char *role_arg, const int *fds, unsigned nfds)
+{
+  pid_t pid = fork ();
+
+  if (pid == -1)
+    return -1;
+  if (pid == 0) {
+    char *argv[] = { (char *) "nbdcurld", (char *) role_arg, NULL };
+    sigset_t none;
+    int high[64], exe;
+    unsigned i;
+
+    /* Move every fd out of the way first (this binary's too), so that no
+     * dup2 below can overwrite one that has not been placed yet. */
+    exe = fcntl (self_exe_fd, F_DUPFD_CLOEXEC, 100);
+    if (exe == -1)
+      _exit (127);
+    for (i = 0; i < nfds; i++) {
+      high[i] = fcntl (fds[i], F_DUPFD_CLOEXEC, 100);
+      if (high[i] == -1)
+        _exit (127);
+    }
+    for (i = 0; i < nfds; i++)
+      if (dup2 (high[i], 3 + (int) i) == -1)
+        _exit (127);
+    if (close_range (3 + nfds, ~0U, CLOSE_RANGE_CLOEXEC) == -1)
+      _exit (127);
+    signal (SIGPIPE, SIG_DFL);
+    sigemptyset (&none);
+    sigprocmask (SIG_SETMASK, &none, NULL);
+    /* exe is close-on-exec and goes away with the exec. */
+    fexecve (exe, argv, child_environment ());
+    _exit (127);
+  }
+  return pid;
+}
+
+/* Make a config pipe, spawn the child with its peer socket and the pipe,
+ * then write its configuration.  Returns the pid or -1. */
+static pid_t
+start_child (const char *role_arg, int peer_fd, const int *extra, unsigned nextra,
+             int (*send_config) (int fd, const void *arg), const void *arg)
+{
+  int pipefd[2], fds[2 + 64];
+  unsigned i;
+  pid_t pid;
+
+  if (pipe2 (pipefd, O_CLOEXEC) == -1)
+    return -1;
+  fds[0] = peer_fd;
+  fds[1] = pipefd[0];
+  for (i = 0; i < nextra; i++)
+    fds[2 + i] = extra[i];
+  pid = spawn_child (role_arg, fds, 2 + nextra);
+  close (pipefd[0]);
+  if (pid == -1) {
+    close (pipefd[1]);
+    return -1;
+  }
+  if (send_config (pipefd[1], arg) == -1)
+    warn_errno ("sending the configuration to a child");
+  close (pipefd[1]);
+  return pid;
+}
+
+static int
+send_frontend_config (int fd, const void *arg)
+{
+  return config_send_frontend (fd, arg);
+}
+
+static int
+send_fetcher_config (int fd, const void *arg)
+{
+  return config_send_fetcher (fd, arg);
+}
+
+static void
+start_frontend (void)
+{
+  struct frontend_config fc = {
+    .flags = (opt.single ? FRONTEND_SINGLE : 0) | (multi_conn ? FRONTEND_MULTI_CONN : 0) |
+             (opt.verbose ? FRONTEND_VERBOSE : 0),
+    .handshake_timeout = opt.handshake_timeout,
+    .nexports = opt.nexports,
+    .nlisteners = opt.single ? 0 : nlisteners,
+  };
+  struct export_info exports[MAX_EXPORTS];
+  int sv[2], client_fds[2] = { STDIN_FILENO, STDOUT_FILENO };
+  unsigned i;
+
+  for (i = 0; i < opt.nexports; i++) {
+    exports[i].name = opt.exports[i].name;
+    exports[i].description = opt.exports[i].description;
+    exports[i].readonly = opt.exports[i].readonly;
+  }
+  fc.exports = exports;
+
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
+    fatal_errno ("socketpair");
+  frontend_pid = start_child (ROLE_ARG_FRONTEND, sv[1],
+                              opt.single ? client_fds : listeners,
+                              opt.single ? 2 : nlisteners,
+                              send_frontend_config, &fc);
+  if (frontend_pid == -1)
+    fatal_errno ("starting the front-end");
+  close (sv[1]);
+  control_fd = sv[0];
+
+  /* The front-end owns the client side now: our copies only keep sockets
+   * alive after it is gone. */
+  for (i = 0; i < nlisteners; i++)
+    close (listeners[i]);
+  if (opt.single) {
+    int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null >= 0) {
+      dup2 (null, STDIN_FILENO);
+      dup2 (null, STDOUT_FILENO);
+      close (null);
+    }
+  }
+}
+
+static void
+remove_fetcher (pid_t pid)
+{
+  unsigned i;
+  for (i = 0; i < nfetchers; i++)
+    if (fetcher_pids[i] == pid) {
+      fetcher_pids[i] = fetcher_pids[--nfetchers];
+      return;
+    }
+}
+
+/* IPC_SPAWN_FETCHER: start a fetcher for export `length` and give the
+ * front-end its socket.  Returns the errno to report, 0 on success. */
+static int
+spawn_fetcher (const struct ipc_header *req)
+{
+  const struct export_spec *e;
+  struct fetcher_config fc;
+  struct ipc_header reply = { .type = IPC_FETCHER_SPAWNED, .id = req->id };
+  int sv[2], err = 0;
+  pid_t pid;
+
+  if (nfetchers >= MAX_FETCHERS) {
+    warn ("%u fetchers are running already: refusing another", nfetchers);
+    err = EAGAIN;
+    goto reply;
+  }
+  e = &opt.exports[req->length];         /* index checked by the caller */
+  fc = (struct fetcher_config) {
+    .flags = (e->readonly ? FETCHER_READONLY : 0) | (opt.verbose ? FETCHER_VERBOSE : 0) |
+             (opt.insecure ? FETCHER_INSECURE : 0),
+    .connections = opt.connections,
+    .connect_timeout = opt.connect_timeout,
+    .timeout = opt.timeout,
+    .url = e->url,
+    .cainfo = (char *) (opt.cainfo ? opt.cainfo : ""),
+    .capath = (char *) (opt.capath ? opt.capath : ""),
+    .export_name = e->name,
+  };
+  if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1) {
+    err = errno;
+    warn_errno ("socketpair for a fetcher");
+    goto reply;
+  }
+  pid = start_child (ROLE_ARG_FETCHER, sv[1], NULL, 0, send_fetcher_config, &fc);
+  close (sv[1]);
+  if (pid == -1) {
+    err = errno;
+    warn_errno ("starting a fetcher");
+    close (sv[0]);
+    goto reply;
+  }
+  fetcher_pids[nfetchers++] = pid;
+  debug ("started fetcher %d for export \"%s\"", (int) pid, e->name);
+  if (ipc_send_packet (control_fd, &reply, sv[0]) == -1)
+    fatal_errno ("passing a fetcher to the front-end");
+  close (sv[0]);
+  return 0;
+ reply:
+  reply.error = (uint32_t) err;
+  if (ipc_send_packet (control_fd, &reply, -1) == -1)
+    fatal_errno ("answering the front-end");
+  return err;
+}
+
+/* The front-end's requests, and when each is allowed.  Anything else
+ * means the front-end is broken or taken over: the server stops, since
+ * every client goes through it. */
+static void
+supervisor_dispatch_frontend (void)
+{
+  struct ipc_header h;
+  int fd;
+
+  if (ipc_recv_packet (control_fd, &h, &fd) == -1) {
+    if (errno == EAGAIN || errno == EINTR)
+      return;
+    if (errno == 0) {           /* the front-end exited; SIGCHLD tells why */
+      close (control_fd);
+      control_fd = -1;
+      return;
+    }
+    fatal_errno ("bad message from the front-end");
+  }
+  if (fd >= 0) {
+    close (fd);
+    fatal ("the front-end sent a file descriptor: stopping");
+  }
+  switch (h.type) {
+  case IPC_SPAWN_FETCHER:
+    if (h.length >= opt.nexports || h.flags != 0 || h.offset != 0 || h.error != 0)
+      fatal ("the front-end asked for a fetcher for export %u of %u: stopping",
+             h.length, opt.nexports);
+    spawn_fetcher (&h);
+    break;
+  default:
+    fatal ("unexpected message type %u from the front-end: stopping", h.type);
+  }
+}
+
+/* ---- Running and stopping. ---- */
+
+static void
+cleanup_files (void)
+{
+  if (unix_socket_path)
+    unlink (unix_socket_path);
+  if (private_dir)
+    rmdir (private_dir);
+  if (opt.pidfile)
+    unlink (opt.pidfile);
+}
+
+static void
+stop_children (void)
+{
+  unsigned i, tries;
+
+  if (frontend_pid > 0)
+    kill (frontend_pid, SIGTERM);
+  for (i = 0; i < nfetchers; i++)
+    kill (fetcher_pids[i], SIGTERM);
+  /* Give them a moment, then make sure. */
+  for (tries = 0; tries < 50; tries++) {
+    pid_t pid;
+    while ((pid = waitpid (-1, NULL, WNOHANG)) > 0) {
+      if (pid == frontend_pid)
+        frontend_pid = -1;
+      remove_fetcher (pid);
+    }
+    if (frontend_pid == -1 && nfetchers == 0)
+      return;
+    usleep (20000);
+  }
+  if (frontend_pid > 0)
+    kill (frontend_pid, SIGKILL);
+  for (i = 0; i < nfetchers; i++)
+    kill (fetcher_pids[i], SIGKILL);
+}
+
+__attribute__((noreturn))
+static void
+shutdown_and_exit (int status)
+{
+  stop_children ();
+  cleanup_files ();
+  exit (status);
+}
+
+static void
+start_run_command (void)
+{
+  char *uri = server_uri ();
+  char port[16] = "";
+
+  if (!unix_socket_path)
+    snprintf (port, sizeof port, "%s", opt.port ? opt.port : "10809");
+  run_pid = fork ();
+  if (run_pid == -1)
+    fatal_errno ("fork for --run");
+  if (run_pid == 0) {
+    sigset_t none;
+    sigemptyset (&none);
+    sigprocmask (SIG_SETMASK, &none, NULL);
+    signal (SIGPIPE, SIG_DFL);
+    setenv ("uri", uri, 1);
+    setenv ("port", port, 1);
+    setenv ("unixsocket", unix_socket_path ? unix_socket_path : "", 1);
+    setenv ("exportname", opt.exports[0].name, 1);
+    execl ("/bin/sh", "sh", "-c", opt.run, (char *) NULL);
+    fprintf (stderr, "nbdcurld: cannot run /bin/sh: %s\n", strerror (errno));
+    _exit (127);
+  }
+  free (uri);
+}
+
+static int
+exit_status_of (int status)
+{
+  if (WIFEXITED (status))
+    return WEXITSTATUS (status);
+  if (WIFSIGNALED (status))
+    return 128 + WTERMSIG (status);
+  return EXIT_FAILURE;
+}
+
+static void
+reap_children (void)
+{
+  pid_t pid;
+  int status;
+
+  while ((pid = waitpid (-1, &status, WNOHANG)) > 0) {
+    if (pid == run_pid) {
+      debug ("--run command exited with status %d", exit_status_of (status));
+      shutdown_and_exit (exit_status_of (status));
+    }
+    if (pid == frontend_pid) {
+      frontend_pid = -1;
+      if (opt.single && WIFEXITED (status) && WEXITSTATUS (status) == 0)
+        shutdown_and_exit (EXIT_SUCCESS);
+      if (WIFSIGNALED (status))
+        warn ("the front-end was killed by signal %d (%s): stopping",
+              WTERMSIG (status), strsignal (WTERMSIG (status)));
+      else
+        warn ("the front-end exited with status %d: stopping", exit_status_of (status));
+      shutdown_and_exit (EXIT_FAILURE);
+    }
+    remove_fetcher (pid);
+    if (WIFSIGNALED (status))
+      warn ("fetcher %d was killed by signal %d (%s)", (int) pid,
+            WTERMSIG (status), strsignal (WTERMSIG (status)));
+    else
+      debug ("fetcher %d exited with status %d", (int) pid, exit_status_of (status));
+  }
+}
+
+static void
+daemonize (void)
+{
+  pid_t pid = fork ();
+  int null;
+
+  if (pid == -1)
+    fatal_errno ("fork");
+  if (pid > 0)
+    _exit (EXIT_SUCCESS);
+  setsid ();
+  if (chdir ("/") == -1)
+    fatal_errno ("chdir /");
+  null = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null >= 0) {
+    dup2 (null, STDIN_FILENO);
+    dup2 (null, STDOUT_FILENO);
+    close (null);
+  }
+}
+
+static void
+write_pidfile (void)
+{
+  char buf[32];
+  int fd, n;
+
+  fd = open (opt.pidfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd == -1)
+    fatal_errno ("cannot write the pid file %s", opt.pidfile);
+  n = snprintf (buf, sizeof buf, "%d\n", (int) getpid ());
+  if (write_full (fd, buf, (size_t) n) == -1 || close (fd) == -1)
+    fatal_errno ("writing the pid file %s", opt.pidfile);
+}
+
+int
+supervisor_main (int argc, char **argv)
+{
+  sigset_t mask;
+  int sfd;
+
+  /* Before anything opens a file: the activated sockets are at fd 3... */
+  take_activated_sockets ();
+  options_parse (argc, argv, &opt);
+  log_init (NULL, opt.verbose);
+  check_exports ();
+
+  if (opt.exit_with_parent && prctl (PR_SET_PDEATHSIG, SIGTERM) == -1)
+    fatal_errno ("--exit-with-parent: prctl");
+
+  self_exe_fd = open ("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  if (self_exe_fd == -1)
+    fatal_errno ("cannot open /proc/self/exe to start the other processes");
+
+  if (socket_activated) {
+    if (opt.single || opt.port || opt.ipaddr || opt.unix_path)
+      fatal ("started by socket activation: -s, -p, -i and -U do not apply");
+  }
+  else if (opt.single)
+    ;
+  else if (opt.unix_path && strcmp (opt.unix_path, "-") == 0)
+    listen_private_unix ();
+  else if (opt.unix_path)
+    listen_unix (opt.unix_path);
+  else if (opt.run && !opt.port && !opt.ipaddr)
+    listen_private_unix ();           /* --run alone: nothing on the network */
+  else
+    listen_tcp ();
+
+  if (opt.print_uri) {
+    if (opt.single || socket_activated)
+      notice ("--print-uri: no URI when serving stdin or activated sockets");
+    else {
+      char *uri = server_uri ();
+      printf ("%s\n", uri);
+      fflush (stdout);
+      free (uri);
+    }
+  }
+
+  sigemptyset (&mask);
+  sigaddset (&mask, SIGCHLD);
+  sigaddset (&mask, SIGTERM);
+  sigaddset (&mask, SIGINT);
+  sigaddset (&mask, SIGHUP);
+  if (sigprocmask (SIG_BLOCK, &mask, NULL) == -1)
+    fatal_errno ("sigprocmask");
+  signal (SIGPIPE, SIG_IGN);
+
+  if (!opt.foreground && !opt.single && !opt.run && !socket_activated &&
+      !opt.exit_with_parent)
+    daemonize ();
+  if (opt.pidfile)
+    write_pidfile ();
+
+  sfd = signalfd (-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sfd == -1)
+    fatal_errno ("signalfd");
+
+  start_frontend ();
+  if (opt.run)
+    start_run_command ();
+
+  for (;;) {
+    struct pollfd pfd[2] = {
+      { .fd = sfd, .events = POLLIN },
+      { .fd = control_fd, .events = POLLIN },
+    };
+    struct signalfd_siginfo si;
+
+    if (poll (pfd, control_fd >= 0 ? 2 : 1, -1) == -1) {
+      if (errno == EINTR)
+        continue;
+      fatal_errno ("poll");
+    }
+    if (control_fd >= 0 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)))
+      supervisor_dispatch_frontend ();
+    while (read (sfd, &si, sizeof si) == (ssize_t) sizeof si) {
+      if (si.ssi_signo == SIGCHLD)
+        reap_children ();
+      else {
+        debug ("stopping on signal %u", si.ssi_signo);
+        shutdown_and_exit (opt.run ? EXIT_FAILURE : EXIT_SUCCESS);
+      }
+    }
+  }
+}

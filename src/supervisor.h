@@ -1,0 +1,49 @@
+/*
+ * supervisor.h: the supervisor's view of the command line (options.c) and
+ * its process table (supervisor.c).
+ */
+#ifndef NBDCURLD_SUPERVISOR_H
+#define NBDCURLD_SUPERVISOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "nbdcurld.h"
+#include "url.h"
+
+struct export_spec {
+  char *name;
+  char *url;                 /* may hold credentials: log url_for_log() */
+  char *description;         /* "" when none */
+  bool readonly;             /* -r, --export-ro, or a protocol that cannot write */
+  enum url_kind kind;
+  char *file_path;           /* file: only */
+};
+
+struct options {
+  struct export_spec exports[MAX_EXPORTS];
+  unsigned nexports;
+  bool readonly;             /* -r */
+  bool single;               /* -s */
+  bool foreground;           /* -f */
+  bool exit_with_parent;
+  bool print_uri;
+  bool verbose;
+  bool insecure;
+  const char *port;          /* NULL: default */
+  const char *ipaddr;        /* NULL: all addresses */
+  const char *unix_path;     /* NULL, a path, or "-" */
+  const char *run;           /* --run CMD */
+  const char *pidfile;
+  const char *cainfo, *capath;
+  uint32_t connections;
+  uint32_t timeout;
+  uint32_t connect_timeout;
+  uint32_t handshake_timeout;
+};
+
+/* Parse argv into o; prints a message and exits 1 on any usage error,
+ * exits 0 after --help or --version. */
+void options_parse (int argc, char **argv, struct options *o);
+
+#endif

@@ -1,0 +1,482 @@
+/*
+ * transmission.c: NBD requests from a client, and the fetcher's replies.
+ *
+ * Every request is checked completely here (magic, command, flags, length,
+ * range) before anything reaches the fetcher; what the fetcher sends back
+ * is checked against the request it answers (id, type, exact length)
+ * before a byte of it reaches the client.  A fetcher that breaks the rules
+ * is dropped and its client's requests fail with EIO.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "frontend.h"
+#include "ipc.h"
+#include "log.h"
+#include "wire.h"
+
+uint32_t
+nbd_errno (uint32_t e)
+{
+  switch (e) {
+  case 0: return 0;
+  case EPERM: case EACCES: case EROFS: return NBD_EPERM;
+  case EIO: return NBD_EIO;
+  case ENOMEM: return NBD_ENOMEM;
+  case EINVAL: return NBD_EINVAL;
+  case ENOSPC: case EFBIG: case EDQUOT: return NBD_ENOSPC;
+  case EOVERFLOW: return NBD_EOVERFLOW;
+  case ENOTSUP: return NBD_ENOTSUP;
+  case ESHUTDOWN: return NBD_ESHUTDOWN;
+  default: return NBD_EIO;
+  }
+}
+
+/* ---- Replies to the client. ---- */
+
+static void
+reply_simple (struct client *c, uint64_t cookie, uint32_t error)
+{
+  uint8_t buf[NBD_SIMPLE_REPLY_SIZE];
+  struct writer w;
+
+  writer_init (&w, buf, sizeof buf);
+  if (writer_put_u32_be (&w, NBD_SIMPLE_REPLY_MAGIC) == -1 ||
+      writer_put_u32_be (&w, nbd_errno (error)) == -1 ||
+      writer_put_u64_be (&w, cookie) == -1)
+    fatal ("simple reply does not fit");
+  outq_push_copy (&c->out, buf, w.pos);
+}
+
+static int
+put_chunk_header (struct writer *w, uint16_t flags, uint16_t type,
+                  uint64_t cookie, uint32_t length)
+{
+  if (writer_put_u32_be (w, NBD_STRUCTURED_REPLY_MAGIC) == -1 ||
+      writer_put_u16_be (w, flags) == -1 ||
+      writer_put_u16_be (w, type) == -1 ||
+      writer_put_u64_be (w, cookie) == -1 ||
+      writer_put_u32_be (w, length) == -1)
+    return -1;
+  return 0;
+}
+
+/* Success without data, or an error, in the form the client negotiated. */
+static void
+reply_status (struct client *c, uint64_t cookie, uint32_t error)
+{
+  uint8_t buf[NBD_STRUCTURED_REPLY_SIZE + 6];
+  struct writer w;
+
+  if (!c->structured) {
+    reply_simple (c, cookie, error);
+    return;
+  }
+  writer_init (&w, buf, sizeof buf);
+  if (error == 0) {
+    if (put_chunk_header (&w, NBD_REPLY_FLAG_DONE, NBD_REPLY_TYPE_NONE, cookie, 0) == -1)
+      fatal ("reply does not fit");
+  }
+  else if (put_chunk_header (&w, NBD_REPLY_FLAG_DONE, NBD_REPLY_TYPE_ERROR, cookie, 6) == -1 ||
+           writer_put_u32_be (&w, nbd_errno (error)) == -1 ||
+           writer_put_u16_be (&w, 0) == -1)        /* no message */
+    fatal ("error chunk does not fit");
+  outq_push_copy (&c->out, buf, w.pos);
+}
+
+/* base:allocation for [offset, offset+length): we know nothing about
+ * holes, and "allocated data" is always a true answer.  length was
+ * checked against the export's end, so the extent never passes it. */
+static void
+reply_block_status (struct client *c, uint64_t cookie, uint32_t length)
+{
+  uint8_t buf[NBD_STRUCTURED_REPLY_SIZE + 4 + 8];
+  struct writer w;
+
+  writer_init (&w, buf, sizeof buf);
+  if (put_chunk_header (&w, NBD_REPLY_FLAG_DONE, NBD_REPLY_TYPE_BLOCK_STATUS,
+                        cookie, 4 + 8) == -1 ||
+      writer_put_u32_be (&w, 1) == -1 ||       /* context id of base:allocation */
+      writer_put_u32_be (&w, length) == -1 ||
+      writer_put_u32_be (&w, 0) == -1)         /* allocated, not zero */
+    fatal ("block status reply does not fit");
+  outq_push_copy (&c->out, buf, w.pos);
+}
+
+/* ---- Requests. ---- */
+
+static void
+finish_slot (struct client *c, uint32_t slot)
+{
+  c->slots[slot].used = false;
+  c->ninflight--;                      /* the slot was used: ninflight >= 1 */
+}
+
+
+static int
+take_slot (struct client *c, uint32_t *slot)
+{
+  uint32_t i;
+  for (i = 0; i < MAX_INFLIGHT_PER_CLIENT; i++)
+    if (!c->slots[i].used) {
+      *slot = i;
+      return 0;
+    }
+  return -1;
+}
+
+static void
+send_to_fetcher (struct client *c, uint32_t slot, uint16_t type, uint16_t ipc_flags,
+                 uint8_t *payload, uint32_t payload_len)
+{
+  struct inflight *s = &c->slots[slot];
+  struct ipc_header h = {
+    .type = type, .flags = ipc_flags, .payload_len = payload_len,
+    .id = slot, .offset = s->offset, .length = s->length,
+  };
+  outq_push_copy (&c->to_fetcher, &h, sizeof h);
+  if (payload_len > 0)
+    outq_push_owned (&c->to_fetcher, payload, payload, payload_len);
+}
+
+/* Is [offset, offset + count) inside the export?  Written so that nothing
+ * can overflow: count <= size is checked before size - count. */
+static bool
+in_range (const struct client *c, uint64_t offset, uint32_t count)
+{
+  return count <= c->export_size && offset <= c->export_size - count;
+}
+
+/* Check one request: 0 if it may go ahead, else the errno to answer. */
+static uint32_t
+check_request (const struct client *c, uint16_t type, uint16_t flags,
+               uint64_t offset, uint32_t count)
+{
+  bool ro = (c->eflags & NBD_FLAG_READ_ONLY) != 0;
+
+  switch (type) {
+  case NBD_CMD_READ:
+    if (flags & ~(c->structured ? NBD_CMD_FLAG_DF : 0))
+      return EINVAL;
+    if (count == 0 || count > NBD_MAX_REQUEST_SIZE || !in_range (c, offset, count))
+      return EINVAL;
+    return 0;
+  case NBD_CMD_WRITE:
+    if (ro)
+      return EPERM;
+    if (flags & ~((c->eflags & NBD_FLAG_SEND_FUA) ? NBD_CMD_FLAG_FUA : 0))
+      return EINVAL;
+    if (count == 0 || count > NBD_MAX_REQUEST_SIZE)
+      return EINVAL;
+    if (!in_range (c, offset, count))
+      return ENOSPC;
+    return 0;
+  case NBD_CMD_FLUSH:
+    if (!(c->eflags & NBD_FLAG_SEND_FLUSH) || flags != 0 || offset != 0 || count != 0)
+      return EINVAL;
+    return 0;
+  case NBD_CMD_CACHE:
+    if (flags != 0 || count == 0 || !in_range (c, offset, count))
+      return EINVAL;
+    return 0;
+  case NBD_CMD_BLOCK_STATUS:
+    if (!c->structured || !c->meta_base_allocation)
+      return EINVAL;
+    if (flags & ~NBD_CMD_FLAG_REQ_ONE)
+      return EINVAL;
+    if (count == 0 || !in_range (c, offset, count))
+      return EINVAL;
+    return 0;
+  default:
+    /* TRIM and WRITE_ZEROES are not advertised; others are unknown. */
+    return EINVAL;
+  }
+}
+
+size_t
+transmission_consume (struct client *c, const uint8_t *data, size_t len)
+{
+  struct reader r;
+  uint32_t magic, count, slot, err;
+  uint16_t flags, type;
+  uint64_t cookie, offset;
+
+  if (c->state == CLIENT_WRITE_PAYLOAD) {
+    size_t want = c->slots[c->payload_slot].length - c->payload_got;
+    size_t n = len < want ? len : want;
+    memcpy (c->payload + c->payload_got, data, n);
+    c->payload_got += n;
+    transmission_payload_done (c);
+    return n;
+  }
+  if (c->state == CLIENT_DISCARD) {
+    size_t n = len < c->discard_left ? len : (size_t) c->discard_left;
+    c->discard_left -= n;
+    if (c->discard_left == 0)
+      c->state = CLIENT_TRANSMISSION;
+    return n;
+  }
+
+  reader_init (&r, data, len);
+  if (reader_get_u32_be (&r, &magic) == -1 ||
+      reader_get_u16_be (&r, &flags) == -1 ||
+      reader_get_u16_be (&r, &type) == -1 ||
+      reader_get_u64_be (&r, &cookie) == -1 ||
+      reader_get_u64_be (&r, &offset) == -1 ||
+      reader_get_u32_be (&r, &count) == -1)
+    return 0;
+  if (magic != NBD_REQUEST_MAGIC) {
+    warn ("client %s: bad request magic 0x%08x: closing", c->peer, magic);
+    client_close (c, NULL);
+    return 0;
+  }
+
+  if (type == NBD_CMD_DISC) {
+    c->disconnect_requested = true;
+    return r.pos;
+  }
+
+  err = check_request (c, type, flags, offset, count);
+  if (err == 0 && c->fetcher_failed &&
+      (type == NBD_CMD_READ || type == NBD_CMD_WRITE || type == NBD_CMD_FLUSH))
+    err = EIO;
+  if (err != 0) {
+    debug ("client %s: request type %u offset %llu count %u: %s", c->peer, type,
+           (unsigned long long) offset, count, strerror ((int) err));
+    reply_status (c, cookie, err);
+    if (type == NBD_CMD_WRITE && count > 0) {
+      /* Skipped as it arrives: never buffered, whatever its length. */
+      c->discard_left = count;
+      c->state = CLIENT_DISCARD;
+    }
+    return r.pos;
+  }
+
+  switch (type) {
+  case NBD_CMD_CACHE:
+    reply_status (c, cookie, 0);       /* advisory; nothing to prefetch */
+    return r.pos;
+  case NBD_CMD_BLOCK_STATUS:
+    reply_block_status (c, cookie, count);
+    return r.pos;
+  default:
+    break;
+  }
+
+  if (take_slot (c, &slot) == -1)
+    fatal ("no free request slot although ninflight < limit");
+  c->slots[slot] = (struct inflight) {
+    .used = true, .type = type, .flags = flags, .cookie = cookie,
+    .offset = offset, .length = count,
+  };
+  c->ninflight++;
+
+  switch (type) {
+  case NBD_CMD_READ:
+    send_to_fetcher (c, slot, IPC_READ, 0, NULL, 0);
+    break;
+  case NBD_CMD_FLUSH:
+    send_to_fetcher (c, slot, IPC_FLUSH, 0, NULL, 0);
+    break;
+  case NBD_CMD_WRITE:
+    c->payload = malloc (count);
+    if (c->payload == NULL)
+      fatal_errno ("malloc");
+    c->payload_got = 0;
+    c->payload_slot = slot;
+    c->state = CLIENT_WRITE_PAYLOAD;
+    break;
+  }
+  return r.pos;
+}
+
+void
+transmission_payload_done (struct client *c)
+{
+  struct inflight *s = &c->slots[c->payload_slot];
+
+  if (c->payload_got < s->length)
+    return;
+  if (c->fetcher_fd < 0) {
+    /* The fetcher died while the data arrived. */
+    reply_status (c, s->cookie, EIO);
+    free (c->payload);
+    finish_slot (c, c->payload_slot);
+  }
+  else
+    send_to_fetcher (c, c->payload_slot, IPC_WRITE,
+                   (s->flags & NBD_CMD_FLAG_FUA) ? IPC_FLAG_FUA : 0,
+                   c->payload, s->length);
+  c->payload = NULL;                   /* owned by the queue now */
+  c->payload_got = 0;
+  c->state = CLIENT_TRANSMISSION;
+}
+
+/* ---- The fetcher's side. ---- */
+
+void
+transmission_fail_inflight (struct client *c)
+{
+  uint32_t i;
+
+  if (c->fetcher_fd >= 0)
+    warn ("client %s: the fetcher for export \"%s\" failed: its requests "
+          "get EIO", c->peer, fe.config.exports[c->export_index].name);
+  for (i = 0; i < MAX_INFLIGHT_PER_CLIENT; i++)
+    if (c->slots[i].used) {
+      /* A WRITE still collecting its data is answered when complete. */
+      if (c->state == CLIENT_WRITE_PAYLOAD && i == c->payload_slot)
+        continue;
+      reply_status (c, c->slots[i].cookie, EIO);
+      finish_slot (c, i);
+    }
+  drop_fetcher (c);
+  c->fetcher_failed = true;
+  if (c->state == CLIENT_WAIT_FETCHER)
+    handshake_fetcher_opened (c, EIO);
+}
+
+/* A complete fetcher message: its header is in c->fin.header and, for read
+ * data, its payload in c->fin.buf after the headroom. */
+static void
+fetcher_message_done (struct client *c, const struct ipc_header *h)
+{
+  struct inflight *s;
+
+  if (h->type == IPC_FETCHER_OPENED) {
+    c->fetcher_open = true;
+    c->export_size = h->offset;
+    c->fetcher_caps = h->flags;
+    handshake_fetcher_opened (c, h->error);
+    return;
+  }
+
+  s = &c->slots[h->id];                /* id checked in read_fetcher */
+  if (h->error != 0 || s->type != NBD_CMD_READ) {
+    reply_status (c, s->cookie, h->error);
+    finish_slot (c, (uint32_t) h->id);
+    return;
+  }
+
+  /* Read data: build the reply header in the headroom before it. */
+  {
+    uint8_t *buf = c->fin.buf;
+    size_t hdr = c->structured ? NBD_STRUCTURED_REPLY_SIZE + 8 : NBD_SIMPLE_REPLY_SIZE;
+    uint8_t *start = buf + READ_REPLY_HEADROOM - hdr;   /* hdr <= headroom */
+    struct writer w;
+
+    writer_init (&w, start, hdr);
+    if (c->structured) {
+      if (put_chunk_header (&w, NBD_REPLY_FLAG_DONE, NBD_REPLY_TYPE_OFFSET_DATA,
+                            s->cookie, 8 + s->length) == -1 ||
+          writer_put_u64_be (&w, s->offset) == -1)
+        fatal ("read chunk header does not fit");
+    }
+    else if (writer_put_u32_be (&w, NBD_SIMPLE_REPLY_MAGIC) == -1 ||
+             writer_put_u32_be (&w, 0) == -1 ||
+             writer_put_u64_be (&w, s->cookie) == -1)
+      fatal ("read reply header does not fit");
+    outq_push_owned (&c->out, buf, start, hdr + s->length);
+    c->fin.buf = NULL;
+    finish_slot (c, (uint32_t) h->id);
+  }
+}
+
+/* Check a fetcher header against what we asked.  Returns the payload
+ * length it must carry, or -1 if the fetcher broke the protocol. */
+static int64_t
+check_fetcher_header (const struct client *c, const struct ipc_header *h)
+{
+  const struct inflight *s;
+
+  if (!c->fetcher_open) {
+    if (h->type != IPC_FETCHER_OPENED || h->payload_len != 0 || c->state != CLIENT_WAIT_FETCHER)
+      return -1;
+    if (h->error == 0 && (h->flags & ~(FETCHER_CAN_WRITE | FETCHER_CAN_FLUSH | FETCHER_CAN_FUA)))
+      return -1;
+    return 0;
+  }
+  if (h->type != IPC_REPLY || h->id >= MAX_INFLIGHT_PER_CLIENT)
+    return -1;
+  s = &c->slots[h->id];
+  if (!s->used || (c->state == CLIENT_WRITE_PAYLOAD && h->id == c->payload_slot))
+    return -1;                          /* never sent: a forged reply */
+  if (h->flags != 0 || h->offset != 0 || h->length != 0)
+    return -1;
+  if (h->error == 0 && s->type == NBD_CMD_READ)
+    return h->payload_len == s->length ? (int64_t) s->length : -1;
+  return h->payload_len == 0 ? 0 : -1;
+}
+
+int
+transmission_read_fetcher (struct client *c)
+{
+  struct fetcher_input *in = &c->fin;
+  unsigned rounds;
+
+  /* Bounded: other peers get their turn after a few messages. */
+  for (rounds = 0; rounds < 64; rounds++) {
+    struct ipc_header h;
+    ssize_t r;
+
+    if (in->header_got < IPC_HEADER_SIZE) {
+      r = read (c->fetcher_fd, in->header + in->header_got,
+                IPC_HEADER_SIZE - in->header_got);
+      if (r == 0 || (r == -1 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        transmission_fail_inflight (c);
+        return -1;
+      }
+      if (r == -1)
+        return 0;
+      in->header_got += (size_t) r;
+      if (in->header_got < IPC_HEADER_SIZE)
+        return 0;
+      ipc_decode_header (in->header, &h);
+      {
+        int64_t want = check_fetcher_header (c, &h);
+        if (want < 0) {
+          warn ("client %s: the fetcher sent an invalid message (type %u, "
+                "id %llu, %u bytes): dropping it", c->peer, h.type,
+                (unsigned long long) h.id, h.payload_len);
+          transmission_fail_inflight (c);
+          return -1;
+        }
+        in->data_len = (size_t) want;
+        in->data_got = 0;
+        if (want > 0) {
+          in->buf = malloc (READ_REPLY_HEADROOM + (size_t) want);
+          if (in->buf == NULL)
+            fatal_errno ("malloc");
+        }
+      }
+    }
+    ipc_decode_header (in->header, &h);
+
+    if (in->data_got < in->data_len) {
+      r = read (c->fetcher_fd, in->buf + READ_REPLY_HEADROOM + in->data_got,
+                in->data_len - in->data_got);
+      if (r == 0 || (r == -1 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        transmission_fail_inflight (c);
+        return -1;
+      }
+      if (r == -1)
+        return 0;
+      in->data_got += (size_t) r;
+      if (in->data_got < in->data_len)
+        return 0;
+    }
+
+    /* Whole message: reset the reader before acting on it. */
+    in->header_got = 0;
+    fetcher_message_done (c, &h);
+    free (in->buf);                     /* NULL if the reply took it */
+    in->buf = NULL;
+    if (c->dead || c->fetcher_fd < 0)
+      return -1;
+    if (c->out.bytes >= MAX_QUEUED_BYTES)
+      return 0;
+  }
+  return 0;
+}

@@ -1,0 +1,136 @@
+/* url.c: see url.h.  Parsing is libcurl's URL API, so the fetcher and the
+ * supervisor agree with libcurl itself about what a URL means. */
+#include <curl/curl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "nbdcurld.h"
+#include "url.h"
+
+static const struct {
+  const char *scheme;
+  enum url_kind kind;
+} allowed_schemes[] = {
+  { "http", URL_HTTP }, { "https", URL_HTTPS }, { "ftp", URL_FTP },
+  { "ftps", URL_FTPS }, { "file", URL_FILE },
+};
+
+int
+url_kind_is_readonly (enum url_kind kind)
+{
+  return kind != URL_FILE;
+}
+
+int
+url_parse (const char *url, enum url_kind *kind, char **file_path,
+           char *err, size_t errlen)
+{
+  CURLU *u = NULL;
+  char *scheme = NULL, *host = NULL, *path = NULL;
+  CURLUcode rc;
+  size_t i;
+  int ret = -1;
+
+  *file_path = NULL;
+  if (strlen (url) > MAX_URL_LENGTH) {
+    snprintf (err, errlen, "URL is longer than %u bytes", MAX_URL_LENGTH);
+    return -1;
+  }
+  u = curl_url ();
+  if (u == NULL) {
+    snprintf (err, errlen, "out of memory");
+    return -1;
+  }
+  /* No CURLU_GUESS_SCHEME: "example.com/disk.img" must be an error, not a
+   * guess, and no CURLU_NON_SUPPORT_SCHEME: only schemes libcurl has. */
+  rc = curl_url_set (u, CURLUPART_URL, url, 0);
+  if (rc != CURLUE_OK) {
+    snprintf (err, errlen,
+              "cannot parse the URL (%s): give a full URL such as "
+              "https://host/disk.img or file:///path/disk.img",
+              curl_url_strerror (rc));
+    goto out;
+  }
+  if (curl_url_get (u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK) {
+    snprintf (err, errlen, "the URL has no scheme");
+    goto out;
+  }
+  for (i = 0; i < sizeof allowed_schemes / sizeof allowed_schemes[0]; i++)
+    if (strcasecmp (scheme, allowed_schemes[i].scheme) == 0)
+      break;
+  if (i == sizeof allowed_schemes / sizeof allowed_schemes[0]) {
+    snprintf (err, errlen,
+              "the scheme \"%.32s\" is not served: use http, https, ftp, ftps or file",
+              scheme);
+    goto out;
+  }
+  *kind = allowed_schemes[i].kind;
+
+  if (*kind == URL_FILE) {
+    rc = curl_url_get (u, CURLUPART_HOST, &host, 0);
+    if (rc == CURLUE_OK && host[0] != '\0' && strcasecmp (host, "localhost") != 0) {
+      snprintf (err, errlen, "file: URLs must name a local path (file:///path), not a host");
+      goto out;
+    }
+    /* Decoding %00 fails here, so the path cannot hide a NUL. */
+    rc = curl_url_get (u, CURLUPART_PATH, &path, CURLU_URLDECODE);
+    if (rc != CURLUE_OK || path[0] != '/') {
+      snprintf (err, errlen, "file: URL has no usable absolute path");
+      goto out;
+    }
+    *file_path = strdup (path);
+    if (*file_path == NULL) {
+      snprintf (err, errlen, "out of memory");
+      goto out;
+    }
+  }
+  else {
+    rc = curl_url_get (u, CURLUPART_HOST, &host, 0);
+    if (rc != CURLUE_OK || host[0] == '\0') {
+      snprintf (err, errlen, "the URL has no host name");
+      goto out;
+    }
+  }
+  ret = 0;
+ out:
+  curl_free (scheme);
+  curl_free (host);
+  curl_free (path);
+  curl_url_cleanup (u);
+  return ret;
+}
+
+char *
+url_for_log (const char *url)
+{
+  CURLU *u = curl_url ();
+  char *part = NULL, *out = NULL;
+  bool had_query = false;
+
+  if (u == NULL || curl_url_set (u, CURLUPART_URL, url, 0) != CURLUE_OK)
+    goto fallback;
+  if (curl_url_get (u, CURLUPART_QUERY, &part, 0) == CURLUE_OK)
+    had_query = true;
+  curl_free (part);
+  part = NULL;
+  if (curl_url_set (u, CURLUPART_USER, NULL, 0) != CURLUE_OK ||
+      curl_url_set (u, CURLUPART_PASSWORD, NULL, 0) != CURLUE_OK ||
+      curl_url_set (u, CURLUPART_OPTIONS, NULL, 0) != CURLUE_OK ||
+      curl_url_set (u, CURLUPART_QUERY, NULL, 0) != CURLUE_OK ||
+      curl_url_set (u, CURLUPART_FRAGMENT, NULL, 0) != CURLUE_OK ||
+      curl_url_get (u, CURLUPART_URL, &part, 0) != CURLUE_OK)
+    goto fallback;
+  if (asprintf (&out, "%s%s", part, had_query ? "?..." : "") == -1)
+    out = NULL;
+  curl_free (part);
+  curl_url_cleanup (u);
+  if (out)
+    return out;
+  return strdup ("(URL)");
+ fallback:
+  curl_url_cleanup (u);
+  return strdup ("(unparsable URL)");
+}

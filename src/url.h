@@ -1,0 +1,32 @@
+/*
+ * url.h: which URLs nbdcurld serves, and how they appear in logs.
+ *
+ * Allowed schemes: http, https, ftp, ftps, file.  Redirects may go only to
+ * http, https, ftp and ftps: never to file:, whatever the first URL was.
+ */
+#ifndef NBDCURLD_URL_H
+#define NBDCURLD_URL_H
+
+#include <stddef.h>
+
+enum url_kind { URL_HTTP, URL_HTTPS, URL_FTP, URL_FTPS, URL_FILE };
+
+/* Schemes as libcurl's CURLOPT_PROTOCOLS_STR / REDIR_PROTOCOLS_STR take them. */
+#define URL_NETWORK_PROTOCOLS "http,https,ftp,ftps"
+
+/* Parse and check a URL.  On success returns 0, sets *kind, and for file:
+ * URLs sets *file_path to the decoded local path (malloc'd; NULL for other
+ * kinds).  On failure returns -1 and writes a message for the user into
+ * err (never containing credentials). */
+int url_parse (const char *url, enum url_kind *kind, char **file_path,
+               char *err, size_t errlen);
+
+/* True if the kind cannot write at an offset (everything but file:). */
+int url_kind_is_readonly (enum url_kind kind);
+
+/* The URL as it may be logged: without user name, password, query or
+ * fragment (presigned URLs carry signatures there).  malloc'd; never
+ * NULL (falls back to a placeholder). */
+char *url_for_log (const char *url);
+
+#endif
