@@ -24,12 +24,6 @@ static int image_fd = -1;
 static uint8_t *read_buf;
 static size_t read_buf_size;
 
-static void
-file_init (struct fetcher *f)
-{
-  (void) f;
-}
-
 static int
 file_open (struct fetcher *f)
 {
@@ -44,8 +38,10 @@ file_open (struct fetcher *f)
              (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd == -1) {
     error = errno;
+    /* Permission trouble on a writable export has an easy way out. */
     warn ("export \"%s\": cannot open %s%s: %s", f->export_name, f->log_url,
-          readonly ? "" : " for writing (use --export-ro or -r to serve it read-only)",
+          !readonly && (error == EACCES || error == EROFS || error == EPERM)
+          ? " for writing (use --export-ro or -r to serve it read-only)" : "",
           strerror (error));
     goto out;
   }
@@ -115,7 +111,7 @@ file_read (struct fetcher *f, const struct fetcher_request *req)
   }
 
   /* Each pass reads at least one byte or returns, so at most length
-   * passes (EINTR aside). */
+   * passes (EINTR aside).  length - done cannot underflow: done < length. */
   while (done < req->length) {
     ssize_t r = pread (image_fd, read_buf + done, req->length - done,
                        (off_t) (req->offset + done));
@@ -136,7 +132,6 @@ file_read (struct fetcher *f, const struct fetcher_request *req)
     }
     done += (size_t) r;
   }
-  fetcher_reply (req->id, 0, read_buf, req->length);
   return 0;
 }
 
@@ -145,6 +140,7 @@ file_write (struct fetcher *f, const struct fetcher_request *req)
 {
   size_t done = 0;
 
+  /* As in file_read: progress each pass, and done < length. */
   while (done < req->length) {
     ssize_t r = pwrite (image_fd, req->data + done, req->length - done,
                         (off_t) (req->offset + done));
@@ -190,6 +186,7 @@ file_serve (struct fetcher *f)
   /* Runs as long as the front-end sends requests; each request is served
    * before the next is read. */
   for (;;) {
+    const uint8_t *data = NULL;   /* a read's bytes, sent with the reply */
     uint32_t error;
     int r = fetcher_next_request (f, &req);
 
@@ -205,8 +202,7 @@ file_serve (struct fetcher *f)
     switch (req.type) {
     case IPC_READ:
       error = file_read (f, &req);
-      if (error == 0)
-        continue;               /* the data went with the reply */
+      data = read_buf;
       break;
     case IPC_WRITE:
       error = file_write (f, &req);
@@ -220,13 +216,14 @@ file_serve (struct fetcher *f)
     }
     free (req.data);
     req.data = NULL;
-    fetcher_reply (req.id, error, NULL, 0);
+    /* fetcher_reply sends the data only when error == 0. */
+    fetcher_reply (req.id, error, data, req.type == IPC_READ ? req.length : 0);
   }
 }
 
 const struct fetcher_backend fetcher_file_backend = {
   .name = "file",
-  .init = file_init,
+  .init = NULL,
   .open = file_open,
   .serve = file_serve,
 };

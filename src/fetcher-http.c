@@ -65,7 +65,8 @@ enum accept_ranges { RANGES_UNSAID, RANGES_BYTES, RANGES_NONE, RANGES_OTHER };
  * interim 1xx responses, and redirects while opening). */
 struct response {
   bool have_content_range;
-  bool content_range_bad;       /* unparsable or repeated */
+  bool content_range_bad;       /* unparsable */
+  bool content_range_repeated;
   bool content_range_unsatisfied; /* "bytes * /TOTAL" (416) */
   uint64_t range_first, range_last, range_total;
   bool range_total_known;
@@ -196,6 +197,7 @@ parse_content_range (const char *v, size_t len, struct response *resp)
   dash = memchr (range, '-', range_len);
   if (dash == NULL ||
       !parse_decimal (range, (size_t) (dash - range), &resp->range_first) ||
+      /* The dash is inside range[0..range_len). */
       !parse_decimal (dash + 1, range_len - (size_t) (dash - range) - 1,
                       &resp->range_last) ||
       resp->range_first > resp->range_last)
@@ -220,7 +222,7 @@ parse_accept_ranges (const char *v, size_t len)
     start = i;
     while (i < len && v[i] != ',' && v[i] != ' ' && v[i] != '\t')
       i++;
-    end = i;
+    end = i;                    /* end >= start */
     if (end == start)
       continue;
     if (end - start == 5 && strncasecmp (v + start, "bytes", 5) == 0)
@@ -352,8 +354,9 @@ header_line (struct transfer *t, const char *line, size_t len)
   case HEADER_CONTENT_RANGE:
     quote_for_log (resp->content_range_text, sizeof resp->content_range_text,
                    value, value_len);
-    if (resp->have_content_range ||
-        !parse_content_range (value, value_len, resp))
+    if (resp->have_content_range)
+      resp->content_range_repeated = true;
+    else if (!parse_content_range (value, value_len, resp))
       resp->content_range_bad = true;
     resp->have_content_range = true;
     break;
@@ -454,6 +457,10 @@ check_read_response (struct transfer *t)
     set_problem (t, "the 206 reply has no Content-Range header");
     return false;
   }
+  if (resp->content_range_repeated) {
+    set_problem (t, "the reply has more than one Content-Range header");
+    return false;
+  }
   if (resp->content_range_bad || resp->content_range_unsatisfied) {
     set_problem (t, "unusable Content-Range \"%s\"", resp->content_range_text);
     return false;
@@ -511,6 +518,10 @@ write_callback (char *ptr, size_t size, size_t nmemb, void *opaque)
 
   if (__builtin_mul_overflow (size, nmemb, &len))
     return 0;
+  /* A HEAD has no body, but for FTP libcurl passes its made-up header
+   * lines ("Content-Length: N") here too: nothing to keep. */
+  if (t->mode == MODE_HEAD)
+    return len;
   if (!t->response_checked) {
     if (!check_response (t))
       return 0;                 /* abort: no byte of a wrong body is kept */
@@ -715,10 +726,12 @@ pin_effective_url (struct transfer *t, bool *is_http)
   if (curl_easy_getinfo (t->easy, CURLINFO_EFFECTIVE_URL, &effective) != CURLE_OK ||
       effective == NULL)
     return open_failed (EIO, "libcurl did not report the final URL");
-  if (url_parse (effective, &kind, &path, err, sizeof err) == -1 || kind == URL_FILE) {
-    free (path);
+  if (url_parse (effective, &kind, &path, err, sizeof err) == -1)
     return open_failed (EIO, "unusable URL after redirects: %s", err);
-  }
+  free (path);
+  /* Cannot happen: CURLOPT_REDIR_PROTOCOLS_STR excludes file:. */
+  if (kind == URL_FILE)
+    return open_failed (EIO, "a redirect led to a file: URL");
   free (http.range_url);
   http.range_url = strdup (effective);
   if (http.range_url == NULL)
@@ -756,6 +769,7 @@ open_probe (struct transfer *t)
   const struct fetcher_config *cfg = http.f->cfg;
   struct response *resp = &t->resp;
   bool is_http = true;
+  curl_off_t length = -1;
   CURLcode rc;
   long status;
   int error;
@@ -783,8 +797,8 @@ open_probe (struct transfer *t)
   if (error != 0)
     return error;
   if (!is_http)
-    return open_failed (EIO, "a range request was redirected to FTP, but the "
-                        "HEAD request was not");
+    return open_failed (EIO, "the range request was redirected to an FTP URL "
+                        "(the HEAD request was not): redirects differ between requests");
   status = response_status (t);
 
   if (status == 416 && resp->content_range_unsatisfied && !resp->content_range_bad &&
@@ -792,9 +806,17 @@ open_probe (struct transfer *t)
     /* Nothing is satisfiable in an empty object: an export of size 0. */
     http.f->size = 0;
   }
+  else if (status == 200 && rc == CURLE_OK && t->received == 0 &&
+           curl_easy_getinfo (t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T,
+                              &length) == CURLE_OK && length == 0) {
+    /* Some servers (nginx) answer a range of an empty object with an
+     * empty 200: nothing can be read from it, so no range is needed. */
+    http.f->size = 0;
+  }
   else if (status != 206)
     return status_failed (status);
   else if (!resp->have_content_range || resp->content_range_bad ||
+           resp->content_range_repeated ||
            resp->content_range_unsatisfied || resp->range_first != 0 ||
            resp->range_last != 0 || !resp->range_total_known)
     return open_failed (EIO, "the reply to a request for bytes 0-0 has the "
@@ -827,7 +849,7 @@ open_head (struct transfer *t)
   struct response *resp = &t->resp;
   bool start_http = http.f->kind == URL_HTTP || http.f->kind == URL_HTTPS;
   bool is_http = start_http;
-  curl_off_t length = -1;
+  curl_off_t length = -1, sent_at = 0;
   CURLcode rc;
   long status;
   int error;
@@ -841,6 +863,15 @@ open_head (struct transfer *t)
   rc = perform (t);
   if (t->problem[0] != '\0')
     return open_failed (EIO, "%s", t->problem);
+  if (rc == CURLE_OPERATION_TIMEDOUT && start_http && response_status (t) == 0 &&
+      curl_easy_getinfo (t->easy, CURLINFO_PRETRANSFER_TIME_T, &sent_at) == CURLE_OK &&
+      sent_at > 0) {
+    /* The server took the connection and the HEAD request, and never
+     * answered: some mishandle HEAD, so a GET gets its chance. */
+    debug ("export \"%s\": HEAD timed out unanswered; trying a range request",
+           http.f->export_name);
+    return open_probe (t);
+  }
   if (rc != CURLE_OK)
     return curl_failed (t, rc);
   error = pin_effective_url (t, &is_http);
@@ -1020,9 +1051,13 @@ start_read (const struct fetcher_request *req)
   /* Inclusive range; offset + length <= size < 2^63 and length >= 1. */
   snprintf (range, sizeof range, "%" PRIu64 "-%" PRIu64,
             req->offset, req->offset + req->length - 1);
-  if (curl_easy_setopt (t->easy, CURLOPT_RANGE, range) != CURLE_OK ||
-      (mc = curl_multi_add_handle (http.multi, t->easy)) != CURLM_OK) {
-    warn ("export \"%s\": libcurl could not start a read", http.f->export_name);
+  if (curl_easy_setopt (t->easy, CURLOPT_RANGE, range) != CURLE_OK)
+    mc = CURLM_OUT_OF_MEMORY;   /* copying the string is all it does */
+  else
+    mc = curl_multi_add_handle (http.multi, t->easy);
+  if (mc != CURLM_OK) {
+    warn ("export \"%s\": libcurl could not start a read: %s",
+          http.f->export_name, curl_multi_strerror (mc));
     release (t);
     fetcher_reply (req->id, EIO, NULL, 0);
     return;
@@ -1039,6 +1074,12 @@ finish_read (struct transfer *t, CURLcode rc)
 
   if (t->problem[0] != '\0')
     why = t->problem;
+  else if (rc == CURLE_PARTIAL_FILE) {
+    /* The server closed the connection before the body was complete. */
+    snprintf (short_body, sizeof short_body, "short body: %zu of %" PRIu32
+              " bytes (%s)", t->received, t->length, curl_message (t, rc));
+    why = short_body;
+  }
   else if (rc != CURLE_OK)
     why = curl_message (t, rc);
   else if (!t->response_checked && !check_response (t))
@@ -1077,7 +1118,7 @@ finish_done_transfers (void)
     if (curl_easy_getinfo (easy, CURLINFO_PRIVATE, (char **) &t) != CURLE_OK || t == NULL)
       fatal ("internal error: a transfer without its state");
     curl_multi_remove_handle (http.multi, easy);
-    http.active--;
+    http.active--;              /* every added handle was counted */
     finish_read (t, rc);
   }
 }
@@ -1102,8 +1143,13 @@ http_serve (struct fetcher *f)
       struct fetcher_request req;
       int r = fetcher_next_request (f, &req);
       if (r == -1) {
-        debug ("the front-end closed its end; finishing %u reads",
-               http.active + http.queue_len);
+        /* Gone: nobody will read the replies of the reads in flight. */
+        if (fetcher_front_end_gone ())
+          return;
+        /* A half-close: it still reads replies, so finish what it asked. */
+        if (http.active + http.queue_len > 0)
+          debug ("the front-end closed its end; finishing %u reads",
+                 http.active + http.queue_len);
         input_open = false;
         break;
       }

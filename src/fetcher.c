@@ -19,6 +19,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,10 @@
 #include "nbdcurld.h"
 #include "url.h"
 #include "wire.h"
+
+#ifdef NBDCURLD_TEST_HOOKS
+int hostile_fetcher_main (const char *mode);
+#endif
 
 /* Bytes read from the front-end at once.  Many request headers fit, so a
  * burst of reads costs one recv; write payloads beyond what is buffered
@@ -132,7 +137,8 @@ parse_request (const struct fetcher *f, const uint8_t *raw, struct fetcher_reque
     if (length < 1 || length > NBD_MAX_REQUEST_SIZE)
       front_end_violation ("%s of %" PRIu32 " bytes (allowed: 1 to %u)",
                            type_name (type), length, NBD_MAX_REQUEST_SIZE);
-    /* offset + length <= size, written so that nothing can overflow. */
+    /* offset + length <= size, written so that nothing can overflow:
+     * size - offset is computed only once offset <= size. */
     if (offset > f->size || length > f->size - offset)
       front_end_violation ("%s of %" PRIu32 " bytes at offset %" PRIu64
                            " is beyond the end (size %" PRIu64 ")",
@@ -238,6 +244,7 @@ fetcher_next_request (struct fetcher *f, struct fetcher_request *req)
       input.start = 0;
       input.end = avail;
     }
+    /* end = avail < IPC_HEADER_SIZE <= sizeof buf: there is room. */
     r = receive (input.buf + input.end, sizeof input.buf - input.end);
     if (r == -1) {
       if (avail > 0)
@@ -248,6 +255,18 @@ fetcher_next_request (struct fetcher *f, struct fetcher_request *req)
       return 0;
     input.end += (size_t) r;
   }
+}
+
+bool
+fetcher_front_end_gone (void)
+{
+  struct pollfd pfd = { .fd = CHILD_FD_PEER, .events = 0 };
+
+  /* A Unix stream socket reports POLLHUP once the peer has closed both
+   * directions, and only POLLRDHUP after a shutdown (SHUT_WR). */
+  if (poll (&pfd, 1, 0) == -1)
+    return false;
+  return (pfd.revents & (POLLHUP | POLLERR)) != 0;
 }
 
 void
@@ -303,6 +322,16 @@ fetcher_main (void)
   if (close (CHILD_FD_CONFIG) == -1)
     fatal_errno ("close configuration pipe");
   log_init ("fetcher", (cfg.flags & FETCHER_VERBOSE) != 0);
+
+#ifdef NBDCURLD_TEST_HOOKS
+  /* Test binary only (tests/hostile-fetcher.c): a fetcher that breaks the
+   * protocol on purpose.  Release builds do not contain this. */
+  {
+    const char *mode = strstr (cfg.url, "#hostile=");
+    if (mode)
+      return hostile_fetcher_main (mode + strlen ("#hostile="));
+  }
+#endif
 
   /* The supervisor checked all this; a mismatch is a bug there. */
   if (cfg.connect_timeout > MAX_TIMEOUT || cfg.timeout > MAX_TIMEOUT)

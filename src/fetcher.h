@@ -76,6 +76,10 @@ int fetcher_next_request (struct fetcher *f, struct fetcher_request *req);
  * (so there may be a request even though the socket is not readable). */
 bool fetcher_input_buffered (void);
 
+/* After EOF from the front-end: true if it closed the socket entirely,
+ * false if it only shut down its sending side and still reads replies. */
+bool fetcher_front_end_gone (void);
+
 /* Send IPC_REPLY for request id: error 0 with exactly len bytes of data
  * (reads), or an errno with no data.  If the front-end has gone away,
  * exits quietly: there is nobody left to serve. */

@@ -383,7 +383,7 @@ find_client (uint64_t token)
 {
   unsigned i;
   for (i = 0; i < fe.nclients; i++)
-    if (fe.clients[i]->token == token)
+    if (fe.clients[i]->token == token && !fe.clients[i]->dead)
       return fe.clients[i];
   return NULL;
 }

@@ -155,10 +155,13 @@ check_request (const struct client *c, uint16_t type, uint16_t flags,
                uint64_t offset, uint32_t count)
 {
   bool ro = (c->eflags & NBD_FLAG_READ_ONLY) != 0;
+  /* With SEND_FUA advertised, the spec has every command accept FUA
+   * (a no-op where it means nothing); DF exists only for structured reads. */
+  uint16_t fua = (c->eflags & NBD_FLAG_SEND_FUA) ? NBD_CMD_FLAG_FUA : 0;
 
   switch (type) {
   case NBD_CMD_READ:
-    if (flags & ~(c->structured ? NBD_CMD_FLAG_DF : 0))
+    if (flags & ~(fua | (c->structured ? NBD_CMD_FLAG_DF : 0)))
       return EINVAL;
     if (count == 0 || count > NBD_MAX_REQUEST_SIZE || !in_range (c, offset, count))
       return EINVAL;
@@ -166,7 +169,7 @@ check_request (const struct client *c, uint16_t type, uint16_t flags,
   case NBD_CMD_WRITE:
     if (ro)
       return EPERM;
-    if (flags & ~((c->eflags & NBD_FLAG_SEND_FUA) ? NBD_CMD_FLAG_FUA : 0))
+    if (flags & ~fua)
       return EINVAL;
     if (count == 0 || count > NBD_MAX_REQUEST_SIZE)
       return EINVAL;
@@ -174,17 +177,17 @@ check_request (const struct client *c, uint16_t type, uint16_t flags,
       return ENOSPC;
     return 0;
   case NBD_CMD_FLUSH:
-    if (!(c->eflags & NBD_FLAG_SEND_FLUSH) || flags != 0 || offset != 0 || count != 0)
+    if (!(c->eflags & NBD_FLAG_SEND_FLUSH) || (flags & ~fua) || offset != 0 || count != 0)
       return EINVAL;
     return 0;
   case NBD_CMD_CACHE:
-    if (flags != 0 || count == 0 || !in_range (c, offset, count))
+    if ((flags & ~fua) || count == 0 || !in_range (c, offset, count))
       return EINVAL;
     return 0;
   case NBD_CMD_BLOCK_STATUS:
     if (!c->structured || !c->meta_base_allocation)
       return EINVAL;
-    if (flags & ~NBD_CMD_FLAG_REQ_ONE)
+    if (flags & ~(fua | NBD_CMD_FLAG_REQ_ONE))
       return EINVAL;
     if (count == 0 || !in_range (c, offset, count))
       return EINVAL;

@@ -1,0 +1,481 @@
+/*
+ * sandbox.c: sandbox_enter, the layers every role applies to itself (the
+ * order and the reasons are in sandbox.h), and the helpers the supervisor
+ * and the fetcher call before it.
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <netdb.h>
+#include <pwd.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <cap-ng.h>
+#include <curl/curl.h>
+
+#include "log.h"
+#include "sandbox.h"
+
+/* ---- 1. Namespaces ---- */
+
+static int
+write_proc_file (const char *path, const char *text)
+{
+  int fd = open (path, O_WRONLY | O_CLOEXEC);
+  ssize_t n;
+
+  if (fd == -1)
+    return -1;
+  n = write (fd, text, strlen (text));
+  close (fd);
+  return n == (ssize_t) strlen (text) ? 0 : -1;
+}
+
+static void
+enter_namespaces (const struct sandbox_spec *s)
+{
+  const char *names = s->new_netns ? (s->new_ipc_uts ? "network, IPC and UTS" : "network")
+                                   : "IPC and UTS";
+  uid_t uid = getuid ();
+  gid_t gid = getgid ();
+  char map[64];
+  int flags = 0;
+
+  if (s->new_netns)
+    flags |= CLONE_NEWNET;      /* no interface at all: nothing to reach */
+  if (s->new_ipc_uts)
+    flags |= CLONE_NEWIPC | CLONE_NEWUTS;  /* no shared SysV IPC, own host name */
+  if (flags == 0)
+    return;
+
+  if (unshare (flags) == 0) {
+    debug ("sandbox: namespaces: new %s namespaces", names);
+    return;
+  }
+  if (errno != EPERM || geteuid () == 0) {
+    debug ("sandbox: namespaces: new %s namespaces not permitted (%s): going on without",
+           names, strerror (errno));
+    return;
+  }
+  /* Unprivileged: a user namespace of our own gives the right to make the
+   * others inside it.  Map our own ids only, so files keep their owners. */
+  if (unshare (CLONE_NEWUSER | flags) == -1) {
+    debug ("sandbox: namespaces: not permitted to unprivileged users here (%s): "
+           "going on without", strerror (errno));
+    return;
+  }
+  snprintf (map, sizeof map, "%u %u 1\n", (unsigned) uid, (unsigned) uid);
+  if (write_proc_file ("/proc/self/uid_map", map) == -1)
+    debug ("sandbox: namespaces: cannot write uid_map: %s", strerror (errno));
+  /* The kernel refuses a gid map from an unprivileged process until
+   * setgroups is disabled in the namespace (so groups cannot be shed to
+   * escape a "deny" ACL). */
+  (void) write_proc_file ("/proc/self/setgroups", "deny");
+  snprintf (map, sizeof map, "%u %u 1\n", (unsigned) gid, (unsigned) gid);
+  if (write_proc_file ("/proc/self/gid_map", map) == -1)
+    debug ("sandbox: namespaces: cannot write gid_map: %s", strerror (errno));
+  debug ("sandbox: namespaces: new user, %s namespaces", names);
+}
+
+/* ---- 2. Resource limits ---- */
+
+static void
+set_limit (int resource, const char *name, rlim_t value)
+{
+  struct rlimit rl;
+
+  if (getrlimit (resource, &rl) == -1)
+    fatal_errno ("sandbox: getrlimit %s", name);
+  /* Never raise: an administrator's lower limit stays. */
+  if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < value)
+    value = rl.rlim_max;
+  rl.rlim_cur = rl.rlim_max = value;
+  if (setrlimit (resource, &rl) == -1)
+    fatal_errno ("sandbox: setrlimit %s %llu", name, (unsigned long long) value);
+}
+
+static void
+set_rlimits (const struct sandbox_spec *s)
+{
+  struct stat st;
+  bool fsize = false;
+
+  /* A core file would hold clients' data and URLs with credentials. */
+  set_limit (RLIMIT_CORE, "RLIMIT_CORE", 0);
+  if (s->no_file_writes) {
+    /* RLIMIT_FSIZE counts writes to regular files, stderr included: with
+     * the log redirected to a file, a limit of 0 would kill the process
+     * at its first log line. */
+    if (fstat (STDERR_FILENO, &st) == 0 && S_ISREG (st.st_mode))
+      debug ("sandbox: rlimits: standard error is a file: RLIMIT_FSIZE left as is");
+    else {
+      set_limit (RLIMIT_FSIZE, "RLIMIT_FSIZE", 0);
+      fsize = true;
+    }
+  }
+  if (s->nofile)
+    set_limit (RLIMIT_NOFILE, "RLIMIT_NOFILE", s->nofile);
+  if (s->nofile)
+    debug ("sandbox: rlimits: no core files%s, at most %llu file descriptors",
+           fsize ? ", no file writes" : "", (unsigned long long) s->nofile);
+  else
+    debug ("sandbox: rlimits: no core files%s", fsize ? ", no file writes" : "");
+}
+
+/* ---- 3. and 4. Credentials and capabilities ---- */
+
+static uint64_t
+keep_mask (const struct sandbox_spec *s)
+{
+  uint64_t mask = 0;
+  size_t i;
+
+  for (i = 0; i < s->nkeep_caps; i++)
+    mask |= UINT64_C (1) << s->keep_caps[i];
+  return mask;
+}
+
+static void
+select_kept (const struct sandbox_spec *s, capng_type_t type)
+{
+  size_t i;
+
+  for (i = 0; i < s->nkeep_caps; i++)
+    if (capng_update (CAPNG_ADD, type, (unsigned) s->keep_caps[i]) == -1)
+      fatal ("sandbox: capabilities: cannot keep capability %d", s->keep_caps[i]);
+}
+
+static unsigned
+last_cap (void)
+{
+  unsigned cap = CAP_LAST_CAP;
+
+  /* The running kernel may know more than our headers. */
+  while (prctl (PR_CAPBSET_READ, cap + 1, 0, 0, 0) >= 0)
+    cap++;
+  return cap;
+}
+
+/* What the process holds now, read from the kernel, not from libcap-ng's
+ * idea of it. */
+static void
+check_capabilities (const struct sandbox_spec *s, bool bounding)
+{
+  struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+  struct __user_cap_data_struct data[2];
+  uint64_t keep = keep_mask (s), eff, perm, inh;
+  unsigned cap, last = last_cap ();
+
+  if (syscall (SYS_capget, &hdr, data) == -1)
+    fatal_errno ("sandbox: capget");
+  eff = data[0].effective | (uint64_t) data[1].effective << 32;
+  perm = data[0].permitted | (uint64_t) data[1].permitted << 32;
+  inh = data[0].inheritable | (uint64_t) data[1].inheritable << 32;
+  if ((perm & keep) != keep)
+    fatal ("sandbox: capabilities to keep were lost (permitted %#llx, wanted %#llx)",
+           (unsigned long long) perm, (unsigned long long) keep);
+  if ((eff & ~keep) || (perm & ~keep) || inh)
+    fatal ("sandbox: capabilities still held after clearing them "
+           "(effective %#llx, permitted %#llx, inheritable %#llx)",
+           (unsigned long long) eff, (unsigned long long) perm, (unsigned long long) inh);
+  for (cap = 0; cap <= last; cap++) {
+    if (prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, cap, 0, 0) == 1)
+      fatal ("sandbox: ambient capability %u still set", cap);
+    if (bounding && cap < 64 &&
+        prctl (PR_CAPBSET_READ, cap, 0, 0, 0) != (int) ((keep >> cap) & 1))
+      fatal ("sandbox: capability %u %s the bounding set", cap,
+             (keep >> cap) & 1 ? "missing from" : "still in");
+  }
+}
+
+static void
+drop_privileges (const struct sandbox_spec *s)
+{
+  bool was_root = geteuid () == 0;
+  bool bounding;
+
+  if (capng_get_caps_process () == -1)
+    fatal ("sandbox: capabilities: cannot read this process's capabilities");
+
+  /* The bounding set (what an exec could ever give back) and the ambient
+   * set go first: dropping from the bounding set needs CAP_SETPCAP, which
+   * root loses when it changes its uid below.  Without CAP_SETPCAP (not
+   * root, no user namespace) the bounding set cannot be changed, and no
+   * new privileges (below) makes it moot. */
+  bounding = capng_have_capability (CAPNG_EFFECTIVE, CAP_SETPCAP);
+  capng_clear (CAPNG_SELECT_ALL);
+  select_kept (s, CAPNG_EFFECTIVE | CAPNG_PERMITTED | CAPNG_BOUNDING_SET);
+  if (bounding && capng_apply (CAPNG_SELECT_BOUNDS) != 0)
+    fatal ("sandbox: capabilities: cannot clear the bounding set");
+  if (prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == -1 && errno != EINVAL)
+    fatal_errno ("sandbox: capabilities: cannot clear the ambient set");
+
+  if (was_root && s->change_user) {
+    gid_t rg, eg, sg;
+    uid_t ru, eu, su;
+
+    /* Groups first: root may still change them. */
+    if (setgroups (0, NULL) == -1)
+      fatal_errno ("sandbox: cannot drop supplementary groups");
+    if (setresgid (s->gid, s->gid, s->gid) == -1)
+      fatal_errno ("sandbox: cannot change to group %u", (unsigned) s->gid);
+    if (setresuid (s->uid, s->uid, s->uid) == -1)
+      fatal_errno ("sandbox: cannot change to user %u", (unsigned) s->uid);
+    if (getresgid (&rg, &eg, &sg) == -1 || getresuid (&ru, &eu, &su) == -1 ||
+        rg != s->gid || eg != s->gid || sg != s->gid ||
+        ru != s->uid || eu != s->uid || su != s->uid || getgroups (0, NULL) != 0)
+      fatal ("sandbox: the change to user %u group %u did not stick",
+             (unsigned) s->uid, (unsigned) s->gid);
+    if (s->uid != 0 && setresuid (0, 0, 0) != -1)
+      fatal ("sandbox: could become root again after changing to user %u", (unsigned) s->uid);
+    debug ("sandbox: user %u, group %u, no supplementary groups", (unsigned) s->uid,
+           (unsigned) s->gid);
+  }
+  else if (was_root)
+    debug ("sandbox: stays root (capabilities limited below)");
+  else
+    debug ("sandbox: not started as root: stays user %u, group %u",
+           (unsigned) getuid (), (unsigned) getgid ());
+
+  /* Effective, permitted and inheritable sets: the change of uid cleared
+   * them already for root; this covers every other case. */
+  /* CAPNG_SELECT_CAPS, not _BOTH: libcap-ng's "both" includes the
+   * bounding set, which would be applied again (and emptied). */
+  capng_clear (CAPNG_SELECT_CAPS);
+  select_kept (s, CAPNG_EFFECTIVE | CAPNG_PERMITTED);
+  if (capng_apply (CAPNG_SELECT_CAPS) != 0)
+    fatal ("sandbox: capabilities: cannot clear the capability sets");
+  check_capabilities (s, bounding);
+  debug ("sandbox: capabilities: %s, ambient set cleared, bounding set %s",
+         s->nkeep_caps ? "all cleared but the ones kept" : "all cleared",
+         bounding ? (s->nkeep_caps ? "reduced to them" : "cleared")
+                      : "unchanged (not permitted; no effect with no_new_privs)");
+}
+
+/* ---- Everything, in order ---- */
+
+void
+sandbox_enter (const struct sandbox_spec *s)
+{
+  struct sandbox_landlock_result ll = { 0 };
+
+  enter_namespaces (s);
+  set_rlimits (s);
+  drop_privileges (s);
+
+  /* No exec can ever give privileges back (setuid files, file
+   * capabilities), and Landlock and seccomp need it unless privileged. */
+  if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
+    fatal_errno ("sandbox: prctl PR_SET_NO_NEW_PRIVS");
+  /* Other processes of the same user (every child runs as --user) cannot
+   * ptrace us or read our memory through /proc. */
+  if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
+    fatal_errno ("sandbox: prctl PR_SET_DUMPABLE");
+
+  if (s->landlock) {
+    sandbox_landlock (s, &ll);
+    if (ll.abi > 0)
+      debug ("sandbox: Landlock ABI %d: files: %zu path%s allowed; TCP: %s; %s", ll.abi,
+             s->npaths, s->npaths == 1 ? "" : "s",
+             !ll.net ? "not restricted (ABI < 4)"
+             : s->any_connect ? "bind refused, connect to any port"
+             : s->nports == 0 ? "bind and connect refused"
+             : "bind refused, connect to the listed ports only",
+             ll.scoped ? "signals and abstract Unix sockets scoped"
+                       : "signals not scoped (ABI < 6)");
+  }
+  else
+    debug ("sandbox: Landlock: not used in this role");
+
+  sandbox_seccomp (s->role, s->rules, s->nrules, s->debug);
+}
+
+/* ---- Before a fetcher's sandbox ---- */
+
+/* Load the NSS modules the hosts line of nsswitch.conf names: glibc loads
+ * them at the first lookup, with mmap(PROT_EXEC), which the fetcher's
+ * policy refuses.  files and dns are inside glibc (2.34 and later). */
+static void
+preload_nss_modules (void)
+{
+  FILE *f = fopen ("/etc/nsswitch.conf", "re");
+  char line[1024];
+
+  if (f == NULL)
+    return;
+  while (fgets (line, sizeof line, f)) {
+    char *p = line, *word, *save = NULL;
+
+    while (isspace ((unsigned char) *p))
+      p++;
+    if (strncmp (p, "hosts:", 6) != 0)
+      continue;
+    for (word = strtok_r (p + 6, " \t\n", &save); word; word = strtok_r (NULL, " \t\n", &save)) {
+      char lib[128];
+      if (word[0] == '[' || word[0] == '#')
+        continue;   /* [NOTFOUND=return] actions, comments */
+      if (strcmp (word, "files") == 0 || strcmp (word, "dns") == 0)
+        continue;
+      snprintf (lib, sizeof lib, "libnss_%s.so.2", word);
+      if (dlopen (lib, RTLD_NOW | RTLD_GLOBAL) == NULL)
+        debug ("sandbox: cannot preload %s: host name lookups through it will fail", lib);
+      else
+        debug ("sandbox: preloaded %s", lib);
+    }
+  }
+  fclose (f);
+}
+
+void
+sandbox_prepare_fetcher (bool network)
+{
+  /* Time zone: OpenSSL and libcurl format dates with localtime(); load
+   * /etc/localtime now (Landlock still lets glibc re-check it). */
+  tzset ();
+  if (network) {
+    /* libcurl resolves names in threads: glibc's first thread start needs
+     * rt_sigaction, which the fetcher's policy refuses. */
+    sandbox_seccomp_prepare_threads ();
+    struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
+    struct addrinfo *res = NULL;
+
+    preload_nss_modules ();
+    /* One lookup now: glibc reads nsswitch.conf and resolv.conf and sets
+     * up its resolver state in this thread, before the filter.  The
+     * answer does not matter. */
+    if (getaddrinfo ("localhost", "80", &hints, &res) == 0)
+      freeaddrinfo (res);
+  }
+}
+
+/* Paths a network fetcher reads once sandboxed.  The system CA store: the
+ * bundle and hashed directory, and where their symlinks point. */
+const struct sandbox_path sandbox_network_paths[] = {
+  { "/etc/hosts", SANDBOX_READ },
+  { "/etc/resolv.conf", SANDBOX_READ },
+  { "/etc/nsswitch.conf", SANDBOX_READ },
+  { "/etc/host.conf", SANDBOX_READ },
+  { "/etc/gai.conf", SANDBOX_READ },
+  { "/etc/localtime", SANDBOX_READ },
+  { "/etc/ssl/certs", SANDBOX_READ },
+  { "/etc/ssl/openssl.cnf", SANDBOX_READ },
+  { "/usr/lib/ssl", SANDBOX_READ },                 /* Debian's OPENSSLDIR */
+  { "/usr/share/ca-certificates", SANDBOX_READ },
+  { "/usr/local/share/ca-certificates", SANDBOX_READ },
+  { "/etc/pki/tls", SANDBOX_READ },                 /* Fedora, RHEL */
+  { "/etc/pki/ca-trust", SANDBOX_READ },
+  { "/var/lib/ca-certificates", SANDBOX_READ },     /* openSUSE */
+};
+const size_t sandbox_network_npaths = sizeof sandbox_network_paths / sizeof sandbox_network_paths[0];
+
+int
+sandbox_url_ports (const char *url, uint16_t *ports, size_t max, bool *any_port)
+{
+  CURLU *u = curl_url ();
+  char *scheme = NULL, *port = NULL, *host = NULL;
+  unsigned char addr[16];
+  int n = -1;
+  long p;
+
+  *any_port = false;
+  if (u == NULL || max < 2)
+    goto out;
+  if (curl_url_set (u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+      curl_url_get (u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+      curl_url_get (u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
+      curl_url_get (u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK)
+    goto out;
+  p = strtol (port, NULL, 10);
+  if (p < 1 || p > 65535)
+    goto out;
+  n = 0;
+  ports[n++] = (uint16_t) p;
+  /* FTP data connections (passive mode) go to a port the server names. */
+  if (strcasecmp (scheme, "ftp") == 0 || strcasecmp (scheme, "ftps") == 0)
+    *any_port = true;
+  /* A host name: DNS answers too long for UDP are asked again over TCP. */
+  if (host[0] != '[' && inet_pton (AF_INET, host, addr) != 1 && p != 53)
+    ports[n++] = 53;
+ out:
+  curl_free (scheme);
+  curl_free (host);
+  curl_free (port);
+  curl_url_cleanup (u);
+  return n;
+}
+
+/* ---- For the supervisor ---- */
+
+static bool
+parse_id (const char *s, unsigned long *id)
+{
+  char *end;
+
+  if (!isdigit ((unsigned char) s[0]))
+    return false;
+  errno = 0;
+  *id = strtoul (s, &end, 10);
+  return errno == 0 && *end == '\0' && *id < (unsigned long) (uid_t) -1;
+}
+
+int
+sandbox_lookup_user (const char *user, const char *group, uid_t *uid, gid_t *gid,
+                     char *err, size_t errlen)
+{
+  const struct passwd *pw;
+  unsigned long id;
+
+  if (user == NULL)
+    user = "nobody";
+  if (parse_id (user, &id)) {
+    *uid = (uid_t) id;
+    pw = getpwuid (*uid);
+  }
+  else {
+    pw = getpwnam (user);
+    if (pw == NULL) {
+      snprintf (err, errlen, "--user %s: no such user (give another with --user, "
+                "or a number)", user);
+      return -1;
+    }
+    *uid = pw->pw_uid;
+  }
+  if (group == NULL) {
+    if (pw == NULL) {
+      snprintf (err, errlen, "--user %s has no entry in the user database: give "
+                "its group with --group", user);
+      return -1;
+    }
+    *gid = pw->pw_gid;
+  }
+  else if (parse_id (group, &id))
+    *gid = (gid_t) id;
+  else {
+    const struct group *gr = getgrnam (group);
+    if (gr == NULL) {
+      snprintf (err, errlen, "--group %s: no such group (give another with --group, "
+                "or a number)", group);
+      return -1;
+    }
+    *gid = gr->gr_gid;
+  }
+  if (*uid == 0 || *gid == 0) {
+    snprintf (err, errlen, "--user and --group must not be root: the children "
+              "would keep full access to the system");
+    return -1;
+  }
+  return 0;
+}

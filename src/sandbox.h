@@ -1,0 +1,123 @@
+/*
+ * sandbox.h: the layers every role applies to itself before it reads
+ * untrusted bytes (see SECURITY.md and policy/).
+ *
+ * sandbox_enter applies, in this order, each layer needing what the
+ * previous ones still allow:
+ *
+ *   1. namespaces     new network (front-end), IPC and UTS namespaces;
+ *                     unprivileged: inside a new user namespace; not
+ *                     permitted: said at debug level, and on
+ *   2. rlimits        no core files, RLIMIT_FSIZE 0 where the role writes
+ *                     no file, RLIMIT_NOFILE sized to the role
+ *   3. credentials    started as root: supplementary groups dropped, then
+ *                     --group and --user (default nobody), checked
+ *   4. capabilities   libcap-ng: every set, the bounding set and the
+ *                     ambient set cleared (the supervisor keeps what its
+ *                     children need to do the same)
+ *   5. no_new_privs   PR_SET_NO_NEW_PRIVS, and not dumpable
+ *   6. Landlock       best effort by the kernel's ABI (sandbox-landlock.c)
+ *   7. seccomp        the role's compiled policy, kill-process by default
+ *                     (sandbox-seccomp.c); last, so that the calls above
+ *                     need not be in the policy of the role
+ *
+ * A layer the kernel lacks (Landlock, unprivileged namespaces) is skipped
+ * and logged at debug level; a layer that fails when the kernel has it is
+ * fatal.  Nothing turns the sandbox off at run time.
+ */
+#ifndef NBDCURLD_SANDBOX_H
+#define NBDCURLD_SANDBOX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include "policy.h"
+
+/* A file or directory a role may still reach under Landlock. */
+struct sandbox_path {
+  const char *path;
+  unsigned access;            /* SANDBOX_* */
+};
+#define SANDBOX_READ   (1u << 0)  /* read the file, or every file beneath the directory */
+#define SANDBOX_WRITE  (1u << 1)  /* write the file (a file: export); never create */
+
+struct sandbox_spec {
+  const char *role;           /* "front-end", "fetcher", "supervisor": messages */
+
+  /* seccomp */
+  const struct policy_rule *rules;
+  size_t nrules;
+  bool debug;                 /* trap, name the blocked call, exit 1: a
+                                 diagnostic for policy work, never for
+                                 production (it is still a full sandbox) */
+
+  /* credentials and capabilities */
+  bool change_user;           /* as root: become uid/gid */
+  uid_t uid;
+  gid_t gid;
+  const int *keep_caps;       /* CAP_* the process keeps (supervisor only) */
+  size_t nkeep_caps;
+
+  /* Landlock */
+  bool landlock;              /* false: no Landlock layer (supervisor) */
+  const struct sandbox_path *paths;  /* the only files left reachable */
+  size_t npaths;
+  bool any_connect;           /* TCP connect to any port (FTP data
+                                 connections); else only connect_ports */
+  const uint16_t *connect_ports;
+  size_t nports;
+
+  /* namespaces */
+  bool new_netns;             /* an empty network namespace (front-end) */
+  bool new_ipc_uts;           /* new IPC and UTS namespaces (children) */
+
+  /* rlimits */
+  rlim_t nofile;              /* RLIMIT_NOFILE; 0: leave it */
+  bool no_file_writes;        /* RLIMIT_FSIZE 0: the role writes no file */
+};
+
+/* Apply every layer of s to the calling process, or exit 1 saying why.
+ * Logs what each layer did at debug level. */
+void sandbox_enter (const struct sandbox_spec *s);
+
+/* Before a fetcher's sandbox: work that would otherwise need system calls
+ * or files the sandbox refuses later (see sandbox.c).  network: the export
+ * is not file:. */
+void sandbox_prepare_fetcher (bool network);
+
+/* The files a network fetcher's libraries read after the sandbox is on
+ * (resolver configuration, the system's CA store, OpenSSL's
+ * configuration).  Missing ones are skipped by sandbox_enter. */
+extern const struct sandbox_path sandbox_network_paths[];
+extern const size_t sandbox_network_npaths;
+
+/* TCP ports a fetcher must reach for url: its port (or the scheme's
+ * default), and 53 for DNS over TCP when the host is a name.  Sets
+ * *any_port for ftp and ftps (passive data connections go to a port the
+ * server picks).  Returns the number of ports, or -1 if url does not
+ * parse. */
+int sandbox_url_ports (const char *url, uint16_t *ports, size_t max, bool *any_port);
+
+/* The supervisor, before its own sandbox: look up --user and --group
+ * (NULL: "nobody" and that user's group).  Returns 0, or -1 after
+ * writing a message to err. */
+int sandbox_lookup_user (const char *user, const char *group, uid_t *uid, gid_t *gid,
+                         char *err, size_t errlen);
+
+/* Layers, for sandbox.c and the tests. */
+struct sandbox_landlock_result {
+  int abi;                    /* 0: Landlock unavailable */
+  bool fs, net, scoped;       /* which parts were enforced */
+};
+void sandbox_landlock (const struct sandbox_spec *s, struct sandbox_landlock_result *r);
+/* Start and join one thread, so that glibc's one-time thread set-up (it
+ * installs signal handlers) is done before a filter that refuses it. */
+void sandbox_seccomp_prepare_threads (void);
+/* Build and load the seccomp filter; exits 1 on failure. */
+void sandbox_seccomp (const char *role, const struct policy_rule *rules, size_t nrules,
+                      bool trap);
+
+#endif

@@ -1,0 +1,251 @@
+# functions.sh: shared helpers for nbdcurld's shell tests (bash).
+#
+# Every test starts with
+#     source "$(dirname "$0")/functions.sh"
+# and exits 0 (pass), 1 (fail) or 77 (skip, meson's code).  Each test gets
+# a private directory $tmp as its working directory; on exit every process
+# the test started through these helpers is killed and $tmp is removed.
+
+# Run each test in its own session, so that leftover_processes sees only
+# this test's processes.  meson already does this; by hand, do it here.
+if [ "$(ps -o sid= -p $$ | tr -d ' ')" != "$$" ]; then
+    exec setsid -w bash "$0" "$@"
+fi
+
+srcdir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+# meson passes NBDCURLD; by hand, use the usual build directory.
+NBDCURLD=${NBDCURLD:-$srcdir/../build/src/nbdcurld}
+NBDCURLD=$(realpath "$NBDCURLD")
+if [ ! -x "$NBDCURLD" ]; then
+    echo "$0: nbdcurld not found at $NBDCURLD (build it, or set NBDCURLD)" >&2
+    exit 1
+fi
+export NBDCURLD
+
+# Debian's python has the nbd module; a python3 earlier on PATH (pyenv)
+# may not, and nbdsh runs whatever "python3" PATH gives it.
+PY=/usr/bin/python3
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/nbdcurld-test.XXXXXX")
+mkdir "$tmp/bin"
+ln -s "$PY" "$tmp/bin/python3"
+export PATH="$tmp/bin:$PATH"
+cd "$tmp"
+
+# ---- cleanup ----
+
+# Commands run at exit, last registered first (like nbdkit's cleanup_fn).
+_cleanup_fns=()
+cleanup_fn() { _cleanup_fns+=("$*"); }
+
+# Kill PID at exit: TERM, then KILL if it is still there after 5 s.
+kill_on_exit() { cleanup_fn _stop_pid "$1"; }
+_stop_pid() {
+    local pid=$1 i
+    kill "$pid" 2>/dev/null || return 0
+    for i in $(seq 50); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    return 0
+}
+
+_cleanup() {
+    local status=$? i
+    set +e
+    trap '' HUP INT PIPE TERM   # finish cleaning up whatever happens
+    for (( i = ${#_cleanup_fns[@]} - 1; i >= 0; i-- )); do
+        eval "${_cleanup_fns[i]}"
+    done
+    # On failure, the server logs are the first thing anyone wants.
+    if [ "$status" -ne 0 ] && [ "$status" -ne 77 ]; then
+        for f in "$tmp"/*.log; do
+            [ -s "$f" ] || continue
+            echo "---- $(basename "$f") (last 40 lines) ----" >&2
+            tail -n 40 "$f" >&2
+        done
+    fi
+    cd /
+    rm -rf "$tmp"
+    exit "$status"
+}
+trap _cleanup EXIT
+# Signals run the EXIT trap too (a closed stdout pipe included).
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 141' PIPE
+trap 'exit 143' TERM
+
+# ---- small helpers ----
+
+fail() { echo "$0: FAIL: $*" >&2; exit 1; }
+
+# Skip the test (exit 77) unless every program named is available.
+requires() {
+    local cmd
+    for cmd in "$@"; do
+        if ! command -v "$cmd" >/dev/null 2>&1; then
+            echo "$0: SKIP: $cmd is not installed" >&2
+            exit 77
+        fi
+    done
+}
+
+# Skip unless Debian's python has libnbd's bindings (python3-libnbd).
+requires_python_nbd() {
+    if ! $PY -c 'import nbd' 2>/dev/null; then
+        echo "$0: SKIP: $PY cannot import nbd (python3-libnbd)" >&2
+        exit 77
+    fi
+}
+
+# Succeeds only if the command fails (and does not crash with a signal).
+expect_fail() {
+    local status=0
+    "$@" || status=$?
+    if [ "$status" -eq 0 ]; then
+        fail "expected failure, but it succeeded: $*"
+    fi
+    if [ "$status" -gt 128 ] && [ "$status" -ne 255 ]; then
+        fail "killed by signal $((status - 128)): $*"
+    fi
+    return 0
+}
+
+md5_of() { md5sum < "$1" | cut -d' ' -f1; }
+
+# make_image FILE SIZE: SIZE in bytes or with head's suffixes (10M = 10 MiB).
+make_image() { head -c "$2" /dev/urandom > "$1"; }
+
+# Print a TCP port that was free a moment ago.
+free_port() {
+    $PY -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
+}
+
+# Wait up to 10 s for a TCP port on 127.0.0.1 to accept connections.
+_wait_port() {
+    local port=$1 pid=$2 i
+    for i in $(seq 100); do
+        kill -0 "$pid" 2>/dev/null || return 1
+        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# ---- web servers ----
+
+# start_nginx DIR: serve DIR at $NGINX_URL (http://127.0.0.1:$NGINX_PORT).
+start_nginx() {
+    local dir=$1 conf=$tmp/nginx.conf user="" attempt i pid
+    requires /usr/sbin/nginx
+    # Workers as root can read any test directory; as non-root nginx
+    # ignores "user", and the test directory is the caller's anyway.
+    [ "$(id -u)" -eq 0 ] && user="user root;"
+    # A port free a moment ago may be taken by a test running in parallel
+    # before nginx binds it: then try another.
+    for attempt in 1 2 3 4 5; do
+        NGINX_PORT=$(free_port)
+        rm -f "$tmp/nginx.pid"
+        cat > "$conf" <<EOF
+daemon off;
+master_process on;
+worker_processes 1;
+$user
+pid $tmp/nginx.pid;
+error_log $tmp/nginx-error.log;
+events { worker_connections 256; }
+http {
+    access_log off;
+    client_body_temp_path $tmp/nginx-body;
+    proxy_temp_path $tmp/nginx-proxy;
+    fastcgi_temp_path $tmp/nginx-fastcgi;
+    uwsgi_temp_path $tmp/nginx-uwsgi;
+    scgi_temp_path $tmp/nginx-scgi;
+    types { application/octet-stream img; }
+    default_type application/octet-stream;
+    sendfile on;
+    server {
+        listen 127.0.0.1:$NGINX_PORT;
+        root $dir;
+    }
+}
+EOF
+        # -e: the error log before the config is read, not /var/log/nginx.
+        /usr/sbin/nginx -p "$tmp" -e "$tmp/nginx-error.log" -c "$conf" &
+        pid=$!
+        kill_on_exit "$pid"
+        # nginx writes its pid file only after binding its sockets.
+        for i in $(seq 100); do
+            kill -0 "$pid" 2>/dev/null || break
+            if [ -s "$tmp/nginx.pid" ] && _wait_port "$NGINX_PORT" "$pid"; then
+                NGINX_URL=http://127.0.0.1:$NGINX_PORT
+                return 0
+            fi
+            sleep 0.1
+        done
+        _stop_pid "$pid"
+    done
+    fail "nginx did not start"
+}
+
+# start_web_server DIR: serve DIR with tests/web-server.py at $WEB_URL
+# (paths /MODE/FILE, see web-server.py); its request log is $WEB_LOG.
+start_web_server() {
+    local dir=$1 i
+    WEB_LOG=$tmp/web-server.log
+    $PY "$srcdir/web-server.py" --log "$WEB_LOG" "$dir" > "$tmp/web.port" &
+    local pid=$!
+    kill_on_exit "$pid"
+    # It prints its port once it listens.
+    for i in $(seq 100); do
+        WEB_PORT=$(head -n1 "$tmp/web.port")
+        [ -n "$WEB_PORT" ] && break
+        kill -0 "$pid" 2>/dev/null || fail "web-server.py did not start"
+        sleep 0.1
+    done
+    [ -n "$WEB_PORT" ] || fail "web-server.py did not print its port"
+    WEB_URL=http://127.0.0.1:$WEB_PORT
+}
+
+# ---- nbdcurld ----
+
+# start_nbdcurld ARGS...: run nbdcurld in the foreground on the Unix socket
+# $NBD_SOCK, log in $NBDCURLD_LOG, and set NBD_URI (append an export name
+# as "${NBD_URI%%\?*}NAME?socket=..." or use nbd_uri NAME).
+start_nbdcurld() {
+    local i
+    NBD_SOCK=$tmp/nbd.sock
+    NBDCURLD_LOG=$tmp/nbdcurld.log
+    rm -f "$NBD_SOCK"
+    "$NBDCURLD" -f --unix "$NBD_SOCK" "$@" 2>>"$NBDCURLD_LOG" &
+    NBDCURLD_PID=$!
+    # Killing the supervisor takes its children with it.
+    kill_on_exit "$NBDCURLD_PID"
+    for i in $(seq 100); do
+        [ -S "$NBD_SOCK" ] && break
+        kill -0 "$NBDCURLD_PID" 2>/dev/null ||
+            fail "nbdcurld exited at start: $NBDCURLD $*"
+        sleep 0.1
+    done
+    [ -S "$NBD_SOCK" ] || fail "nbdcurld did not create $NBD_SOCK"
+    NBD_URI="nbd+unix:///?socket=$NBD_SOCK"
+}
+
+# nbd_uri NAME: the URI of export NAME of the running nbdcurld.
+nbd_uri() { echo "nbd+unix:///$1?socket=$NBD_SOCK"; }
+
+# Stop the nbdcurld started last (e.g. to restart it with other options).
+stop_nbdcurld() { _stop_pid "$NBDCURLD_PID"; }
+
+# Processes named like nbdcurld's in this session (meson gives every test
+# its own session): anything listed after a server was stopped was leaked.
+leftover_processes() {
+    pgrep -s 0 -l '^nbdcurld' || true
+}

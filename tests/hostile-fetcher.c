@@ -1,0 +1,101 @@
+/*
+ * hostile-fetcher.c: a fetcher that breaks the internal protocol on
+ * purpose, built only into the test binary nbdcurld-test (never into
+ * nbdcurld).  It stands for a fetcher taken over by a hostile web server:
+ * the front-end must fail that client's requests with EIO and keep
+ * serving everyone else.
+ *
+ * The mode comes from the export URL's fragment, "#hostile=MODE":
+ *   good          a correct fetcher serving the byte pattern (offset & 0xff)
+ *   short-data    a read reply one byte shorter than asked
+ *   long-data     a read reply one byte longer than asked
+ *   unknown-id    a reply to a request that was never sent
+ *   duplicate     every reply sent twice
+ *   bad-type      a message type that does not exist
+ *   huge-payload  a header announcing a 4 GiB payload
+ *   die           exits on the first request
+ *   bad-open      IPC_FETCHER_OPENED with unknown capability flags
+ *   garbage       random bytes instead of a header
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "ipc.h"
+#include "log.h"
+#include "nbdcurld.h"
+
+#define HOSTILE_EXPORT_SIZE (1024u * 1024)
+
+int hostile_fetcher_main (const char *mode);
+
+static void
+send_or_exit (const struct ipc_header *h, const void *payload)
+{
+  if (ipc_send (CHILD_FD_PEER, h, payload) == -1)
+    exit (EXIT_FAILURE);
+}
+
+int
+hostile_fetcher_main (const char *mode)
+{
+  struct ipc_header opened = {
+    .type = IPC_FETCHER_OPENED, .offset = HOSTILE_EXPORT_SIZE,
+  };
+
+  if (strcmp (mode, "bad-open") == 0)
+    opened.flags = 0x8000;
+  send_or_exit (&opened, NULL);
+
+  for (;;) {
+    struct ipc_header req, rep = { .type = IPC_REPLY };
+    uint8_t *payload, *data;
+    uint32_t i, len;
+
+    if (ipc_recv (CHILD_FD_PEER, &req, &payload, IPC_MAX_PAYLOAD) == -1)
+      exit (EXIT_SUCCESS);
+    free (payload);
+    if (req.type != IPC_READ || req.length > HOSTILE_EXPORT_SIZE)
+      exit (EXIT_FAILURE);
+
+    rep.id = req.id;
+    len = req.length;
+    if (strcmp (mode, "short-data") == 0)
+      len--;
+    else if (strcmp (mode, "long-data") == 0)
+      len++;
+    else if (strcmp (mode, "unknown-id") == 0)
+      rep.id = req.id + 1000;
+    else if (strcmp (mode, "bad-type") == 0)
+      rep.type = 999;
+    else if (strcmp (mode, "die") == 0)
+      _exit (3);
+    else if (strcmp (mode, "huge-payload") == 0) {
+      rep.payload_len = UINT32_MAX;
+      if (write_full (CHILD_FD_PEER, &rep, sizeof rep) == -1)
+        exit (EXIT_FAILURE);
+      continue;
+    }
+    else if (strcmp (mode, "garbage") == 0) {
+      uint8_t junk[IPC_HEADER_SIZE];
+      for (i = 0; i < sizeof junk; i++)
+        junk[i] = (uint8_t) (i * 37 + 11);
+      if (write_full (CHILD_FD_PEER, junk, sizeof junk) == -1)
+        exit (EXIT_FAILURE);
+      continue;
+    }
+
+    data = malloc (len + 1);
+    if (data == NULL)
+      exit (EXIT_FAILURE);
+    for (i = 0; i < len; i++)
+      data[i] = (uint8_t) ((req.offset + i) & 0xff);
+    rep.payload_len = len;
+    send_or_exit (&rep, data);
+    if (strcmp (mode, "duplicate") == 0)
+      send_or_exit (&rep, data);
+    free (data);
+  }
+}

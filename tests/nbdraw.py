@@ -1,0 +1,865 @@
+"""nbdraw: a tiny raw NBD client for protocol tests.
+
+It speaks the fixed newstyle handshake and the transmission phase byte by
+byte, so a test can send exactly the malformed input it wants.  Every read
+has a deadline: a test can fail, but it can never hang.
+
+Also here: starting and stopping the server under test, looking at its
+process tree in /proc, and a minimal TAP runner.
+
+Reference: the NBD protocol specification (NetworkBlockDevice/nbd,
+doc/proto.md).  Constants mirror src/nbd-protocol.h and src/nbdcurld.h.
+"""
+
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+# ---- Constants (doc/proto.md; src/nbd-protocol.h; src/nbdcurld.h) ----
+
+NBDMAGIC = 0x4E42444D41474943          # "NBDMAGIC"
+IHAVEOPT = 0x49484156454F5054          # "IHAVEOPT"
+REP_MAGIC = 0x0003E889045565A9
+
+FLAG_FIXED_NEWSTYLE = 1 << 0
+FLAG_NO_ZEROES = 1 << 1
+FLAG_C_FIXED_NEWSTYLE = FLAG_FIXED_NEWSTYLE
+FLAG_C_NO_ZEROES = FLAG_NO_ZEROES
+
+OPT_EXPORT_NAME = 1
+OPT_ABORT = 2
+OPT_LIST = 3
+OPT_STARTTLS = 5
+OPT_INFO = 6
+OPT_GO = 7
+OPT_STRUCTURED_REPLY = 8
+OPT_LIST_META_CONTEXT = 9
+OPT_SET_META_CONTEXT = 10
+
+REP_ACK = 1
+REP_SERVER = 2
+REP_INFO = 3
+REP_META_CONTEXT = 4
+REP_FLAG_ERROR = 1 << 31
+REP_ERR_UNSUP = REP_FLAG_ERROR | 1
+REP_ERR_POLICY = REP_FLAG_ERROR | 2
+REP_ERR_INVALID = REP_FLAG_ERROR | 3
+REP_ERR_PLATFORM = REP_FLAG_ERROR | 4
+REP_ERR_TLS_REQD = REP_FLAG_ERROR | 5
+REP_ERR_UNKNOWN = REP_FLAG_ERROR | 6
+REP_ERR_SHUTDOWN = REP_FLAG_ERROR | 7
+REP_ERR_BLOCK_SIZE_REQD = REP_FLAG_ERROR | 8
+REP_ERR_TOO_BIG = REP_FLAG_ERROR | 9
+
+INFO_EXPORT = 0
+INFO_NAME = 1
+INFO_DESCRIPTION = 2
+INFO_BLOCK_SIZE = 3
+
+TFLAG_HAS_FLAGS = 1 << 0
+TFLAG_READ_ONLY = 1 << 1
+TFLAG_SEND_FLUSH = 1 << 2
+TFLAG_SEND_FUA = 1 << 3
+TFLAG_SEND_TRIM = 1 << 5
+TFLAG_SEND_WRITE_ZEROES = 1 << 6
+TFLAG_SEND_DF = 1 << 7
+TFLAG_CAN_MULTI_CONN = 1 << 8
+TFLAG_SEND_CACHE = 1 << 10
+
+REQUEST_MAGIC = 0x25609513
+CMD_READ = 0
+CMD_WRITE = 1
+CMD_DISC = 2
+CMD_FLUSH = 3
+CMD_TRIM = 4
+CMD_CACHE = 5
+CMD_WRITE_ZEROES = 6
+CMD_BLOCK_STATUS = 7
+
+CMD_FLAG_FUA = 1 << 0
+CMD_FLAG_NO_HOLE = 1 << 1
+CMD_FLAG_DF = 1 << 2
+CMD_FLAG_REQ_ONE = 1 << 3
+CMD_FLAG_FAST_ZERO = 1 << 4
+
+SIMPLE_REPLY_MAGIC = 0x67446698
+STRUCTURED_REPLY_MAGIC = 0x668E33EF
+REPLY_FLAG_DONE = 1 << 0
+REPLY_TYPE_NONE = 0
+REPLY_TYPE_OFFSET_DATA = 1
+REPLY_TYPE_OFFSET_HOLE = 2
+REPLY_TYPE_BLOCK_STATUS = 5
+REPLY_TYPE_ERROR = (1 << 15) | 1
+REPLY_TYPE_ERROR_OFFSET = (1 << 15) | 2
+
+EPERM = 1
+EIO = 5
+ENOMEM = 12
+EINVAL = 22
+ENOSPC = 28
+EOVERFLOW = 75
+ENOTSUP = 95
+ESHUTDOWN = 108
+
+META_BASE_ALLOCATION = b"base:allocation"
+
+MAX_REQUEST_SIZE = 32 * 1024 * 1024
+MAX_STRING = 4096
+MAX_OPTION_LENGTH = MAX_STRING + 4096
+MAX_OPTIONS = 32
+
+DEFAULT_TIMEOUT = 5.0
+
+DEFAULT_NBDCURLD = "/work/main/build/src/nbdcurld"
+
+
+class Closed(Exception):
+    """The server closed (or reset) the connection."""
+
+
+class Timeout(Exception):
+    """Nothing arrived before the deadline."""
+
+
+class ProtocolError(Exception):
+    """The server sent something the protocol does not allow."""
+
+
+def rep_name(rep):
+    names = {REP_ACK: "ACK", REP_SERVER: "SERVER", REP_INFO: "INFO",
+             REP_META_CONTEXT: "META_CONTEXT", REP_ERR_UNSUP: "ERR_UNSUP",
+             REP_ERR_POLICY: "ERR_POLICY", REP_ERR_INVALID: "ERR_INVALID",
+             REP_ERR_PLATFORM: "ERR_PLATFORM",
+             REP_ERR_TLS_REQD: "ERR_TLS_REQD",
+             REP_ERR_UNKNOWN: "ERR_UNKNOWN",
+             REP_ERR_SHUTDOWN: "ERR_SHUTDOWN",
+             REP_ERR_BLOCK_SIZE_REQD: "ERR_BLOCK_SIZE_REQD",
+             REP_ERR_TOO_BIG: "ERR_TOO_BIG"}
+    return names.get(rep, "0x%x" % rep)
+
+
+class OptReply:
+    """One option reply: option, reply type and payload."""
+
+    def __init__(self, option, reply, data):
+        self.option = option
+        self.reply = reply
+        self.data = data
+
+    @property
+    def is_error(self):
+        return bool(self.reply & REP_FLAG_ERROR)
+
+    def __repr__(self):
+        return "OptReply(opt=%d, %s, %d bytes%s)" % (
+            self.option, rep_name(self.reply), len(self.data),
+            (": %r" % self.data[:80]) if self.is_error and self.data else "")
+
+
+class Reply:
+    """A complete reply to one request (simple, or all structured chunks).
+
+    error: 0, or the first error number the server reported.
+    data: for a successful read, the bytes read (holes as zeroes).
+    chunks: [(flags, type, payload)] for structured replies.
+    extents: {context id: [(length, flags)]} for block status.
+    """
+
+    def __init__(self, cookie, structured):
+        self.cookie = cookie
+        self.structured = structured
+        self.error = 0
+        self.message = b""
+        self.data = None
+        self.chunks = []
+        self.extents = {}
+        self.content = []           # [(offset, bytes)] of content chunks
+
+    def assemble(self, offset, length):
+        """For a successful structured read of [offset, +length): check the
+        content chunks (inside the request, no overlap, whole range
+        covered; doc/proto.md) and put the bytes in self.data."""
+        if not self.structured or self.error:
+            return
+        buf = bytearray(length)
+        seen = []
+        for off, data in self.content:
+            if off < offset or off + len(data) > offset + length:
+                raise ProtocolError("content chunk [%d,+%d) outside the "
+                                    "request [%d,+%d)" %
+                                    (off, len(data), offset, length))
+            for a, b in seen:
+                if off < b and a < off + len(data):
+                    raise ProtocolError("overlapping content chunks")
+            seen.append((off, off + len(data)))
+            buf[off - offset:off - offset + len(data)] = data
+        covered = sum(b - a for a, b in seen)
+        if covered != length:
+            raise ProtocolError("read reply covers %d of %d bytes" %
+                                (covered, length))
+        self.data = bytes(buf)
+
+    def __repr__(self):
+        return "Reply(cookie=%d, %s, error=%d%s)" % (
+            self.cookie, "structured" if self.structured else "simple",
+            self.error, (" %r" % self.message) if self.message else "")
+
+
+def pack_string(s):
+    """32-bit length then the bytes (names, queries)."""
+    if isinstance(s, str):
+        s = s.encode()
+    return struct.pack(">I", len(s)) + s
+
+
+def info_payload(name, infos=(), name_len=None):
+    """Payload of NBD_OPT_INFO / NBD_OPT_GO.  name_len overrides the name
+    length field (to lie about it)."""
+    if isinstance(name, str):
+        name = name.encode()
+    nl = len(name) if name_len is None else name_len
+    return (struct.pack(">I", nl) + name + struct.pack(">H", len(infos)) +
+            b"".join(struct.pack(">H", i) for i in infos))
+
+
+def meta_payload(name, queries, count=None):
+    """Payload of NBD_OPT_LIST/SET_META_CONTEXT.  count overrides the number
+    of queries field."""
+    n = len(queries) if count is None else count
+    return (pack_string(name) + struct.pack(">I", n) +
+            b"".join(pack_string(q) for q in queries))
+
+
+class Conn:
+    """One raw connection to the server."""
+
+    def __init__(self, path, timeout=DEFAULT_TIMEOUT):
+        self.timeout = timeout
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout)
+        self.sock.connect(path)
+        self.structured = False
+        self.no_zeroes = False
+        self.pending = {}           # cookie -> (type, length)
+        self.partial = {}           # cookie -> Reply under construction
+        self.next_cookie = 1
+        self.export_size = None
+        self.export_flags = None
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- bytes --
+
+    def send(self, data):
+        try:
+            self.sock.sendall(data)
+        except (BrokenPipeError, ConnectionResetError) as e:
+            raise Closed("send: %s" % e)
+        except socket.timeout:
+            raise Timeout("send blocked for %.1f s" % self.timeout)
+
+    def recv_exact(self, n, timeout=None):
+        """Read exactly n bytes or raise Closed / Timeout."""
+        deadline = time.monotonic() + (self.timeout if timeout is None
+                                       else timeout)
+        buf = bytearray()
+        while len(buf) < n:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Timeout("got %d of %d bytes" % (len(buf), n))
+            self.sock.settimeout(left)
+            try:
+                chunk = self.sock.recv(min(n - len(buf), 1 << 20))
+            except socket.timeout:
+                raise Timeout("got %d of %d bytes" % (len(buf), n))
+            except ConnectionResetError:
+                raise Closed("reset after %d of %d bytes" % (len(buf), n))
+            if not chunk:
+                raise Closed("EOF after %d of %d bytes" % (len(buf), n))
+            buf += chunk
+        return bytes(buf)
+
+    def wait_closed(self, timeout=None):
+        """Wait until the server closes the connection.  Returns the bytes
+        that arrived before the close; raises Timeout if it stays open."""
+        deadline = time.monotonic() + (self.timeout if timeout is None
+                                       else timeout)
+        got = bytearray()
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Timeout("connection still open after %.1f s "
+                              "(%d bytes received)" %
+                              (self.timeout if timeout is None else timeout,
+                               len(got)))
+            self.sock.settimeout(left)
+            try:
+                chunk = self.sock.recv(65536)
+            except socket.timeout:
+                continue
+            except ConnectionResetError:
+                return bytes(got)
+            if not chunk:
+                return bytes(got)
+            got += chunk
+
+    def is_closed(self, timeout=None):
+        try:
+            self.wait_closed(timeout)
+            return True
+        except Timeout:
+            return False
+
+    def assert_closed(self, timeout=None, what="connection"):
+        """Assert the server closes the connection within the timeout."""
+        try:
+            return self.wait_closed(timeout)
+        except Timeout as e:
+            raise AssertionError("%s not closed by the server: %s" % (what, e))
+
+    # -- handshake --
+
+    def read_greeting(self):
+        data = self.recv_exact(18)
+        magic, opt, flags = struct.unpack(">QQH", data)
+        return magic, opt, flags
+
+    def send_client_flags(self, flags=FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES):
+        self.no_zeroes = bool(flags & FLAG_C_NO_ZEROES)
+        self.send(struct.pack(">I", flags))
+
+    def start(self, flags=FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES):
+        """Greeting (checked) and client flags: ready for options."""
+        magic, opt, hflags = self.read_greeting()
+        if magic != NBDMAGIC or opt != IHAVEOPT:
+            raise ProtocolError("bad greeting %x %x" % (magic, opt))
+        self.send_client_flags(flags)
+        return hflags
+
+    def send_option(self, option, data=b"", length=None):
+        """Send one option; length overrides the length field."""
+        if isinstance(data, str):
+            data = data.encode()
+        ln = len(data) if length is None else length
+        self.send(struct.pack(">QII", IHAVEOPT, option, ln) + data)
+
+    def read_option_reply(self, timeout=None):
+        hdr = self.recv_exact(20, timeout)
+        magic, option, reply, length = struct.unpack(">QIII", hdr)
+        if magic != REP_MAGIC:
+            raise ProtocolError("bad option reply magic 0x%x" % magic)
+        if length > 64 * 1024 * 1024:
+            raise ProtocolError("option reply length %d" % length)
+        data = self.recv_exact(length, timeout) if length else b""
+        return OptReply(option, reply, data)
+
+    def read_option_replies(self, option, timeout=None):
+        """All replies to one option, up to and including the final one
+        (ACK or an error)."""
+        replies = []
+        while True:
+            r = self.read_option_reply(timeout)
+            if r.option != option:
+                raise ProtocolError("reply for option %d, expected %d" %
+                                    (r.option, option))
+            replies.append(r)
+            if r.reply == REP_ACK or r.is_error:
+                return replies
+            if r.reply not in (REP_SERVER, REP_INFO, REP_META_CONTEXT):
+                raise ProtocolError("unexpected reply %r" % r)
+            if len(replies) > 1000:
+                raise ProtocolError("too many replies")
+
+    def option(self, option, data=b"", length=None, timeout=None):
+        """Send one option and read all its replies."""
+        self.send_option(option, data, length)
+        return self.read_option_replies(option, timeout)
+
+    def opt_list(self):
+        """[(name, description)] from NBD_OPT_LIST; raises on error."""
+        out = []
+        replies = self.option(OPT_LIST)
+        final = replies[-1]
+        if final.reply != REP_ACK:
+            raise ProtocolError("LIST failed: %r" % final)
+        for r in replies[:-1]:
+            if r.reply != REP_SERVER or len(r.data) < 4:
+                raise ProtocolError("LIST: unexpected %r" % r)
+            (nl,) = struct.unpack(">I", r.data[:4])
+            if nl > len(r.data) - 4:
+                raise ProtocolError("LIST: name length %d > reply" % nl)
+            out.append((r.data[4:4 + nl], r.data[4 + nl:]))
+        return out
+
+    @staticmethod
+    def parse_infos(replies):
+        """{info type: payload} from REP_INFO replies."""
+        infos = {}
+        for r in replies:
+            if r.reply == REP_INFO:
+                if len(r.data) < 2:
+                    raise ProtocolError("short INFO reply")
+                (t,) = struct.unpack(">H", r.data[:2])
+                infos[t] = r.data[2:]
+        return infos
+
+    def info_or_go(self, option, name="", infos=()):
+        """Send INFO or GO; returns (final reply, {info type: payload}).
+        On a successful GO, records export size and flags."""
+        replies = self.option(option, info_payload(name, infos))
+        final = replies[-1]
+        inf = self.parse_infos(replies)
+        if final.reply == REP_ACK:
+            if INFO_EXPORT not in inf or len(inf[INFO_EXPORT]) != 10:
+                raise ProtocolError("no valid NBD_INFO_EXPORT before ACK")
+            size, flags = struct.unpack(">QH", inf[INFO_EXPORT])
+            if option == OPT_GO:
+                self.export_size, self.export_flags = size, flags
+        return final, inf
+
+    def go(self, name="", infos=()):
+        """GO; raises unless ACK.  Returns (size, transmission flags)."""
+        final, _ = self.info_or_go(OPT_GO, name, infos)
+        if final.reply != REP_ACK:
+            raise ProtocolError("GO failed: %r" % final)
+        return self.export_size, self.export_flags
+
+    def export_name(self, name=""):
+        """EXPORT_NAME; returns (size, flags) or raises Closed."""
+        if isinstance(name, str):
+            name = name.encode()
+        self.send_option(OPT_EXPORT_NAME, name)
+        data = self.recv_exact(10)
+        size, flags = struct.unpack(">QH", data)
+        if not self.no_zeroes:
+            self.recv_exact(124)
+        self.export_size, self.export_flags = size, flags
+        return size, flags
+
+    def structured_reply(self):
+        r = self.option(OPT_STRUCTURED_REPLY)
+        if r[-1].reply != REP_ACK:
+            raise ProtocolError("STRUCTURED_REPLY refused: %r" % r[-1])
+        self.structured = True
+
+    def meta_context(self, option, name="", queries=(META_BASE_ALLOCATION,)):
+        """LIST or SET_META_CONTEXT; returns (final, [(id, name)])."""
+        replies = self.option(option, meta_payload(name, list(queries)))
+        out = []
+        for r in replies[:-1]:
+            if r.reply != REP_META_CONTEXT or len(r.data) < 4:
+                raise ProtocolError("unexpected %r" % r)
+            (cid,) = struct.unpack(">I", r.data[:4])
+            out.append((cid, r.data[4:]))
+        return replies[-1], out
+
+    def handshake(self, name="", structured=True, meta=False):
+        """Full handshake to transmission.  Returns the base:allocation
+        context id when meta is set, else None."""
+        self.start()
+        cid = None
+        if structured:
+            self.structured_reply()
+        if meta:
+            final, ctx = self.meta_context(OPT_SET_META_CONTEXT, name)
+            if final.reply != REP_ACK or len(ctx) != 1:
+                raise ProtocolError("SET_META_CONTEXT: %r %r" % (final, ctx))
+            cid = ctx[0][0]
+        self.go(name)
+        return cid
+
+    # -- transmission --
+
+    def request(self, cmd, offset=0, length=0, flags=0, payload=b"",
+                cookie=None, magic=REQUEST_MAGIC):
+        """Send one request (header plus payload); returns its cookie."""
+        if cookie is None:
+            cookie = self.next_cookie
+            self.next_cookie += 1
+        self.pending[cookie] = (cmd, length)
+        self.send(struct.pack(">IHHQQI", magic, flags, cmd, cookie,
+                              offset & 0xFFFFFFFFFFFFFFFF, length) + payload)
+        return cookie
+
+    def read_reply(self, timeout=None):
+        """Read until one request's reply is complete; returns the Reply."""
+        deadline = time.monotonic() + (self.timeout if timeout is None
+                                       else timeout)
+
+        def left():
+            return max(0.0, deadline - time.monotonic())
+
+        while True:
+            (magic,) = struct.unpack(">I", self.recv_exact(4, left()))
+            if magic == SIMPLE_REPLY_MAGIC:
+                err, cookie = struct.unpack(">IQ", self.recv_exact(12, left()))
+                if cookie not in self.pending:
+                    raise ProtocolError("simple reply, unknown cookie %d" %
+                                        cookie)
+                cmd, length = self.pending.pop(cookie)
+                r = Reply(cookie, False)
+                r.error = err
+                if cmd == CMD_READ and err == 0:
+                    if self.structured:
+                        raise ProtocolError("simple reply to READ after "
+                                            "structured replies")
+                    r.data = self.recv_exact(length, left())
+                return r
+            if magic != STRUCTURED_REPLY_MAGIC:
+                raise ProtocolError("bad reply magic 0x%08x" % magic)
+            if not self.structured:
+                raise ProtocolError("structured reply not negotiated")
+            flags, typ, cookie, length = struct.unpack(
+                ">HHQI", self.recv_exact(16, left()))
+            if cookie not in self.pending:
+                raise ProtocolError("chunk for unknown cookie %d" % cookie)
+            if length > MAX_REQUEST_SIZE + 4096:
+                raise ProtocolError("chunk length %d" % length)
+            payload = self.recv_exact(length, left()) if length else b""
+            r = self.partial.setdefault(cookie, Reply(cookie, True))
+            self._add_chunk(r, flags, typ, payload)
+            if flags & REPLY_FLAG_DONE:
+                del self.partial[cookie]
+                self.pending.pop(cookie)
+                return r
+
+    def _add_chunk(self, r, flags, typ, payload):
+        cmd, length = self.pending[r.cookie]
+        r.chunks.append((flags, typ, payload))
+        if typ & (1 << 15):
+            if len(payload) < 6:
+                raise ProtocolError("short error chunk")
+            err, ml = struct.unpack(">IH", payload[:6])
+            if ml > len(payload) - 6:
+                raise ProtocolError("error message length %d > chunk" % ml)
+            if err == 0:
+                raise ProtocolError("error chunk with error 0")
+            if not r.error:
+                r.error = err
+                r.message = payload[6:6 + ml]
+        elif typ == REPLY_TYPE_OFFSET_DATA or typ == REPLY_TYPE_OFFSET_HOLE:
+            if cmd != CMD_READ:
+                raise ProtocolError("content chunk for command %d" % cmd)
+            if typ == REPLY_TYPE_OFFSET_DATA:
+                if len(payload) < 9:
+                    raise ProtocolError("short OFFSET_DATA")
+                (off,) = struct.unpack(">Q", payload[:8])
+                data = payload[8:]
+            else:
+                if len(payload) != 12:
+                    raise ProtocolError("OFFSET_HOLE length %d" % len(payload))
+                off, n = struct.unpack(">QI", payload)
+                if n == 0:
+                    raise ProtocolError("empty OFFSET_HOLE")
+                data = bytes(n)
+            r.content.append((off, data))
+        elif typ == REPLY_TYPE_BLOCK_STATUS:
+            if cmd != CMD_BLOCK_STATUS:
+                raise ProtocolError("block status chunk for command %d" % cmd)
+            if len(payload) < 12 or (len(payload) - 4) % 8:
+                raise ProtocolError("block status chunk length %d" %
+                                    len(payload))
+            (cid,) = struct.unpack(">I", payload[:4])
+            ext = [struct.unpack(">II", payload[i:i + 8])
+                   for i in range(4, len(payload), 8)]
+            if cid in r.extents:
+                raise ProtocolError("two block status chunks for context %d"
+                                    % cid)
+            r.extents[cid] = ext
+        elif typ == REPLY_TYPE_NONE:
+            if payload or not flags & REPLY_FLAG_DONE:
+                raise ProtocolError("bad NONE chunk")
+        else:
+            raise ProtocolError("unknown chunk type %d" % typ)
+
+    def command(self, cmd, offset=0, length=0, flags=0, payload=b"",
+                timeout=None):
+        """Send one request and wait for its reply.  For a read, reply.data
+        is the data, checked against the request's bounds."""
+        cookie = self.request(cmd, offset, length, flags, payload)
+        r = self.read_reply(timeout)
+        if r.cookie != cookie:
+            raise ProtocolError("reply for cookie %d, expected %d" %
+                                (r.cookie, cookie))
+        if cmd == CMD_READ:
+            r.assemble(offset, length)
+        return r
+
+    def read(self, offset, length, flags=0, timeout=None):
+        return self.command(CMD_READ, offset, length, flags, timeout=timeout)
+
+
+# ---- The server under test ----
+
+def nbdcurld_path():
+    return os.environ.get("NBDCURLD", DEFAULT_NBDCURLD)
+
+
+def _pdeathsig():
+    """In the child before exec: die if the test process dies, so a killed
+    test never leaves a server behind."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)          # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+
+
+class Server:
+    """nbdcurld -f ... -U SOCK, started in a private temporary directory."""
+
+    def __init__(self, args, tmpdir, name="sock"):
+        self.sock = os.path.join(tmpdir, name)
+        self.log = os.path.join(tmpdir, name + ".log")
+        self.args = [nbdcurld_path(), "-f", "-U", self.sock] + list(args)
+        self.proc = None
+
+    def start(self, timeout=10.0):
+        logf = open(self.log, "ab")
+        self.proc = subprocess.Popen(self.args, stdin=subprocess.DEVNULL,
+                                     stdout=logf, stderr=subprocess.STDOUT,
+                                     preexec_fn=_pdeathsig)
+        logf.close()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("server exited with status %d: %s" %
+                                   (self.proc.returncode, self.log_text()))
+            if os.path.exists(self.sock):
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                try:
+                    s.connect(self.sock)
+                    return self
+                except OSError:
+                    pass
+                finally:
+                    s.close()
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError("server socket %s did not appear" % self.sock)
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self):
+        """Stop the server (SIGTERM, then SIGKILL) and its children."""
+        if self.proc is None:
+            return None
+        kids = descendants(self.proc.pid) if self.alive() else []
+        if self.alive():
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        deadline = time.monotonic() + 3
+        for pid in kids:
+            while pid_alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if pid_alive(pid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        return self.proc.returncode
+
+    def log_text(self):
+        try:
+            with open(self.log, "rb") as f:
+                return f.read().decode(errors="replace")
+        except OSError:
+            return ""
+
+    def connect(self, timeout=DEFAULT_TIMEOUT):
+        return Conn(self.sock, timeout)
+
+    def uri(self, name=""):
+        return "nbd+unix:///%s?socket=%s" % (name, self.sock)
+
+
+# ---- /proc ----
+
+def proc_stat(pid):
+    """(comm, state, ppid) of a process, or None if it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            s = f.read()
+    except OSError:
+        return None
+    lp, rp = s.index("("), s.rindex(")")
+    rest = s[rp + 2:].split()
+    return s[lp + 1:rp], rest[0], int(rest[1])
+
+
+def pid_alive(pid):
+    st = proc_stat(pid)
+    return st is not None and st[1] != "Z"
+
+
+def children(pid):
+    """[(pid, comm)] of the live children of pid."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        st = proc_stat(int(d))
+        if st and st[2] == pid and st[1] != "Z":
+            out.append((int(d), st[0]))
+    return sorted(out)
+
+
+def descendants(pid):
+    out = []
+    todo = [pid]
+    while todo:
+        for c, _ in children(todo.pop()):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def rss_kib(pid, field="VmRSS"):
+    """VmRSS (or VmHWM, the peak) of a process in KiB, 0 if it is gone."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def tree_rss_kib(pid, field="VmRSS"):
+    return sum(rss_kib(p, field) for p in [pid] + descendants(pid))
+
+
+def wait_until(cond, timeout, step=0.05):
+    """Poll cond() until it is true or the timeout passes; returns its last
+    value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = cond()
+        if v or time.monotonic() >= deadline:
+            return v
+        time.sleep(step)
+
+
+# ---- Test images ----
+
+def make_image(path, size, seed=1):
+    """A file of size bytes whose every 8-byte word encodes its offset, so a
+    read at the wrong offset is always visible."""
+    with open(path, "wb") as f:
+        chunk = 1 << 20
+        for base in range(0, size, chunk):
+            n = min(chunk, size - base)
+            words = (n + 7) // 8
+            data = b"".join(struct.pack(">Q", (base + 8 * i) ^
+                                        (seed * 0x9E3779B97F4A7C15 &
+                                         0xFFFFFFFFFFFFFFFF))
+                            for i in range(words))
+            f.write(data[:n])
+
+
+def image_bytes(path, offset, length):
+    with open(path, "rb") as f:
+        f.seek(offset)
+        return f.read(length)
+
+
+# ---- TAP ----
+
+class Tap:
+    """Run test functions and print TAP.  A case passes when it returns;
+    any exception fails it.  check_alive, when given, runs after each case:
+    a server that died fails that case."""
+
+    def __init__(self, cases, check_alive=None):
+        self.cases = cases
+        self.check_alive = check_alive
+        self.failed = 0
+
+    @staticmethod
+    def describe(fn):
+        # The docstring's first paragraph, on one line ('#' would start a
+        # TAP directive).
+        para = (fn.__doc__ or "").strip().split("\n\n")[0]
+        doc = " ".join(para.split()).replace("#", "no.")
+        name = fn.__name__.replace("test_", "", 1)
+        return "%s: %s" % (name, doc) if doc else name
+
+    def run(self):
+        print("1..%d" % len(self.cases), flush=True)
+        for n, fn in enumerate(self.cases, 1):
+            desc = self.describe(fn)
+            err = None
+            t0 = time.monotonic()
+            try:
+                fn()
+            except Exception:
+                err = traceback.format_exc()
+            if err is None and self.check_alive is not None:
+                msg = self.check_alive()
+                if msg:
+                    err = msg
+            dt = time.monotonic() - t0
+            if err is None:
+                print("ok %d - %s (%.1fs)" % (n, desc, dt), flush=True)
+            else:
+                self.failed += 1
+                print("not ok %d - %s" % (n, desc), flush=True)
+                for line in err.rstrip().splitlines():
+                    print("#   " + line, flush=True)
+        return 0 if self.failed == 0 else 1
+
+
+def diag(msg):
+    for line in str(msg).rstrip().splitlines():
+        print("# " + line, flush=True)
+
+
+def watchdog(seconds):
+    """Abort the whole test (and, through PDEATHSIG, the server) if it runs
+    longer than this."""
+    import faulthandler
+    faulthandler.dump_traceback_later(seconds, exit=True)
+
+
+def require_binary():
+    """Exit 77 (skip) when the server binary is missing."""
+    if not os.access(nbdcurld_path(), os.X_OK):
+        print("1..0 # SKIP %s not built" % nbdcurld_path())
+        sys.exit(77)
+
+
+def tmpdir():
+    d = tempfile.mkdtemp(prefix="nbdcurld-test-")
+    return d
+
+
+def rmtree(d):
+    shutil.rmtree(d, ignore_errors=True)

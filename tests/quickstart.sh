@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# quickstart.sh: install what is missing, build, and either show nbdcurld
+# at work or run the whole test suite.
+#
+#   tests/quickstart.sh demo   serve a sample image through nginx, show it
+#                              with nbdinfo, copy it with nbdcopy and check
+#                              the copy
+#   tests/quickstart.sh test   run the suite on a release build and on an
+#                              ASan/UBSan build, then print a summary
+#
+# Debian or Ubuntu: missing packages are installed with apt-get (through
+# sudo when not run as root).  Runs from any directory.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+PACKAGES=(
+    meson ninja-build pkg-config gcc
+    libcurl4-openssl-dev libseccomp-dev libcap-ng-dev
+    libnbd-bin python3-libnbd nbdkit nginx-light qemu-utils
+    mandoc openssl curl procps iproute2
+)
+
+say() { printf '==> %s\n' "$*"; }
+die() { printf 'quickstart: error: %s\n' "$*" >&2; exit 1; }
+
+usage() {
+    cat <<EOF
+usage: $0 demo|test
+  demo   install, build, serve a sample image and copy it
+  test   install, build (release and ASan/UBSan) and run the test suite
+EOF
+}
+
+# ---- dependencies ----
+
+install_deps() {
+    local pkg missing=() sudo=()
+    command -v dpkg-query >/dev/null 2>&1 ||
+        die "dpkg-query not found: install these packages by hand: ${PACKAGES[*]}"
+    for pkg in "${PACKAGES[@]}"; do
+        if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null |
+                grep -q 'install ok installed'; then
+            missing+=("$pkg")
+        fi
+    done
+    if [ ${#missing[@]} -eq 0 ]; then
+        say "all packages are installed"
+        return 0
+    fi
+    if [ "$(id -u)" -ne 0 ]; then
+        command -v sudo >/dev/null 2>&1 ||
+            die "not root and no sudo: install these packages: ${missing[*]}"
+        sudo=(sudo)
+    fi
+    say "installing: ${missing[*]}"
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y "${missing[@]}"
+}
+
+# ---- building ----
+
+# build DIR [MESON OPTIONS...]: configure DIR (or reconfigure it) and build.
+# Written without relying on set -e, so that callers may use it in a test.
+build() {
+    local dir=$1
+    shift
+    if [ -d "$dir/meson-private" ]; then
+        say "reconfiguring $dir"
+        meson setup --reconfigure "$dir" "$@" || return 1
+    else
+        say "configuring $dir"
+        meson setup "$dir" "$@" || return 1
+    fi
+    say "building $dir"
+    ninja -C "$dir" || return 1
+}
+
+# ---- demo ----
+
+free_port() {
+    /usr/bin/python3 -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
+}
+
+demo_tmp=""
+nginx_pid=""
+demo_cleanup() {
+    if [ -n "$nginx_pid" ]; then
+        kill "$nginx_pid" 2>/dev/null || true
+        wait "$nginx_pid" 2>/dev/null || true
+    fi
+    if [ -n "$demo_tmp" ]; then
+        rm -rf "$demo_tmp"
+    fi
+}
+
+demo() {
+    local port url sum_image sum_copy
+    install_deps
+    build build
+    if ! command -v nbdinfo >/dev/null || ! command -v nbdcopy >/dev/null; then
+        die "nbdinfo and nbdcopy are needed (package libnbd-bin)"
+    fi
+
+    demo_tmp=$(mktemp -d "${TMPDIR:-/tmp}/nbdcurld-demo.XXXXXX")
+    trap demo_cleanup EXIT
+    trap 'exit 130' INT TERM
+    mkdir "$demo_tmp/www"
+
+    say "making a 64 MiB sample image"
+    head -c 64M /dev/urandom > "$demo_tmp/www/sample.img"
+
+    # nginx with its own configuration, in the foreground and as one
+    # process (so it runs as us and can read our private directory).
+    port=$(free_port)
+    cat > "$demo_tmp/nginx.conf" <<EOF
+daemon off;
+master_process off;
+pid $demo_tmp/nginx.pid;
+error_log $demo_tmp/nginx-error.log;
+events { worker_connections 64; }
+http {
+    access_log off;
+    client_body_temp_path $demo_tmp/nginx-body;
+    proxy_temp_path $demo_tmp/nginx-proxy;
+    fastcgi_temp_path $demo_tmp/nginx-fastcgi;
+    uwsgi_temp_path $demo_tmp/nginx-uwsgi;
+    scgi_temp_path $demo_tmp/nginx-scgi;
+    default_type application/octet-stream;
+    server {
+        listen 127.0.0.1:$port;
+        root $demo_tmp/www;
+    }
+}
+EOF
+    /usr/sbin/nginx -p "$demo_tmp" -e "$demo_tmp/nginx-error.log" \
+        -c "$demo_tmp/nginx.conf" &
+    nginx_pid=$!
+    url=http://127.0.0.1:$port/sample.img
+    for _ in $(seq 100); do
+        curl -sf -r 0-0 -o /dev/null "$url" && break
+        kill -0 "$nginx_pid" 2>/dev/null ||
+            die "nginx did not start: $(cat "$demo_tmp/nginx-error.log")"
+        sleep 0.1
+    done
+    say "nginx serves $url"
+
+    say "nbdcurld -r $url --run 'nbdinfo ... && nbdcopy ...'"
+    "$root/build/src/nbdcurld" -r "$url" --run "
+        nbdinfo \"\$uri\" &&
+        nbdcopy --progress \"\$uri\" '$demo_tmp/copy.img'" ||
+        die "nbdcurld --run failed (status $?)"
+
+    sum_image=$(sha256sum < "$demo_tmp/www/sample.img" | cut -d' ' -f1)
+    sum_copy=$(sha256sum < "$demo_tmp/copy.img" | cut -d' ' -f1)
+    echo "image: $sum_image"
+    echo "copy:  $sum_copy"
+    [ "$sum_image" = "$sum_copy" ] || die "checksums differ"
+    echo "checksums match"
+}
+
+# ---- test ----
+
+total_ok=0
+total_fail=0
+total_skip=0
+runs_failed=0
+
+# count LOG FIELD: the number meson test printed after "FIELD:" (0 if none).
+count() {
+    awk -v f="$2:" '$1 == f || ($1 " " $2) == f { n = $NF } END { print n + 0 }' "$1"
+}
+
+# suite NAME DIR [MESON OPTIONS...]: build DIR and run the tests there.
+suite() {
+    local name=$1 dir=$2 log status=0 ok fail skip
+    shift 2
+    say "$name build"
+    if ! build "$dir" "$@"; then
+        echo "quickstart: $name build failed" >&2
+        runs_failed=$((runs_failed + 1))
+        return 0
+    fi
+    log=$dir/quickstart-test.log
+    say "$name tests"
+    meson test -C "$dir" --print-errorlogs "${MESON_TEST_ARGS[@]}" 2>&1 |
+        tee "$log" || status=$?
+    ok=$(count "$log" Ok)
+    fail=$(( $(count "$log" Fail) + $(count "$log" "Unexpected Pass") +
+             $(count "$log" Timeout) ))
+    skip=$(count "$log" Skipped)
+    say "$name: $ok passed, $fail failed, $skip skipped"
+    total_ok=$((total_ok + ok))
+    total_fail=$((total_fail + fail))
+    total_skip=$((total_skip + skip))
+    if [ "$status" -ne 0 ] || [ "$fail" -ne 0 ]; then
+        runs_failed=$((runs_failed + 1))
+    fi
+}
+
+test_all() {
+    install_deps
+
+    MESON_TEST_ARGS=()
+    suite release build
+
+    # Sanitizers slow everything down: give the tests more time.
+    MESON_TEST_ARGS=(--timeout-multiplier 3)
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        suite "ASan/UBSan" build-asan \
+            -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+
+    echo "$total_ok passed, $total_fail failed, $total_skip skipped"
+    [ "$runs_failed" -eq 0 ]
+}
+
+case "${1:-}" in
+    demo) demo ;;
+    test) test_all ;;
+    -h|--help|help) usage ;;
+    *) usage >&2; exit 2 ;;
+esac

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Usage errors and unusable URLs: a quick non-zero exit, a message on
+# stderr that names the problem, nothing left running.  --help and
+# --version succeed.
+source "$(dirname "$0")/functions.sh"
+set -euo pipefail
+
+img=$tmp/disk.img
+make_image "$img" 64K
+
+# bad PATTERN ARGS...: nbdcurld ARGS must fail within 10 s, saying PATTERN
+# (case-insensitive extended regexp) on stderr.
+bad() {
+    local pattern=$1 status=0
+    shift
+    timeout 10 "$NBDCURLD" -f --unix "$tmp/sock" "$@" \
+        >out.txt 2>err.txt </dev/null || status=$?
+    echo "nbdcurld $*: exit $status: $(head -n3 err.txt)"
+    [ "$status" -ne 0 ] || fail "nbdcurld $* succeeded"
+    [ "$status" -ne 124 ] || fail "nbdcurld $* did not exit"
+    [ "$status" -lt 128 ] || fail "nbdcurld $* was killed by a signal"
+    grep -qiE "$pattern" err.txt || fail "nbdcurld $*: stderr does not match /$pattern/"
+}
+
+bad 'url|usage|argument|missing'   # no URL at all
+bad 'option|unrecognized|unknown|usage'   --no-such-option "file://$img"
+bad 'url|scheme|example'           example.com/x
+bad 'gopher|scheme|protocol|support'   gopher://127.0.0.1/x
+bad 'nonexistent|no such|exist|open'   file:///nonexistent/disk.img
+bad 'export|='                     --export justaname
+bad 'export|url|both|positional'   --export "a=file://$img" "file://$img"
+bad 'port|abc|invalid|number'      -p abc "file://$img"
+bad 'connections|invalid|number|range'   --connections 0 "file://$img"
+bad 'timeout|invalid|number'       --timeout -5 "file://$img"
+
+"$NBDCURLD" --help > help.txt || fail "--help failed"
+grep -q -- '--export' help.txt || fail "--help does not describe --export"
+"$NBDCURLD" --version > version.txt || fail "--version failed"
+grep -qE '[0-9]+\.[0-9]+' version.txt || fail "--version prints no version"
+"$NBDCURLD" -V > /dev/null || fail "-V failed"
+
+[ ! -e "$tmp/sock" ] || fail "a failed start left its socket behind"
+sleep 0.2
+[ -z "$(leftover_processes)" ] || fail "processes left: $(leftover_processes)"

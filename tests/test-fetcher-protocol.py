@@ -1,0 +1,591 @@
+#!/usr/bin/python3
+# test-fetcher-protocol.py: the fetcher role on its own, spoken to directly.
+#
+# Runs "$NBDCURLD --internal-role=fetcher" with a socketpair on fd 3 (the
+# front-end's side is ours) and a configuration pipe on fd 4, exactly as
+# the supervisor would, and checks:
+#   - IPC_FETCHER_OPENED: size and flags; ENOENT and exit 1 for a missing
+#     file;
+#   - reads at odd offsets and lengths return exactly the file's bytes;
+#     writes (with FUA) and flushes land;
+#   - every malformed request (past the end, length 0, too long, unknown
+#     type or flags, wrong or huge payload_len, write to a read-only
+#     export, ...) ends the fetcher with a nonzero exit status, without a
+#     reply and without a crash;
+#   - with tests/web-server.py: http exports open, serve ranges, and turn
+#     a misbehaving web server into EIO or a refused open.
+# Output is TAP; the exit status is 0 only if every test passed.
+
+import errno
+import fcntl
+import os
+import select
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NBDCURLD = os.environ.get("NBDCURLD",
+                          os.path.join(HERE, "..", "build", "src", "nbdcurld"))
+WEB_SERVER = os.path.join(HERE, "web-server.py")
+
+# nbdcurld.h
+HEADER = struct.Struct("=HHIQQII")      # struct ipc_header
+assert HEADER.size == 32
+FETCHER_WIRE = struct.Struct("=8I")     # struct fetcher_config_wire
+IPC_CONFIG_FETCHER = 3
+IPC_CONFIG_END = 4
+IPC_FETCHER_OPENED = 32
+IPC_READ = 33
+IPC_WRITE = 34
+IPC_FLUSH = 35
+IPC_REPLY = 36
+FETCHER_CAN_WRITE, FETCHER_CAN_FLUSH, FETCHER_CAN_FUA = 1, 2, 4
+FETCHER_READONLY, FETCHER_VERBOSE = 1, 2
+IPC_FLAG_FUA = 1
+MAX_REQUEST = 32 * 1024 * 1024
+
+TIMEOUT = 20                            # seconds for any one step
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Failure(what)
+
+
+def header(type_, flags=0, payload_len=0, id_=0, offset=0, length=0, error=0):
+    return HEADER.pack(type_, flags, payload_len, id_, offset, length, error)
+
+
+def config_bytes(url, flags=0, connections=4, timeout=0, cainfo=""):
+    strings = [url.encode(), cainfo.encode(), b"", b"test-export"]
+    wire = FETCHER_WIRE.pack(flags, connections, 30, timeout,
+                             *[len(s) for s in strings])
+    payload = wire + b"".join(strings)
+    return (header(IPC_CONFIG_FETCHER, payload_len=len(payload)) + payload
+            + header(IPC_CONFIG_END))
+
+
+class Fetcher:
+    """One fetcher process and our end of its socket."""
+
+    def __init__(self, url, flags=0, connections=4, **config):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        cfg_r, cfg_w = os.pipe()
+        self.log = tempfile.TemporaryFile()
+        # Move the child's fds above 3 and 4 first, so the dup2s below
+        # cannot overwrite one another; all are close-on-exec except the
+        # dup2 targets.
+        hi_sock = fcntl.fcntl(theirs.fileno(), fcntl.F_DUPFD_CLOEXEC, 10)
+        hi_cfg = fcntl.fcntl(cfg_r, fcntl.F_DUPFD_CLOEXEC, 10)
+        actions = [
+            (os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_DUP2, self.log.fileno(), 2),
+            (os.POSIX_SPAWN_DUP2, hi_sock, 3),
+            (os.POSIX_SPAWN_DUP2, hi_cfg, 4),
+        ]
+        self.pid = os.posix_spawn(NBDCURLD, [NBDCURLD, "--internal-role=fetcher"],
+                                  {"PATH": "/usr/bin:/bin"},
+                                  file_actions=actions)
+        for fd in (hi_sock, hi_cfg, cfg_r):
+            os.close(fd)
+        theirs.close()
+        os.write(cfg_w, config_bytes(url, flags, connections, **config))
+        os.close(cfg_w)
+        self.sock = ours
+        self.sock.settimeout(TIMEOUT)
+        self.status = None
+
+    def send(self, data):
+        self.sock.sendall(data)
+
+    def recv_exact(self, n):
+        buf = bytearray()
+        while len(buf) < n:
+            chunk = self.sock.recv(min(n - len(buf), 1 << 20))
+            if not chunk:
+                raise Failure("EOF after %d of %d bytes" % (len(buf), n))
+            buf += chunk
+        return bytes(buf)
+
+    def recv_message(self):
+        h = HEADER.unpack(self.recv_exact(HEADER.size))
+        payload = self.recv_exact(h[2]) if h[2] else b""
+        return h, payload
+
+    def opened(self):
+        (type_, flags, plen, _, size, _, error), _ = self.recv_message()
+        check(type_ == IPC_FETCHER_OPENED, "first message is OPENED, not %d" % type_)
+        check(plen == 0, "OPENED has no payload")
+        return size, flags, error
+
+    def read(self, id_, offset, length):
+        self.send(header(IPC_READ, id_=id_, offset=offset, length=length))
+
+    def reply(self):
+        (type_, _, plen, id_, _, _, error), payload = self.recv_message()
+        check(type_ == IPC_REPLY, "reply type %d" % type_)
+        return id_, error, payload
+
+    def wait(self):
+        """Wait for the process; returns its exit status (or -signal)."""
+        deadline = time.time() + TIMEOUT
+        while self.status is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid != 0:
+                self.status = os.waitstatus_to_exitcode(status)
+                break
+            if time.time() > deadline:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+                raise Failure("the fetcher did not exit")
+            time.sleep(0.02)
+        return self.status
+
+    def stderr(self):
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")
+
+    def close(self):
+        self.sock.close()
+        if self.status is None:
+            try:
+                self.wait()
+            except Failure:
+                pass
+        self.log.close()
+
+    def expect_nothing_then_eof(self):
+        """No reply may come: only EOF when the fetcher exits."""
+        r, _, _ = select.select([self.sock], [], [], TIMEOUT)
+        check(r, "neither a reply nor EOF")
+        try:
+            data = self.sock.recv(65536)
+        except ConnectionResetError:
+            data = b""          # it exited with our bytes unread: also EOF
+        check(data == b"", "got %d bytes instead of EOF" % len(data))
+
+
+# ---- fixtures ----
+
+tmpdir = tempfile.mkdtemp(prefix="nbdcurld-fetcher-")
+IMAGE_SIZE = 3 * 1024 * 1024 + 12345   # odd on purpose
+image = os.path.join(tmpdir, "disk.img")
+with open(image, "wb") as f:
+    f.write(os.urandom(IMAGE_SIZE))
+with open(image, "rb") as f:
+    IMAGE = f.read()
+URL = "file://" + image
+
+ODD_READS = [(0, 1), (1, 511), (4095, 2), (12345, 65537), (IMAGE_SIZE - 1, 1),
+             (IMAGE_SIZE - 100000, 100000), (777, 3 * 1024 * 1024)]
+
+
+def check_opened(fx, size, flags):
+    s, fl, err = fx.opened()
+    check(err == 0, "OPENED error %d (%s)" % (err, fx.stderr()))
+    check(s == size, "size %d, expected %d" % (s, size))
+    check(fl == flags, "flags %d, expected %d" % (fl, flags))
+
+
+def check_reads(fx, data, reads):
+    # All sent in one go, the fetcher must take a batch.  From a thread,
+    # as a front-end would (it never blocks): the fetcher stops reading
+    # when its queue is full and blocks writing replies until we read.
+    batch = b"".join(header(IPC_READ, id_=1000 + i, offset=off, length=ln)
+                     for i, (off, ln) in enumerate(reads))
+    sender = threading.Thread(target=fx.send, args=(batch,), daemon=True)
+    sender.start()
+    seen = set()
+    for _ in reads:
+        id_, err, payload = fx.reply()
+        i = id_ - 1000
+        check(0 <= i < len(reads) and i not in seen, "unexpected reply id %d" % id_)
+        seen.add(i)
+        off, ln = reads[i]
+        check(err == 0, "read %d+%d: error %d" % (off, ln, err))
+        check(payload == data[off:off + ln], "read %d+%d: wrong data" % (off, ln))
+    sender.join(TIMEOUT)
+    check(not sender.is_alive(), "the requests were not all taken")
+
+
+# ---- file: tests ----
+
+def t_opened_and_reads():
+    fx = Fetcher(URL)
+    try:
+        check_opened(fx, IMAGE_SIZE, FETCHER_CAN_WRITE | FETCHER_CAN_FLUSH | FETCHER_CAN_FUA)
+        check_reads(fx, IMAGE, ODD_READS)
+        fx.sock.shutdown(socket.SHUT_WR)
+        check(fx.wait() == 0, "exit status %s after EOF" % fx.status)
+    finally:
+        fx.close()
+
+
+def t_write_lands():
+    copy = os.path.join(tmpdir, "write.img")
+    shutil.copyfile(image, copy)
+    fx = Fetcher("file://" + copy)
+    try:
+        check_opened(fx, IMAGE_SIZE, 7)
+        new = os.urandom(10001)
+        off = 54321
+        fx.send(header(IPC_WRITE, IPC_FLAG_FUA, len(new), 7, off, len(new)) + new)
+        id_, err, payload = fx.reply()
+        check((id_, err, payload) == (7, 0, b""), "write reply %r" % ((id_, err, payload),))
+        fx.send(header(IPC_FLUSH, id_=8))
+        check(fx.reply() == (8, 0, b""), "flush reply")
+        expect = IMAGE[:off] + new + IMAGE[off + len(new):]
+        check_reads(fx, expect, [(off - 1, len(new) + 2)])
+        with open(copy, "rb") as f:
+            check(f.read() == expect, "the file on disk does not hold the write")
+        fx.sock.shutdown(socket.SHUT_WR)
+        check(fx.wait() == 0, "exit status %s" % fx.status)
+    finally:
+        fx.close()
+
+
+def t_readonly():
+    fx = Fetcher(URL, flags=FETCHER_READONLY)
+    try:
+        check_opened(fx, IMAGE_SIZE, 0)
+        check_reads(fx, IMAGE, [(3, 5)])
+        fx.send(header(IPC_WRITE, 0, 1, 1, 0, 1) + b"x")
+        fx.expect_nothing_then_eof()
+        st = fx.wait()
+        check(st > 0, "exit status %s after a write to a read-only export" % st)
+    finally:
+        fx.close()
+    with open(image, "rb") as f:
+        check(f.read() == IMAGE, "a read-only image changed")
+
+
+def t_missing_file():
+    fx = Fetcher("file://" + os.path.join(tmpdir, "no-such.img"))
+    try:
+        size, flags, err = fx.opened()
+        check(err == errno.ENOENT, "OPENED error %d, expected ENOENT" % err)
+        check(size == 0 and flags == 0, "OPENED with an error has size and flags 0")
+        check(fx.wait() == 1, "exit status %s" % fx.status)
+        check("no-such.img" in fx.stderr(), "the log names the file")
+    finally:
+        fx.close()
+
+
+def t_eof_mid_header():
+    fx = Fetcher(URL)
+    try:
+        check_opened(fx, IMAGE_SIZE, 7)
+        fx.send(header(IPC_READ, id_=1, offset=0, length=1)[:20])
+        fx.sock.shutdown(socket.SHUT_WR)
+        fx.expect_nothing_then_eof()
+        st = fx.wait()
+        check(st > 0, "exit status %s" % st)
+    finally:
+        fx.close()
+
+
+BAD_REQUESTS = [
+    ("read past the end", header(IPC_READ, id_=1, offset=IMAGE_SIZE - 10, length=11)),
+    ("read at the end", header(IPC_READ, id_=1, offset=IMAGE_SIZE, length=1)),
+    ("offset + length overflows", header(IPC_READ, id_=1, offset=2**64 - 1, length=2)),
+    ("read of length 0", header(IPC_READ, id_=1, offset=0, length=0)),
+    ("read longer than 32 MiB", header(IPC_READ, id_=1, offset=0, length=MAX_REQUEST + 1)),
+    ("unknown type", header(99, id_=1, offset=0, length=1)),
+    ("reply type sent to the fetcher", header(IPC_REPLY, id_=1)),
+    ("config type after start", header(IPC_CONFIG_END)),
+    ("READ with a payload", header(IPC_READ, payload_len=1, id_=1, offset=0, length=1) + b"x"),
+    ("READ with a huge payload_len", header(IPC_READ, payload_len=0xFFFFFFFF, id_=1, length=1)),
+    ("READ with unknown flags", header(IPC_READ, flags=2, id_=1, offset=0, length=1)),
+    ("READ with FUA", header(IPC_READ, flags=IPC_FLAG_FUA, id_=1, offset=0, length=1)),
+    ("READ with an error field", header(IPC_READ, id_=1, offset=0, length=1, error=5)),
+    ("WRITE with a payload shorter than length",
+     header(IPC_WRITE, payload_len=10, id_=1, offset=0, length=11) + b"x" * 10),
+    ("WRITE with an oversized payload_len",
+     header(IPC_WRITE, payload_len=0xFFFFFFFF, id_=1, offset=0, length=0xFFFFFFFF)),
+    ("WRITE of 64 MiB",
+     header(IPC_WRITE, payload_len=2 * MAX_REQUEST, id_=1, offset=0, length=2 * MAX_REQUEST)),
+    ("WRITE with unknown flags", header(IPC_WRITE, flags=8, payload_len=1, id_=1, length=1) + b"x"),
+    ("WRITE past the end",
+     header(IPC_WRITE, payload_len=2, id_=1, offset=IMAGE_SIZE - 1, length=2) + b"xx"),
+    ("FLUSH with a length", header(IPC_FLUSH, id_=1, length=1)),
+    ("FLUSH with a payload", header(IPC_FLUSH, payload_len=1, id_=1) + b"x"),
+    ("payload cut off by EOF", header(IPC_WRITE, payload_len=100, id_=1, length=100) + b"x" * 50),
+]
+
+
+def make_bad_request_test(name, data):
+    def test():
+        # A writable export, so that writes are refused for their fields
+        # only, not because the export is read-only.
+        copy = os.path.join(tmpdir, "bad.img")
+        shutil.copyfile(image, copy)
+        fx = Fetcher("file://" + copy)
+        try:
+            check_opened(fx, IMAGE_SIZE, 7)
+            # A good read first: the process is serving.
+            check_reads(fx, IMAGE, [(10, 10)])
+            fx.send(data)
+            fx.sock.shutdown(socket.SHUT_WR)
+            fx.expect_nothing_then_eof()
+            st = fx.wait()
+            check(st != 0, "exit status 0: the bad request was accepted")
+            check(st > 0, "killed by signal %d" % -st)
+            check("protocol violation" in fx.stderr(),
+                  "no warning logged: %r" % fx.stderr())
+        finally:
+            fx.close()
+        with open(copy, "rb") as f:
+            check(f.read() == IMAGE, "the image changed")
+    test.__name__ = name
+    return test
+
+
+# ---- http: tests, with tests/web-server.py ----
+
+web = None
+web_url = None
+
+
+def start_web_server():
+    global web, web_url
+    web = subprocess.Popen([sys.executable, WEB_SERVER, "--log",
+                            os.path.join(tmpdir, "web.log"), tmpdir],
+                           stdout=subprocess.PIPE)
+    web_url = "http://127.0.0.1:%d" % int(web.stdout.readline())
+
+
+def http_open_ok(mode, connections=4):
+    fx = Fetcher("%s/%s/disk.img" % (web_url, mode), connections=connections)
+    check_opened(fx, IMAGE_SIZE, 0)
+    return fx
+
+
+def make_http_good_test(mode, connections):
+    def test():
+        fx = http_open_ok(mode, connections)
+        try:
+            reads = ODD_READS + [(i * 65536 + 17, 65536) for i in range(40)]
+            check_reads(fx, IMAGE, reads)
+            fx.sock.shutdown(socket.SHUT_WR)
+            check(fx.wait() == 0, "exit status %s" % fx.status)
+        finally:
+            fx.close()
+    test.__name__ = "http %s: open and pipelined reads (%d connections)" % (mode, connections)
+    return test
+
+
+def t_http_queue_full():
+    # More requests than transfers plus the fetcher's queue (128): it must
+    # stop reading, then go on as replies drain, and answer every one.
+    fx = http_open_ok("good", 2)
+    try:
+        reads = [((i * 7919) % (IMAGE_SIZE - 4096), 4096) for i in range(200)]
+        check_reads(fx, IMAGE, reads)
+        fx.sock.shutdown(socket.SHUT_WR)
+        check(fx.wait() == 0, "exit status %s" % fx.status)
+    finally:
+        fx.close()
+
+
+def t_http_half_close():
+    # shutdown(SHUT_WR) right after the requests: the replies still come.
+    fx = http_open_ok("good", 3)
+    try:
+        reads = [(i * 100003, 50000) for i in range(20)]
+        for i, (off, ln) in enumerate(reads):
+            fx.read(i, off, ln)
+        fx.sock.shutdown(socket.SHUT_WR)
+        for _ in reads:
+            id_, err, payload = fx.reply()
+            off, ln = reads[id_]
+            check(err == 0 and payload == IMAGE[off:off + ln], "read %d: wrong reply" % id_)
+        check(fx.wait() == 0, "exit status %s" % fx.status)
+    finally:
+        fx.close()
+
+
+def t_http_close_while_stalled():
+    # Closing the socket entirely, with a read stuck on a stalled server:
+    # the fetcher leaves at once instead of waiting for the transfer.
+    fx = http_open_ok("stall", 1)
+    try:
+        fx.read(1, 0, 4096)
+        time.sleep(0.3)
+        fx.sock.close()
+        start = time.time()
+        check(fx.wait() == 0, "exit status %s" % fx.status)
+        check(time.time() - start < 5, "took %.1f s to exit" % (time.time() - start))
+    finally:
+        fx.close()
+
+
+def make_http_eio_test(mode, expect_log):
+    def test():
+        fx = http_open_ok(mode)
+        try:
+            fx.read(5, 1000, 100000)
+            id_, err, payload = fx.reply()
+            check((id_, err, payload) == (5, errno.EIO, b""),
+                  "reply %r, expected EIO" % ((id_, err, len(payload)),))
+            check(expect_log in fx.stderr(), "log lacks %r: %r" % (expect_log, fx.stderr()))
+            fx.sock.shutdown(socket.SHUT_WR)
+            check(fx.wait() == 0, "exit status %s" % fx.status)
+        finally:
+            fx.close()
+    test.__name__ = "http %s: read fails with EIO" % mode
+    return test
+
+
+def make_http_refused_test(path, expect_errno, expect_log):
+    def test():
+        fx = Fetcher(web_url + path)
+        try:
+            size, flags, err = fx.opened()
+            check(err == expect_errno, "OPENED error %d, expected %d" % (err, expect_errno))
+            check(fx.wait() == 1, "exit status %s" % fx.status)
+            check(expect_log in fx.stderr(), "log lacks %r: %r" % (expect_log, fx.stderr()))
+        finally:
+            fx.close()
+    test.__name__ = "http %s: open refused (errno %d)" % (path, expect_errno)
+    return test
+
+
+def t_http_ignore_range_not_downloaded():
+    # HEAD claims ranges, GET ignores them: the reply is cut off at once.
+    fx = http_open_ok("ignore-range")
+    try:
+        fx.read(1, 0, 4096)
+        check(fx.reply()[:2] == (1, errno.EIO), "expected EIO")
+        fx.sock.shutdown(socket.SHUT_WR)
+        fx.wait()
+    finally:
+        fx.close()
+    # The server logs a response when it is over, which is when the
+    # fetcher hung up.
+    sent = []
+    for _ in range(100):
+        with open(os.path.join(tmpdir, "web.log")) as f:
+            sent = [int(l.rsplit("body_bytes_sent=", 1)[1].split()[0])
+                    for l in f if l.startswith("GET /ignore-range/")]
+        if sent:
+            break
+        time.sleep(0.05)
+    check(sent and max(sent) < IMAGE_SIZE // 2,
+          "the server sent %s bytes of a %d byte object" % (sent, IMAGE_SIZE))
+
+
+def t_python_http_server_refused():
+    # python3 -m http.server ignores Range and says nothing about it.
+    port_sock = socket.socket()
+    port_sock.bind(("127.0.0.1", 0))
+    port = port_sock.getsockname()[1]
+    port_sock.close()
+    srv = subprocess.Popen([sys.executable, "-m", "http.server", "-b", "127.0.0.1",
+                            str(port)], cwd=tmpdir, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), 0.1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        fx = Fetcher("http://127.0.0.1:%d/disk.img" % port)
+        try:
+            size, flags, err = fx.opened()
+            check(err == errno.EIO, "OPENED error %d, expected EIO" % err)
+            check(fx.wait() == 1, "exit status %s" % fx.status)
+            check("does not support byte ranges" in fx.stderr(), "log: %r" % fx.stderr())
+        finally:
+            fx.close()
+    finally:
+        srv.kill()
+        srv.wait()
+
+
+# ---- main ----
+
+def main():
+    tests = [t_opened_and_reads, t_write_lands, t_readonly, t_missing_file,
+             t_eof_mid_header]
+    bad_tests = [make_bad_request_test(n, d) for n, d in BAD_REQUESTS]
+    tests += bad_tests
+    http_tests = [
+        make_http_good_test("good", 4),
+        make_http_good_test("good", 1),
+        make_http_good_test("no-length", 4),
+        make_http_good_test("head-403", 2),
+        make_http_good_test("head-405", 2),
+        make_http_good_test("redirect", 3),
+        t_http_queue_full,
+        t_http_half_close,
+        t_http_close_while_stalled,
+        make_http_eio_test("short-body", "of 100000 bytes"),
+        make_http_eio_test("long-body", "more than the 100000 bytes"),
+        make_http_eio_test("wrong-range", "does not match the requested 1000-100999"),
+        make_http_eio_test("ignore-range", "ignored the Range header"),
+        make_http_eio_test("changing", "changed"),
+        t_http_ignore_range_not_downloaded,
+        make_http_refused_test("/good/no-such.img", errno.ENOENT, "HTTP 404"),
+        make_http_refused_test("/status-500/disk.img", errno.EIO, "HTTP 500"),
+        make_http_refused_test("/redirect-file/disk.img", errno.EIO, "redirects may lead only"),
+        t_python_http_server_refused,
+    ]
+    have_web = os.path.exists(WEB_SERVER)
+    tests += http_tests
+    names = {t_opened_and_reads: "file: OPENED size and flags, odd reads batched",
+             t_write_lands: "file: FUA write and flush land",
+             t_readonly: "file: read-only export, write ends the fetcher",
+             t_missing_file: "file: missing file gives OPENED ENOENT, exit 1",
+             t_eof_mid_header: "EOF inside a request header ends with nonzero status",
+             t_http_ignore_range_not_downloaded: "http ignore-range: body not downloaded",
+             t_http_half_close: "http: replies still come after a half-close",
+             t_http_close_while_stalled: "http: full close with a stalled read exits at once",
+             t_http_queue_full: "http good: 200 reads at once (queue full, then drains)",
+             t_python_http_server_refused: "http python http.server: open refused"}
+
+    print("1..%d" % len(tests))
+    if not os.access(NBDCURLD, os.X_OK):
+        print("Bail out! no executable at %s (set NBDCURLD)" % NBDCURLD)
+        return 1
+    failed = 0
+    try:
+        for n, t in enumerate(tests, 1):
+            name = names.get(t, t.__name__)
+            if t in http_tests and not have_web:
+                print("ok %d - %s # SKIP no tests/web-server.py" % (n, name))
+                continue
+            if t in http_tests and web is None:
+                start_web_server()
+            if t in bad_tests:
+                name = "bad request ends the fetcher: " + name
+            try:
+                t()
+                print("ok %d - %s" % (n, name))
+            except (Failure, OSError) as e:
+                failed += 1
+                print("not ok %d - %s" % (n, name))
+                for line in str(e).splitlines():
+                    print("# " + line)
+            sys.stdout.flush()
+    finally:
+        if web is not None:
+            web.kill()
+            web.wait()
+        shutil.rmtree(tmpdir, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,268 @@
+#!/usr/bin/python3
+"""Process tree of nbdcurld: one front-end, one fetcher per client.
+
+Starts `$NBDCURLD -f -r -U SOCK file:///IMG`, connects clients with libnbd
+(python3-libnbd) and checks in /proc that the supervisor's children are
+exactly one "nbdcurld-fe" and one "nbdcurld-fetch" per connected client,
+that fetchers go away with their clients, and that a killed fetcher fails
+only its own client's requests (EIO) while the server stays up.
+TAP output; exit 0 only if every case passes (77: server not built).
+"""
+
+import errno
+import os
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import nbdraw as N                                       # noqa: E402
+
+try:
+    import nbd
+except ImportError:
+    print("1..0 # SKIP python3-libnbd (import nbd) not available")
+    sys.exit(77)
+
+NCLIENTS = 3
+IMG_SIZE = 8 * 1024 * 1024
+TIMEOUT = 5.0
+
+TMP = None
+IMG = None
+SRV = None
+CLIENTS = []            # libnbd handles, in connection order
+STATE = {}
+
+
+# ---- libnbd with deadlines (the synchronous calls could block forever) ----
+
+def run_until(h, done, timeout=TIMEOUT, what="operation"):
+    deadline = time.monotonic() + timeout
+    while not done():
+        if time.monotonic() > deadline:
+            raise AssertionError("%s did not finish in %.0f s" %
+                                 (what, timeout))
+        if h.aio_is_dead() or h.aio_is_closed():
+            if done():
+                return
+            raise AssertionError("%s: connection dead" % what)
+        h.poll(100)
+
+
+def connect():
+    h = nbd.NBD()
+    h.aio_connect_unix(SRV.sock)
+    run_until(h, lambda: not h.aio_is_connecting(), what="connect")
+    assert h.aio_is_ready(), "handshake failed"
+    return h
+
+
+def pread(h, offset, length, timeout=TIMEOUT):
+    """Read with a deadline; returns bytes or raises nbd.Error."""
+    buf = nbd.Buffer(length)
+    cookie = h.aio_pread(buf, offset)
+    run_until(h, lambda: h.aio_command_completed(cookie), timeout, "read")
+    return buf.to_bytearray()
+
+
+def disconnect(h):
+    try:
+        h.aio_disconnect()
+        run_until(h, lambda: h.aio_is_closed() or h.aio_is_dead(),
+                  what="disconnect")
+    except nbd.Error:
+        pass
+
+
+def read_ok(h):
+    off = 1 << 20
+    return bytes(pread(h, off, 65536)) == N.image_bytes(IMG, off, 65536)
+
+
+# ---- /proc ----
+
+def kids():
+    """{comm: [pid]} of the supervisor's live children."""
+    out = {}
+    for pid, comm in N.children(SRV.pid):
+        out.setdefault(comm, []).append(pid)
+    return out
+
+
+def fetchers():
+    return kids().get("nbdcurld-fetch", [])
+
+
+def frontends():
+    return kids().get("nbdcurld-fe", [])
+
+
+def wait_fetchers(n, timeout=5):
+    return N.wait_until(lambda: len(fetchers()) == n, timeout)
+
+
+# ---- cases ----
+
+def test_idle_tree():
+    """idle server: the supervisor (comm nbdcurld) has exactly one child,
+    the front-end nbdcurld-fe, and no fetchers (no backend work before a
+    client picks an export)"""
+    st = N.proc_stat(SRV.pid)
+    assert st and st[0] == "nbdcurld", "supervisor comm %r" % (st,)
+    k = N.wait_until(lambda: kids() if len(frontends()) == 1 else None, 5)
+    assert k, "no front-end: %r" % kids()
+    assert set(k) == {"nbdcurld-fe"}, "children %r" % k
+    STATE["fe"] = frontends()[0]
+
+
+def test_handshake_spawns_no_fetcher():
+    """a client in the middle of the handshake has no fetcher yet"""
+    with SRV.connect() as c:
+        c.start()
+        c.opt_list()
+        time.sleep(0.3)
+        assert fetchers() == [], "fetcher before an export was chosen"
+
+
+def test_one_fetcher_per_client():
+    """N clients connected -> exactly one nbdcurld-fe and N nbdcurld-fetch,
+    all children of the supervisor (the front-end cannot fork)"""
+    for _ in range(NCLIENTS):
+        CLIENTS.append(connect())
+    for h in CLIENTS:
+        assert read_ok(h), "read through a fresh client"
+    assert wait_fetchers(NCLIENTS), "fetchers: %r" % kids()
+    k = kids()
+    assert k.get("nbdcurld-fe") == [STATE["fe"]], \
+        "front-end changed: %r" % k
+    assert set(k) == {"nbdcurld-fe", "nbdcurld-fetch"}, k
+    assert N.children(STATE["fe"]) == [], \
+        "front-end has children: %r" % N.children(STATE["fe"])
+
+
+def test_close_one_client():
+    """closing one client ends its fetcher: N-1 fetchers within seconds"""
+    disconnect(CLIENTS.pop(0))
+    assert wait_fetchers(NCLIENTS - 1), "fetchers: %r" % kids()
+    for h in CLIENTS:
+        assert read_ok(h)
+
+
+def test_kill_fetcher():
+    """kill -9 one fetcher: exactly its client's next read fails with EIO,
+    the other clients still read, the server stays up"""
+    victims = fetchers()
+    assert len(victims) == len(CLIENTS), (victims, CLIENTS)
+    os.kill(victims[0], signal.SIGKILL)
+    assert wait_fetchers(len(CLIENTS) - 1), "fetchers: %r" % kids()
+    failed = []
+    for i, h in enumerate(CLIENTS):
+        try:
+            ok = read_ok(h)
+            assert ok, "client %d: wrong data" % i
+        except nbd.Error as e:
+            failed.append((i, e))
+    assert len(failed) == 1, "clients failing: %r" % failed
+    i, e = failed[0]
+    assert e.errnum == errno.EIO, "client %d: %s (errno %s), want EIO" % (
+        i, e, e.errnum)
+    # Its later requests fail too (no hang, no wrong data).
+    h = CLIENTS[i]
+    try:
+        read_ok(h)
+        raise AssertionError("orphaned client read succeeded")
+    except nbd.Error:
+        pass
+    except AssertionError as e:
+        if "connection dead" not in str(e):
+            raise
+    assert SRV.alive() and N.pid_alive(STATE["fe"]), "server went down"
+    # A new client gets a new fetcher and works.
+    h = connect()
+    CLIENTS.append(h)
+    assert read_ok(h)
+
+
+def test_close_all_clients():
+    """closing every client -> 0 fetchers, the same front-end still alive
+    and still serving"""
+    while CLIENTS:
+        disconnect(CLIENTS.pop())
+    assert wait_fetchers(0), "fetchers left: %r" % kids()
+    assert frontends() == [STATE["fe"]], "front-end: %r" % kids()
+    h = connect()
+    try:
+        assert read_ok(h)
+    finally:
+        disconnect(h)
+    assert wait_fetchers(0), "fetchers left: %r" % kids()
+
+
+def test_abrupt_close():
+    """clients that vanish without DISC (socket closed mid-request) also
+    release their fetchers"""
+    conns = []
+    for _ in range(2):
+        c = SRV.connect()
+        c.handshake("", structured=True)
+        c.request(N.CMD_READ, 0, 1 << 20)
+        conns.append(c)
+    assert wait_fetchers(2), "fetchers: %r" % kids()
+    for c in conns:
+        c.close()
+    assert wait_fetchers(0), "fetchers left: %r" % kids()
+    assert frontends() == [STATE["fe"]]
+
+
+CASES = [
+    test_idle_tree,
+    test_handshake_spawns_no_fetcher,
+    test_one_fetcher_per_client,
+    test_close_one_client,
+    test_kill_fetcher,
+    test_close_all_clients,
+    test_abrupt_close,
+]
+
+
+def main():
+    global TMP, IMG, SRV
+    N.require_binary()
+    N.watchdog(120)
+    TMP = N.tmpdir()
+    IMG = os.path.join(TMP, "disk.img")
+    N.make_image(IMG, IMG_SIZE)
+    SRV = N.Server(["-r", "file://" + IMG], TMP)
+    try:
+        SRV.start()
+    except RuntimeError as e:
+        print("1..1\nnot ok 1 - server starts")
+        N.diag(e)
+        N.rmtree(TMP)
+        return 1
+
+    def check_alive():
+        if not SRV.alive():
+            return "server died (status %s)\n%s" % (SRV.proc.returncode,
+                                                   SRV.log_text()[-3000:])
+        return None
+
+    try:
+        rc = N.Tap(CASES, check_alive).run()
+        if rc:
+            N.diag("server log (tail):\n" + SRV.log_text()[-4000:])
+    finally:
+        for h in CLIENTS:
+            disconnect(h)
+        alive = SRV.alive()
+        SRV.stop()
+        N.rmtree(TMP)
+    if not alive:
+        N.diag("server was not alive at the end")
+        rc = 1
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

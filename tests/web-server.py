@@ -1,0 +1,375 @@
+#!/usr/bin/python3
+# web-server.py: nbdcurld's test web server, correct or misbehaving on demand.
+#
+#   web-server.py [--port N] [--bind ADDR] [--log FILE] DIR
+#
+# Serves the files in DIR over HTTP/1.1 with keep-alive.  The first path
+# component picks the behaviour, so one server covers every case:
+#
+#   /good/FILE          correct: HEAD, single byte ranges, If-Match, If-Range
+#   /ignore-range/FILE  GET answers 200 with the whole file (HEAD still says
+#                       Accept-Ranges: bytes)
+#   /short-body/FILE    206 with correct headers, fewer bytes, then close
+#   /long-body/FILE     206, Content-Range right, but Content-Length and the
+#                       body longer than the range
+#   /wrong-range/FILE   206 for a range shifted by SHIFT bytes, with a
+#                       Content-Range and body that match the shifted range
+#   /no-length/FILE     HEAD has no Content-Length; GET works
+#   /head-403/FILE      HEAD refused with 403 (like presigned URLs); GET works
+#   /head-405/FILE      HEAD refused with 405; GET works
+#   /redirect-file/FILE every request: 302 to file:///etc/passwd
+#   /redirect/FILE      every request: 302 to /good/FILE
+#   /status-500/FILE    every request: 500
+#   /stall/FILE         HEAD works; GET sends its headers, then nothing
+#   /slow-head/FILE     HEAD sends nothing for a long time; GET works
+#   /changing/FILE      from the second request on, ETag, Last-Modified and
+#                       the size (Content-Length of HEAD, the total in
+#                       Content-Range) are different on every request, as if
+#                       the object were replaced each time
+#
+# The port is printed on stdout (one line) once the server listens, so a
+# test can start it with port 0 and read the port back.  One line per
+# request goes to the log (stderr by default):
+#   GET /ignore-range/disk.img range=bytes=0-4095 status=200 body_bytes_sent=N path_total=M
+# body_bytes_sent counts what this response wrote to the socket (also when
+# the client hung up early); path_total sums it over all requests for the
+# path, so a test can prove that no whole body was sent.
+#
+# Only the standard library, and only for tests on 127.0.0.1.
+
+import argparse
+import email.utils
+import http.server
+import os
+import re
+import socket
+import sys
+import threading
+import time
+
+STALL_SECONDS = 60
+SHIFT = 512                 # /wrong-range/: bytes the answered range is off
+CHUNK = 256 * 1024
+
+MODES = {
+    "good", "ignore-range", "short-body", "long-body", "wrong-range",
+    "no-length", "head-403", "head-405", "redirect-file", "redirect",
+    "status-500", "stall", "slow-head", "changing",
+}
+
+log_lock = threading.Lock()
+log_file = sys.stderr
+path_totals = {}            # request path -> body bytes sent, all requests
+request_counts = {}         # request path -> requests seen (for /changing/)
+
+
+def log(line):
+    with log_lock:
+        log_file.write(line + "\n")
+        log_file.flush()
+
+
+class RangeError(Exception):
+    pass
+
+
+def parse_range(value, size):
+    """Return (first, last) for a Range header value, strictly.
+
+    Only one range is supported: "bytes=A-B", "bytes=A-" or "bytes=-N".
+    Anything else (other units, several ranges, spaces, A > B, a range that
+    starts past the end) raises RangeError, which becomes 416.
+    """
+    m = re.fullmatch(r"bytes=([0-9]{1,19})-([0-9]{0,19})", value)
+    if m:
+        first = int(m.group(1))
+        last = int(m.group(2)) if m.group(2) else size - 1
+        if first > last or first >= size:
+            raise RangeError(value)
+        return first, min(last, size - 1)
+    m = re.fullmatch(r"bytes=-([0-9]{1,19})", value)
+    if m:
+        n = int(m.group(1))
+        if n == 0 or size == 0:
+            raise RangeError(value)
+        return max(0, size - n), size - 1
+    raise RangeError(value)
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    # Small replies must not wait for Nagle's delayed ACK (40 ms each).
+    disable_nagle_algorithm = True
+    protocol_version = "HTTP/1.1"
+    server_version = "nbdcurld-test-web-server/1"
+
+    # --- plumbing ---
+
+    def log_message(self, format, *args):
+        pass                    # our own log line per request instead
+
+    def handle_one_request(self):
+        # A client that hangs up (curl aborting a transfer it does not
+        # like) is normal here, not worth a traceback.
+        try:
+            super().handle_one_request()
+        except (ConnectionError, TimeoutError):
+            self.close_connection = True
+
+    def finish_log(self, status, sent):
+        with log_lock:
+            total = path_totals.get(self.path, 0) + sent
+            path_totals[self.path] = total
+        log("%s %s range=%s status=%d body_bytes_sent=%d path_total=%d" % (
+            self.command, self.path, self.headers.get("Range", "-"),
+            status, sent, total))
+
+    def reply(self, status, headers=(), body=b""):
+        """A complete small response with an exact Content-Length."""
+        self.send_response(status)
+        for k, v in headers:
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        sent = 0
+        if self.command != "HEAD" and body:
+            self.wfile.write(body)
+            sent = len(body)
+        self.finish_log(status, sent)
+
+    def send_file_bytes(self, f, offset, count):
+        """sendfile() count bytes from offset; returns bytes written even
+        if the client goes away part way (then the connection is closed)."""
+        sent = 0
+        sock = self.connection.fileno()
+        try:
+            while sent < count:
+                n = os.sendfile(sock, f.fileno(), offset + sent,
+                                min(CHUNK, count - sent))
+                if n == 0:      # file shrank under us
+                    break
+                sent += n
+        except (ConnectionError, TimeoutError):
+            self.close_connection = True
+        return sent
+
+    # --- the resource ---
+
+    def resolve(self):
+        """Map /MODE/FILE to (mode, path in DIR, name), or reply 404."""
+        parts = self.path.split("?", 1)[0].split("/")
+        if (len(parts) != 3 or parts[0] != "" or parts[1] not in MODES
+                or parts[2] in ("", ".", "..")):
+            self.reply(404, body=b"not found\n")
+            return None
+        path = os.path.join(self.server.directory, parts[2])
+        if not os.path.isfile(path):
+            self.reply(404, body=b"not found\n")
+            return None
+        return parts[1], path, parts[2]
+
+    def object_state(self, mode, path):
+        """(size, etag, last-modified) as this request sees the object."""
+        st = os.stat(path)
+        size, mtime = st.st_size, int(st.st_mtime)
+        etag = '"%x-%x"' % (st.st_mtime_ns, size)
+        if mode == "changing":
+            with log_lock:
+                n = request_counts.get(self.path, 0) + 1
+                request_counts[self.path] = n
+            if n > 1:           # "replaced" since the first request
+                size += n
+                mtime += n
+                etag = '"%x-%x-%d"' % (st.st_mtime_ns, size, n)
+        return size, etag, mtime
+
+    def preconditions_ok(self, etag, mtime):
+        im = self.headers.get("If-Match")
+        if im is not None:
+            tags = [t.strip() for t in im.split(",")]
+            if "*" not in tags and etag not in tags:
+                return False
+        ius = self.headers.get("If-Unmodified-Since")
+        if ius is not None:
+            try:
+                when = email.utils.parsedate_to_datetime(ius).timestamp()
+            except (TypeError, ValueError):
+                when = None
+            if when is not None and mtime > when:
+                return False
+        return True
+
+    def if_range_ok(self, etag, last_modified):
+        ir = self.headers.get("If-Range")
+        if ir is None:
+            return True
+        if ir.startswith('"') or ir.startswith("W/"):
+            return ir == etag   # strong comparison: weak never matches
+        return ir == last_modified
+
+    def do_HEAD(self):
+        self.serve()
+
+    def do_GET(self):
+        self.serve()
+
+    def serve(self):
+        r = self.resolve()
+        if r is None:
+            return
+        mode, path, name = r
+        head = self.command == "HEAD"
+
+        if mode == "status-500":
+            self.reply(500, body=b"internal error (on purpose)\n")
+            return
+        if mode == "redirect-file":
+            self.reply(302, [("Location", "file:///etc/passwd")])
+            return
+        if mode == "redirect":
+            self.reply(302, [("Location", "/good/" + name)])
+            return
+        if head and mode in ("head-403", "head-405"):
+            status = int(mode[5:])
+            extra = [("Allow", "GET")] if status == 405 else []
+            self.reply(status, extra)
+            return
+        if head and mode == "slow-head":
+            time.sleep(STALL_SECONDS)
+            self.close_connection = True
+            return
+
+        size, etag, mtime = self.object_state(mode, path)
+        last_modified = email.utils.formatdate(mtime, usegmt=True)
+        validators = [("ETag", etag), ("Last-Modified", last_modified),
+                      ("Accept-Ranges", "bytes")]
+
+        if not self.preconditions_ok(etag, mtime):
+            self.reply(412, validators, b"precondition failed\n")
+            return
+
+        if head:
+            self.send_response(200)
+            for k, v in validators:
+                self.send_header(k, v)
+            if mode != "no-length":
+                self.send_header("Content-Length", str(size))
+            self.send_header("Content-Type", "application/octet-stream")
+            self.end_headers()
+            self.finish_log(200, 0)
+            return
+
+        real_size = os.stat(path).st_size
+        rng = self.headers.get("Range")
+        if mode == "ignore-range" or not self.if_range_ok(etag, last_modified):
+            rng = None
+        if rng is None:
+            self.send_whole(mode, path, real_size, validators)
+            return
+        try:
+            first, last = parse_range(rng, real_size)
+        except RangeError:
+            self.reply(416, validators + [("Content-Range", "bytes */%d" % size)],
+                       b"range not satisfiable\n")
+            return
+        self.send_range(mode, path, first, last, size, validators)
+
+    def send_whole(self, mode, path, size, validators):
+        if mode == "ignore-range":
+            # Keep little in kernel buffers, so that body_bytes_sent says
+            # how much the client really let through before hanging up.
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF,
+                                       64 * 1024)
+        self.send_response(200)
+        for k, v in validators:
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(size))
+        self.end_headers()
+        with open(path, "rb") as f:
+            sent = self.send_file_bytes(f, 0, size)
+        self.finish_log(200, sent)
+
+    def send_range(self, mode, path, first, last, total, validators):
+        count = last - first + 1
+        length = count           # what Content-Length says
+        body = count             # bytes we really send
+        if mode == "short-body":
+            body = count // 2
+        elif mode == "long-body":
+            extra = min(4096, total - 1 - last)
+            if extra == 0:       # range ends at EOF: send garbage instead
+                extra = 4096
+            length = body = count + extra
+        elif mode == "wrong-range":
+            shift = SHIFT if last + SHIFT < total else -min(SHIFT, first)
+            if shift == 0:       # range is the whole file: nothing to shift
+                shift = 1 if count > 1 else 0
+                last -= shift
+                count -= shift
+                length = body = count
+            first += shift
+            last += shift
+
+        self.send_response(206)
+        for k, v in validators:
+            self.send_header(k, v)
+        self.send_header("Content-Range", "bytes %d-%d/%d" % (first, last, total))
+        self.send_header("Content-Length", str(length))
+        self.end_headers()
+
+        if mode == "stall":
+            time.sleep(STALL_SECONDS)
+            self.close_connection = True
+            self.finish_log(206, 0)
+            return
+
+        with open(path, "rb") as f:
+            sent = self.send_file_bytes(f, first, min(body, count))
+        if body > count:         # long-body: pad past the range
+            try:
+                self.wfile.write(b"\xa5" * (body - count))
+                sent += body - count
+            except ConnectionError:
+                pass
+        if mode in ("short-body", "long-body"):
+            # Short: the client must notice the missing bytes, not wait.
+            # Long: what follows would be garbage on a kept-alive connection.
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self.finish_log(206, sent)
+
+
+class Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True       # a stalled handler must not block exit
+    allow_reuse_address = True
+
+    def handle_error(self, request, client_address):
+        # Hang-ups are expected; anything else is a bug in this script.
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
+
+
+def main():
+    global log_file
+    ap = argparse.ArgumentParser(description="nbdcurld test web server")
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--bind", default="127.0.0.1")
+    ap.add_argument("--log", help="append one line per request here")
+    ap.add_argument("directory")
+    args = ap.parse_args()
+    if args.log:
+        log_file = open(args.log, "a", buffering=1)
+
+    srv = Server((args.bind, args.port), Handler)
+    srv.directory = os.path.abspath(args.directory)
+    print(srv.server_address[1], flush=True)
+    try:
+        srv.serve_forever()
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()
