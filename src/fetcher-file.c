@@ -223,6 +223,7 @@ file_serve (struct fetcher *f)
 
 const struct fetcher_backend fetcher_file_backend = {
   .name = "file",
+  .open_reads_untrusted = false,
   .init = NULL,
   .open = file_open,
   .serve = file_serve,

@@ -1187,6 +1187,7 @@ http_serve (struct fetcher *f)
 
 const struct fetcher_backend fetcher_http_backend = {
   .name = "http",
+  .open_reads_untrusted = true,
   .init = http_init,
   .open = http_open,
   .serve = http_serve,

@@ -17,6 +17,7 @@
  * front-end that sends anything malformed is broken or compromised, and
  * this process ends (exit 1), which ends that one client's connection.
  */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -31,6 +32,7 @@
 #include "fetcher.h"
 #include "ipc.h"
 #include "log.h"
+#include "sandbox.h"
 #include "nbdcurld.h"
 #include "url.h"
 #include "wire.h"
@@ -308,6 +310,61 @@ send_opened (uint64_t size, uint32_t can, uint32_t error)
   }
 }
 
+static void
+open_or_exit (struct fetcher *f, const struct fetcher_backend *backend)
+{
+  int error = backend->open (f);
+  if (error != 0) {
+    send_opened (0, 0, (uint32_t) error);
+    exit (EXIT_FAILURE);
+  }
+}
+
+/* Every layer before the first untrusted byte (see sandbox.h).  What is
+ * left: for a network export, the files its libraries read (resolver,
+ * CA store, OpenSSL configuration) and TCP connections to its URL's port
+ * (and DNS over TCP); for a file: export, nothing but the open file. */
+static void
+fetcher_sandbox (const struct fetcher *f)
+{
+  const struct fetcher_config *cfg = f->cfg;
+  struct sandbox_path paths[64];
+  size_t npaths = 0, i;
+  uint16_t ports[4];
+  int nports = 0;
+  bool any_port = false, network = f->kind != URL_FILE;
+
+  sandbox_prepare_fetcher (network);
+  if (network) {
+    static_assert (sizeof paths / sizeof paths[0] >= 2, "room for the CA paths");
+    for (i = 0; i < sandbox_network_npaths && npaths < sizeof paths / sizeof paths[0] - 2; i++)
+      paths[npaths++] = sandbox_network_paths[i];
+    if (cfg->cainfo[0])
+      paths[npaths++] = (struct sandbox_path) { cfg->cainfo, SANDBOX_READ };
+    if (cfg->capath[0])
+      paths[npaths++] = (struct sandbox_path) { cfg->capath, SANDBOX_READ };
+    nports = sandbox_url_ports (cfg->url, ports, sizeof ports / sizeof ports[0], &any_port);
+    if (nports < 0)
+      fatal ("export \"%s\": cannot find the port of %s", f->export_name, f->log_url);
+  }
+  {
+    const struct sandbox_spec spec = {
+      .role = "fetcher",
+      .rules = fetcher_policy_rules, .nrules = fetcher_policy_nrules,
+      .debug = (cfg->flags & FETCHER_SANDBOX_DEBUG) != 0,
+      .change_user = (cfg->flags & FETCHER_CHANGE_USER) != 0,
+      .uid = cfg->uid, .gid = cfg->gid,
+      .landlock = true, .paths = paths, .npaths = npaths,
+      .any_connect = any_port, .connect_ports = ports,
+      .nports = nports > 0 ? (size_t) nports : 0,
+      .new_ipc_uts = true,
+      .nofile = 2 * MAX_CONNECTIONS + 32,
+      .no_file_writes = network || (cfg->flags & FETCHER_READONLY),
+    };
+    sandbox_enter (&spec);
+  }
+}
+
 int
 fetcher_main (void)
 {
@@ -315,7 +372,6 @@ fetcher_main (void)
   static struct fetcher f;
   const struct fetcher_backend *backend;
   char err[256];
-  int error;
 
   child_start ("fetcher", "nbdcurld-fetch");
   config_recv_fetcher (CHILD_FD_CONFIG, &cfg);
@@ -352,18 +408,17 @@ fetcher_main (void)
   if (backend->init)
     backend->init (&f);
 
-  /*
-   * SANDBOX GOES HERE (issue 3): drop privileges and apply Landlock and
-   * the fetcher's seccomp filter before the first untrusted byte: the
-   * export is opened below, and both the web server's replies and the
-   * front-end's requests are read only after this point.
-   */
+  /* A file: export is opened before the sandbox, with the rights the
+   * fetcher started with: opening a local file reads no untrusted byte,
+   * and the open descriptor is then all the fetcher needs of it (no path
+   * is left reachable under Landlock).  A network export is opened after:
+   * its first reply is the web server's, which is untrusted. */
+  if (!backend->open_reads_untrusted)
+    open_or_exit (&f, backend);
+  fetcher_sandbox (&f);
+  if (backend->open_reads_untrusted)
+    open_or_exit (&f, backend);
 
-  error = backend->open (&f);
-  if (error != 0) {
-    send_opened (0, 0, (uint32_t) error);
-    exit (EXIT_FAILURE);
-  }
   debug ("export \"%s\" open: %" PRIu64 " bytes%s", f.export_name, f.size,
          (f.can & FETCHER_CAN_WRITE) ? ", writable" : ", read-only");
   send_opened (f.size, f.can, 0);

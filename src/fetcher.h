@@ -52,6 +52,9 @@ struct fetcher_request {
 
 struct fetcher_backend {
   const char *name;
+  /* Does open read bytes from a peer (a web server)?  Then it runs under
+   * the sandbox; a local file is opened before it. */
+  bool open_reads_untrusted;
   /* Work that must happen before the sandbox is applied (library
    * initialisation that reads configuration files).  May be NULL. */
   void (*init) (struct fetcher *f);

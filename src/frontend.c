@@ -31,6 +31,7 @@
 #include "frontend.h"
 #include "ipc.h"
 #include "log.h"
+#include "sandbox.h"
 
 struct frontend fe;
 
@@ -618,8 +619,23 @@ frontend_main (void)
     fatal_errno ("calloc");
   take_listeners ();
 
-  /* Issue 3's sandbox layers are applied here, before the first client
-   * byte is read. */
+  /* Every layer before the first client byte: no files, no network of
+   * its own (its sockets were made by the supervisor), no privileges. */
+  {
+    const struct sandbox_spec spec = {
+      .role = "front-end",
+      .rules = frontend_policy_rules, .nrules = frontend_policy_nrules,
+      .debug = (fe.config.flags & FRONTEND_SANDBOX_DEBUG) != 0,
+      .change_user = (fe.config.flags & FRONTEND_CHANGE_USER) != 0,
+      .uid = fe.config.uid, .gid = fe.config.gid,
+      .landlock = true,                   /* no paths, no ports */
+      .new_netns = true, .new_ipc_uts = true,
+      /* Each client: its socket (two fds with -s) and its fetcher's. */
+      .nofile = 2 * MAX_CLIENTS + 64 + 16,
+      .no_file_writes = true,
+    };
+    sandbox_enter (&spec);
+  }
 
   run_loop ();
   return EXIT_SUCCESS;

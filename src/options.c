@@ -19,6 +19,7 @@ enum {
   OPT_EXPORT = 256, OPT_EXPORT_RO, OPT_DESCRIPTION, OPT_RUN, OPT_EXIT_WITH_PARENT,
   OPT_PRINT_URI, OPT_CAINFO, OPT_CAPATH, OPT_INSECURE, OPT_CONNECTIONS,
   OPT_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_HANDSHAKE_TIMEOUT, OPT_HELP,
+  OPT_USER, OPT_GROUP, OPT_SANDBOX_DEBUG,
 };
 
 static const char short_options[] = "e:fi:p:P:rsU:vV";
@@ -49,6 +50,9 @@ static const struct option long_options[] = {
   { "timeout",           required_argument, NULL, OPT_TIMEOUT },
   { "connect-timeout",   required_argument, NULL, OPT_CONNECT_TIMEOUT },
   { "handshake-timeout", required_argument, NULL, OPT_HANDSHAKE_TIMEOUT },
+  { "user",              required_argument, NULL, OPT_USER },
+  { "group",             required_argument, NULL, OPT_GROUP },
+  { "sandbox-debug",     no_argument,       NULL, OPT_SANDBOX_DEBUG },
   { NULL, 0, NULL, 0 },
 };
 
@@ -86,9 +90,15 @@ usage (FILE *fp)
 "      --timeout SECS        fail a transfer that takes longer (default: none)\n"
 "      --connect-timeout SECS  (default %u)\n"
 "      --handshake-timeout SECS  time a client has to negotiate (default %u)\n"
+"Privileges:\n"
+"      --user USER           run the front-end and fetchers as USER when\n"
+"                            started as root (default: nobody)\n"
+"      --group GROUP         and as GROUP (default: USER's group)\n"
 "Diagnostics:\n"
 "  -v, --verbose             debug messages\n"
 "  -V, --version             print the version\n"
+"      --sandbox-debug       name a system call the sandbox refuses, then exit\n"
+"                            (a diagnostic for policy work, not a way to run)\n"
 "      --help                this text\n"
 "See nbdcurld(8) for details.\n",
            DEFAULT_CONNECTIONS, DEFAULT_CONNECT_TIMEOUT, DEFAULT_HANDSHAKE_TIMEOUT);
@@ -211,6 +221,9 @@ options_parse (int argc, char **argv, struct options *o)
     case OPT_CAINFO: o->cainfo = optarg; break;
     case OPT_CAPATH: o->capath = optarg; break;
     case OPT_INSECURE: o->insecure = true; break;
+    case OPT_USER: o->user = optarg; break;
+    case OPT_GROUP: o->group = optarg; break;
+    case OPT_SANDBOX_DEBUG: o->sandbox_debug = true; break;
     case OPT_CONNECTIONS:
       o->connections = parse_uint ("--connections", optarg, 1, MAX_CONNECTIONS);
       break;

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <linux/capability.h>
 #include <linux/close_range.h>
 #include <netinet/in.h>
 #include <unistd.h>
@@ -31,6 +32,7 @@
 #include "config.h"
 #include "ipc.h"
 #include "log.h"
+#include "sandbox.h"
 #include "supervisor.h"
 
 /* Fetchers alive at once: one per client, plus ones still exiting after
@@ -51,6 +53,11 @@ static int control_fd = -1;           /* our end of the front-end's control sock
 static pid_t run_pid = -1;
 static pid_t fetcher_pids[MAX_FETCHERS];
 static unsigned nfetchers;
+
+/* Started as root: the children become this user and group. */
+static bool change_user;
+static uid_t child_uid;
+static gid_t child_gid;
 
 /* ---- Exports. ---- */
 
@@ -365,7 +372,10 @@ start_frontend (void)
 {
   struct frontend_config fc = {
     .flags = (opt.single ? FRONTEND_SINGLE : 0) | (multi_conn ? FRONTEND_MULTI_CONN : 0) |
-             (opt.verbose ? FRONTEND_VERBOSE : 0),
+             (opt.verbose ? FRONTEND_VERBOSE : 0) |
+             (change_user ? FRONTEND_CHANGE_USER : 0) |
+             (opt.sandbox_debug ? FRONTEND_SANDBOX_DEBUG : 0),
+    .uid = (uint32_t) child_uid, .gid = (uint32_t) child_gid,
     .handshake_timeout = opt.handshake_timeout,
     .nexports = opt.nexports,
     .nlisteners = opt.single ? 0 : nlisteners,
@@ -436,7 +446,10 @@ spawn_fetcher (const struct ipc_header *req)
   e = &opt.exports[req->length];         /* index checked by the caller */
   fc = (struct fetcher_config) {
     .flags = (e->readonly ? FETCHER_READONLY : 0) | (opt.verbose ? FETCHER_VERBOSE : 0) |
-             (opt.insecure ? FETCHER_INSECURE : 0),
+             (opt.insecure ? FETCHER_INSECURE : 0) |
+             (change_user ? FETCHER_CHANGE_USER : 0) |
+             (opt.sandbox_debug ? FETCHER_SANDBOX_DEBUG : 0),
+    .uid = (uint32_t) child_uid, .gid = (uint32_t) child_gid,
     .connections = opt.connections,
     .connect_timeout = opt.connect_timeout,
     .timeout = opt.timeout,
@@ -540,10 +553,18 @@ stop_children (void)
       return;
     usleep (20000);
   }
-  if (frontend_pid > 0)
+  /* SIGKILL cannot be ignored: reap them, so none outlives us even as a
+   * zombie. */
+  if (frontend_pid > 0) {
     kill (frontend_pid, SIGKILL);
-  for (i = 0; i < nfetchers; i++)
+    waitpid (frontend_pid, NULL, 0);
+    frontend_pid = -1;
+  }
+  for (i = 0; i < nfetchers; i++) {
     kill (fetcher_pids[i], SIGKILL);
+    waitpid (fetcher_pids[i], NULL, 0);
+  }
+  nfetchers = 0;
 }
 
 __attribute__((noreturn))
@@ -670,6 +691,20 @@ supervisor_main (int argc, char **argv)
   log_init (NULL, opt.verbose);
   check_exports ();
 
+  if (geteuid () == 0) {
+    char err[256];
+    if (sandbox_lookup_user (opt.user, opt.group, &child_uid, &child_gid,
+                             err, sizeof err) == -1)
+      fatal ("%s", err);
+    change_user = true;
+    debug ("children will run as uid %u gid %u", (unsigned) child_uid,
+           (unsigned) child_gid);
+  }
+  else if (opt.user || opt.group)
+    fatal ("--user and --group need nbdcurld to be started as root; as "
+           "another user, every process runs as that user (without any "
+           "capabilities)");
+
   if (opt.exit_with_parent && prctl (PR_SET_PDEATHSIG, SIGTERM) == -1)
     fatal_errno ("--exit-with-parent: prctl");
 
@@ -724,7 +759,28 @@ supervisor_main (int argc, char **argv)
 
   start_frontend ();
   if (opt.run)
-    start_run_command ();
+    start_run_command ();             /* before our sandbox: it is not ours */
+
+  /* Our own layers: nothing that reads client or HTTP bytes runs here, but
+   * should anything go wrong the supervisor keeps only what it needs to
+   * start children that can drop privileges themselves. */
+  {
+    static const int keep_as_root[] = {
+      CAP_SETUID, CAP_SETGID,         /* children become --user/--group */
+      CAP_SETPCAP,                    /* children clear their bounding sets */
+      CAP_SYS_ADMIN,                  /* children unshare namespaces */
+      CAP_KILL,                       /* stopping children that run as --user */
+    };
+    bool root = geteuid () == 0;
+    const struct sandbox_spec spec = {
+      .role = "supervisor",
+      .rules = supervisor_policy_rules, .nrules = supervisor_policy_nrules,
+      .debug = opt.sandbox_debug,
+      .keep_caps = root ? keep_as_root : NULL,
+      .nkeep_caps = root ? sizeof keep_as_root / sizeof keep_as_root[0] : 0,
+    };
+    sandbox_enter (&spec);
+  }
 
   for (;;) {
     struct pollfd pfd[2] = {

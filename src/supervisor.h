@@ -36,6 +36,8 @@ struct options {
   const char *run;           /* --run CMD */
   const char *pidfile;
   const char *cainfo, *capath;
+  const char *user, *group;  /* --user, --group: children run as these */
+  bool sandbox_debug;        /* --sandbox-debug */
   uint32_t connections;
   uint32_t timeout;
   uint32_t connect_timeout;

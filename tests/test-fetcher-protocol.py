@@ -38,7 +38,7 @@ WEB_SERVER = os.path.join(HERE, "web-server.py")
 # nbdcurld.h
 HEADER = struct.Struct("=HHIQQII")      # struct ipc_header
 assert HEADER.size == 32
-FETCHER_WIRE = struct.Struct("=8I")     # struct fetcher_config_wire
+FETCHER_WIRE = struct.Struct("=10I")    # struct fetcher_config_wire
 IPC_CONFIG_FETCHER = 3
 IPC_CONFIG_END = 4
 IPC_FETCHER_OPENED = 32
@@ -70,7 +70,7 @@ def header(type_, flags=0, payload_len=0, id_=0, offset=0, length=0, error=0):
 def config_bytes(url, flags=0, connections=4, timeout=0, cainfo=""):
     strings = [url.encode(), cainfo.encode(), b"", b"test-export"]
     wire = FETCHER_WIRE.pack(flags, connections, 30, timeout,
-                             *[len(s) for s in strings])
+                             *[len(s) for s in strings], 0, 0)  # uid, gid
     payload = wire + b"".join(strings)
     return (header(IPC_CONFIG_FETCHER, payload_len=len(payload)) + payload
             + header(IPC_CONFIG_END))
@@ -94,9 +94,12 @@ class Fetcher:
             (os.POSIX_SPAWN_DUP2, hi_sock, 3),
             (os.POSIX_SPAWN_DUP2, hi_cfg, 4),
         ]
+        # The environment the supervisor gives a fetcher: nothing but the
+        # sanitizer settings (a sanitizer build needs them in every process).
+        env = {k: v for k, v in os.environ.items()
+               if k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS")}
         self.pid = os.posix_spawn(NBDCURLD, [NBDCURLD, "--internal-role=fetcher"],
-                                  {"PATH": "/usr/bin:/bin"},
-                                  file_actions=actions)
+                                  env, file_actions=actions)
         for fd in (hi_sock, hi_cfg, cfg_r):
             os.close(fd)
         theirs.close()

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True   # no __pycache__ in the source tree
 SRCDIR = os.environ.get('srcdir') or os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(SRCDIR)
 GENERATOR = os.path.join(ROOT, 'policy', 'compile-policy.py')
