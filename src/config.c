@@ -34,8 +34,6 @@ config_send_frontend (int fd, const struct frontend_config *c)
     .handshake_timeout = c->handshake_timeout,
     .nexports = c->nexports,
     .nlisteners = c->nlisteners,
-    .uid = c->uid,
-    .gid = c->gid,
   };
   uint8_t buf[sizeof (struct export_config_wire) + 2 * NBD_MAX_STRING];
   uint32_t i;
@@ -75,8 +73,6 @@ config_send_fetcher (int fd, const struct fetcher_config *c)
     .cainfo_len = (uint32_t) strlen (c->cainfo),
     .capath_len = (uint32_t) strlen (c->capath),
     .export_name_len = (uint32_t) strlen (c->export_name),
-    .uid = c->uid,
-    .gid = c->gid,
   };
   uint8_t buf[sizeof fw + MAX_URL_LENGTH + 2 * MAX_PATH_LENGTH + NBD_MAX_STRING];
   struct writer w;
@@ -142,8 +138,6 @@ config_recv_frontend (int fd, struct frontend_config *c)
   c->flags = fw.flags;
   c->handshake_timeout = fw.handshake_timeout;
   c->nlisteners = fw.nlisteners;
-  c->uid = fw.uid;
-  c->gid = fw.gid;
   c->nexports = fw.nexports;
   c->exports = calloc (fw.nexports, sizeof *c->exports);
   if (c->exports == NULL)
@@ -186,8 +180,6 @@ config_recv_fetcher (int fd, struct fetcher_config *c)
   c->connections = fw.connections;
   c->connect_timeout = fw.connect_timeout;
   c->timeout = fw.timeout;
-  c->uid = fw.uid;
-  c->gid = fw.gid;
   c->url = get_string (&r, fw.url_len, MAX_URL_LENGTH, "URL");
   c->cainfo = get_string (&r, fw.cainfo_len, MAX_PATH_LENGTH, "CA file");
   c->capath = get_string (&r, fw.capath_len, MAX_PATH_LENGTH, "CA directory");

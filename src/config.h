@@ -23,7 +23,6 @@ struct frontend_config {
   uint32_t handshake_timeout;
   uint32_t nlisteners;
   uint32_t nexports;
-  uint32_t uid, gid;          /* with FRONTEND_CHANGE_USER */
   struct export_info *exports;
 };
 
@@ -32,7 +31,6 @@ struct fetcher_config {
   uint32_t connections;
   uint32_t connect_timeout;
   uint32_t timeout;
-  uint32_t uid, gid;          /* with FETCHER_CHANGE_USER */
   char *url;                  /* may hold credentials: never log it raw */
   char *cainfo;               /* "" when unset */
   char *capath;               /* "" when unset */

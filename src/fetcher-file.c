@@ -30,20 +30,22 @@ file_open (struct fetcher *f)
   const bool readonly = (f->cfg->flags & FETCHER_READONLY) != 0;
   struct stat st;
   off_t end;
-  int fd, flags, error = 0;
+  int fd = CHILD_FD_EXPORT, flags, error = 0;
 
-  /* O_NONBLOCK only for the open itself: a FIFO in place of the image must
-   * not hang us here; it is refused by the type check below. */
-  fd = open (f->file_path,
-             (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd == -1) {
+  /* The supervisor opened the image (read-only unless the export is
+   * writable) while it still had its rights, and checked it; the fetcher
+   * gets only this descriptor, never the right to open the path. */
+  flags = fcntl (fd, F_GETFL);
+  if (flags == -1) {
     error = errno;
-    /* Permission trouble on a writable export has an easy way out. */
-    warn ("export \"%s\": cannot open %s%s: %s", f->export_name, f->log_url,
-          !readonly && (error == EACCES || error == EROFS || error == EPERM)
-          ? " for writing (use --export-ro or -r to serve it read-only)" : "",
-          strerror (error));
-    goto out;
+    warn_errno ("export \"%s\": no descriptor for %s at fd %d", f->export_name,
+                f->log_url, fd);
+    return error;
+  }
+  if (!readonly && (flags & O_ACCMODE) != O_RDWR) {
+    warn ("export \"%s\": %s was opened read-only for a writable export",
+          f->export_name, f->log_url);
+    return EBADF;
   }
   if (fstat (fd, &st) == -1) {
     error = errno;
@@ -54,12 +56,6 @@ file_open (struct fetcher *f)
     error = EINVAL;
     warn ("export \"%s\": %s is not a regular file or a block device",
           f->export_name, f->log_url);
-    goto out;
-  }
-  flags = fcntl (fd, F_GETFL);
-  if (flags == -1 || fcntl (fd, F_SETFL, flags & ~O_NONBLOCK) == -1) {
-    error = errno;
-    warn_errno ("export \"%s\": fcntl %s", f->export_name, f->log_url);
     goto out;
   }
   /* SEEK_END gives block devices' sizes too, where st_size is 0. */
@@ -73,10 +69,7 @@ file_open (struct fetcher *f)
   f->size = (uint64_t) end;     /* off_t is never negative here */
   f->can = readonly ? 0 : FETCHER_CAN_WRITE | FETCHER_CAN_FLUSH | FETCHER_CAN_FUA;
   image_fd = fd;
-  fd = -1;
  out:
-  if (fd >= 0)
-    close (fd);
   return error;
 }
 

@@ -352,8 +352,7 @@ fetcher_sandbox (const struct fetcher *f)
       .role = "fetcher",
       .rules = fetcher_policy_rules, .nrules = fetcher_policy_nrules,
       .debug = (cfg->flags & FETCHER_SANDBOX_DEBUG) != 0,
-      .change_user = (cfg->flags & FETCHER_CHANGE_USER) != 0,
-      .uid = cfg->uid, .gid = cfg->gid,
+      /* Unprivileged already: the supervisor changed to --user. */
       .landlock = true, .paths = paths, .npaths = npaths,
       .any_connect = any_port, .connect_ports = ports,
       .nports = nports > 0 ? (size_t) nports : 0,
@@ -408,11 +407,10 @@ fetcher_main (void)
   if (backend->init)
     backend->init (&f);
 
-  /* A file: export is opened before the sandbox, with the rights the
-   * fetcher started with: opening a local file reads no untrusted byte,
-   * and the open descriptor is then all the fetcher needs of it (no path
-   * is left reachable under Landlock).  A network export is opened after:
-   * its first reply is the web server's, which is untrusted. */
+  /* A file: export is "opened" before the sandbox: the supervisor passed
+   * the image's descriptor, and checking it reads no untrusted byte (no
+   * path is left reachable under Landlock).  A network export is opened
+   * after: its first reply is the web server's, which is untrusted. */
   if (!backend->open_reads_untrusted)
     open_or_exit (&f, backend);
   fetcher_sandbox (&f);

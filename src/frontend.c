@@ -626,8 +626,7 @@ frontend_main (void)
       .role = "front-end",
       .rules = frontend_policy_rules, .nrules = frontend_policy_nrules,
       .debug = (fe.config.flags & FRONTEND_SANDBOX_DEBUG) != 0,
-      .change_user = (fe.config.flags & FRONTEND_CHANGE_USER) != 0,
-      .uid = fe.config.uid, .gid = fe.config.gid,
+      /* Unprivileged already: the supervisor changed to --user. */
       .landlock = true,                   /* no paths, no ports */
       .new_netns = true, .new_ipc_uts = true,
       /* Each client: its socket (two fds with -s) and its fetcher's. */

@@ -85,6 +85,8 @@
                                          fetcher: data socket to front-end */
 #define CHILD_FD_CONFIG           4   /* pipe: configuration messages, then EOF */
 #define FRONTEND_FD_FIRST_LISTENER 5  /* listeners, or -s client read then write */
+#define CHILD_FD_EXPORT           5   /* fetcher of a file: export: the image,
+                                         opened by the supervisor */
 
 #define ROLE_ARG_FRONTEND         "--internal-role=front-end"
 #define ROLE_ARG_FETCHER          "--internal-role=fetcher"
@@ -143,13 +145,11 @@ struct frontend_config_wire {
   uint32_t nexports;           /* 1 .. MAX_EXPORTS */
   uint32_t nlisteners;         /* listening sockets from FRONTEND_FD_FIRST_LISTENER;
                                   0 with FRONTEND_SINGLE */
-  uint32_t uid, gid;           /* with FRONTEND_CHANGE_USER: become these */
 };
 #define FRONTEND_SINGLE     (1u << 0)  /* one client on fds 5 (read) and 6 (write) */
 #define FRONTEND_MULTI_CONN (1u << 1)  /* every export read-only: advertise multi-conn */
 #define FRONTEND_VERBOSE    (1u << 2)
-#define FRONTEND_CHANGE_USER   (1u << 3)  /* started as root: drop to uid/gid */
-#define FRONTEND_SANDBOX_DEBUG (1u << 4)  /* --sandbox-debug: trap and name calls */
+#define FRONTEND_SANDBOX_DEBUG (1u << 3)  /* --sandbox-debug: trap and name calls */
 
 struct export_config_wire {
   uint32_t flags;              /* EXPORT_* */
@@ -170,14 +170,12 @@ struct fetcher_config_wire {
   uint32_t cainfo_len;         /* 0 .. MAX_PATH_LENGTH */
   uint32_t capath_len;         /* 0 .. MAX_PATH_LENGTH */
   uint32_t export_name_len;    /* 0 .. NBD_MAX_STRING, for log lines */
-  uint32_t uid, gid;           /* with FETCHER_CHANGE_USER: become these */
   /* then the url, cainfo, capath and export name bytes, in that order */
 };
 #define FETCHER_READONLY    (1u << 0)
 #define FETCHER_VERBOSE     (1u << 1)
 #define FETCHER_INSECURE    (1u << 2)  /* --insecure: skip TLS peer and host checks */
-#define FETCHER_CHANGE_USER    (1u << 3)  /* started as root: drop to uid/gid */
-#define FETCHER_SANDBOX_DEBUG  (1u << 4)  /* --sandbox-debug: trap and name calls */
+#define FETCHER_SANDBOX_DEBUG  (1u << 3)  /* --sandbox-debug: trap and name calls */
 
 
 /* Role entry points (main.c dispatches on argv[1]). */

@@ -24,7 +24,6 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <linux/capability.h>
 #include <linux/close_range.h>
 #include <netinet/in.h>
 #include <unistd.h>
@@ -54,7 +53,8 @@ static pid_t run_pid = -1;
 static pid_t fetcher_pids[MAX_FETCHERS];
 static unsigned nfetchers;
 
-/* Started as root: the children become this user and group. */
+/* Started as root: the supervisor, and so every child, becomes this user
+ * and group once the sockets and images are open. */
 static bool change_user;
 static uid_t child_uid;
 static gid_t child_gid;
@@ -76,9 +76,14 @@ check_exports (void)
       fatal ("export \"%s\": %s: %s", e->name, shown, err);
     if (opt.readonly)
       e->readonly = true;
+    e->fd = -1;
     if (e->kind == URL_FILE) {
       struct stat st;
-      int fd = open (e->file_path, (e->readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+      /* O_NONBLOCK for the open alone: a FIFO in place of the image must
+       * not hang the start; the type check refuses it. */
+      int fd = open (e->file_path,
+                     (e->readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+      int flags;
       if (fd == -1 && !e->readonly && (errno == EACCES || errno == EROFS || errno == EPERM))
         fatal_errno ("export \"%s\": cannot open %s for writing (serve it "
                      "read-only with -r or --export-ro)", e->name, e->file_path);
@@ -87,7 +92,10 @@ check_exports (void)
       if (fstat (fd, &st) == -1 || !(S_ISREG (st.st_mode) || S_ISBLK (st.st_mode)))
         fatal ("export \"%s\": %s is not a regular file or block device",
                e->name, e->file_path);
-      close (fd);
+      flags = fcntl (fd, F_GETFL);
+      if (flags == -1 || fcntl (fd, F_SETFL, flags & ~O_NONBLOCK) == -1)
+        fatal_errno ("export \"%s\": fcntl", e->name);
+      e->fd = fd;
     }
     else if (!e->readonly) {
       notice ("export \"%s\": %s cannot be written at an offset: serving it "
@@ -373,9 +381,7 @@ start_frontend (void)
   struct frontend_config fc = {
     .flags = (opt.single ? FRONTEND_SINGLE : 0) | (multi_conn ? FRONTEND_MULTI_CONN : 0) |
              (opt.verbose ? FRONTEND_VERBOSE : 0) |
-             (change_user ? FRONTEND_CHANGE_USER : 0) |
              (opt.sandbox_debug ? FRONTEND_SANDBOX_DEBUG : 0),
-    .uid = (uint32_t) child_uid, .gid = (uint32_t) child_gid,
     .handshake_timeout = opt.handshake_timeout,
     .nexports = opt.nexports,
     .nlisteners = opt.single ? 0 : nlisteners,
@@ -447,9 +453,7 @@ spawn_fetcher (const struct ipc_header *req)
   fc = (struct fetcher_config) {
     .flags = (e->readonly ? FETCHER_READONLY : 0) | (opt.verbose ? FETCHER_VERBOSE : 0) |
              (opt.insecure ? FETCHER_INSECURE : 0) |
-             (change_user ? FETCHER_CHANGE_USER : 0) |
              (opt.sandbox_debug ? FETCHER_SANDBOX_DEBUG : 0),
-    .uid = (uint32_t) child_uid, .gid = (uint32_t) child_gid,
     .connections = opt.connections,
     .connect_timeout = opt.connect_timeout,
     .timeout = opt.timeout,
@@ -463,7 +467,8 @@ spawn_fetcher (const struct ipc_header *req)
     warn_errno ("socketpair for a fetcher");
     goto reply;
   }
-  pid = start_child (ROLE_ARG_FETCHER, sv[1], NULL, 0, send_fetcher_config, &fc);
+  pid = start_child (ROLE_ARG_FETCHER, sv[1], e->fd >= 0 ? &e->fd : NULL,
+                     e->fd >= 0 ? 1 : 0, send_fetcher_config, &fc);
   close (sv[1]);
   if (pid == -1) {
     err = errno;
@@ -697,8 +702,8 @@ supervisor_main (int argc, char **argv)
                              err, sizeof err) == -1)
       fatal ("%s", err);
     change_user = true;
-    debug ("children will run as uid %u gid %u", (unsigned) child_uid,
-           (unsigned) child_gid);
+    debug ("will run as uid %u gid %u once the sockets are made",
+           (unsigned) child_uid, (unsigned) child_gid);
   }
   else if (opt.user || opt.group)
     fatal ("--user and --group need nbdcurld to be started as root; as "
@@ -757,30 +762,30 @@ supervisor_main (int argc, char **argv)
   if (sfd == -1)
     fatal_errno ("signalfd");
 
-  start_frontend ();
   if (opt.run)
     start_run_command ();             /* before our sandbox: it is not ours */
 
-  /* Our own layers: nothing that reads client or HTTP bytes runs here, but
-   * should anything go wrong the supervisor keeps only what it needs to
-   * start children that can drop privileges themselves. */
+  /* Everything that needed our rights is done: sockets made, images open,
+   * pid file written.  Become --user (started as root), drop every
+   * capability, and load our filter; the children inherit all of it and
+   * add their own layers. */
+  if (change_user && private_dir) {
+    /* So that the socket and its directory can still be removed at exit. */
+    if (chown (private_dir, child_uid, child_gid) == -1 ||
+        (unix_socket_path && chown (unix_socket_path, child_uid, child_gid) == -1))
+      warn_errno ("cannot hand %s to the unprivileged user", private_dir);
+  }
   {
-    static const int keep_as_root[] = {
-      CAP_SETUID, CAP_SETGID,         /* children become --user/--group */
-      CAP_SETPCAP,                    /* children clear their bounding sets */
-      CAP_SYS_ADMIN,                  /* children unshare namespaces */
-      CAP_KILL,                       /* stopping children that run as --user */
-    };
-    bool root = geteuid () == 0;
     const struct sandbox_spec spec = {
       .role = "supervisor",
       .rules = supervisor_policy_rules, .nrules = supervisor_policy_nrules,
       .debug = opt.sandbox_debug,
-      .keep_caps = root ? keep_as_root : NULL,
-      .nkeep_caps = root ? sizeof keep_as_root / sizeof keep_as_root[0] : 0,
+      .change_user = change_user, .uid = child_uid, .gid = child_gid,
     };
     sandbox_enter (&spec);
   }
+
+  start_frontend ();
 
   for (;;) {
     struct pollfd pfd[2] = {

@@ -18,6 +18,9 @@ struct export_spec {
   bool readonly;             /* -r, --export-ro, or a protocol that cannot write */
   enum url_kind kind;
   char *file_path;           /* file: only */
+  int fd;                    /* file: only: the image, opened before the
+                                supervisor dropped its rights; each fetcher
+                                of the export gets it at CHILD_FD_EXPORT */
 };
 
 struct options {

@@ -38,7 +38,7 @@ WEB_SERVER = os.path.join(HERE, "web-server.py")
 # nbdcurld.h
 HEADER = struct.Struct("=HHIQQII")      # struct ipc_header
 assert HEADER.size == 32
-FETCHER_WIRE = struct.Struct("=10I")    # struct fetcher_config_wire
+FETCHER_WIRE = struct.Struct("=8I")     # struct fetcher_config_wire
 IPC_CONFIG_FETCHER = 3
 IPC_CONFIG_END = 4
 IPC_FETCHER_OPENED = 32
@@ -70,7 +70,7 @@ def header(type_, flags=0, payload_len=0, id_=0, offset=0, length=0, error=0):
 def config_bytes(url, flags=0, connections=4, timeout=0, cainfo=""):
     strings = [url.encode(), cainfo.encode(), b"", b"test-export"]
     wire = FETCHER_WIRE.pack(flags, connections, 30, timeout,
-                             *[len(s) for s in strings], 0, 0)  # uid, gid
+                             *[len(s) for s in strings])
     payload = wire + b"".join(strings)
     return (header(IPC_CONFIG_FETCHER, payload_len=len(payload)) + payload
             + header(IPC_CONFIG_END))
@@ -94,6 +94,16 @@ class Fetcher:
             (os.POSIX_SPAWN_DUP2, hi_sock, 3),
             (os.POSIX_SPAWN_DUP2, hi_cfg, 4),
         ]
+        # A file: export's image comes opened at fd 5, as the supervisor
+        # passes it (read-only unless the export is writable).
+        hi_img = None
+        path = url[len("file://"):] if url.startswith("file://") else None
+        if path and os.path.exists(path):
+            mode = os.O_RDONLY if flags & FETCHER_READONLY else os.O_RDWR
+            img = os.open(path, mode | os.O_CLOEXEC)
+            hi_img = fcntl.fcntl(img, fcntl.F_DUPFD_CLOEXEC, 10)
+            os.close(img)
+            actions.append((os.POSIX_SPAWN_DUP2, hi_img, 5))
         # The environment the supervisor gives a fetcher: nothing but the
         # sanitizer settings (a sanitizer build needs them in every process).
         env = {k: v for k, v in os.environ.items()
@@ -102,6 +112,8 @@ class Fetcher:
                                   env, file_actions=actions)
         for fd in (hi_sock, hi_cfg, cfg_r):
             os.close(fd)
+        if hi_img is not None:
+            os.close(hi_img)
         theirs.close()
         os.write(cfg_w, config_bytes(url, flags, connections, **config))
         os.close(cfg_w)
@@ -274,10 +286,12 @@ def t_readonly():
 
 
 def t_missing_file():
+    """A file: fetcher started without the image's descriptor (the
+    supervisor never does that) refuses to open, naming the export."""
     fx = Fetcher("file://" + os.path.join(tmpdir, "no-such.img"))
     try:
         size, flags, err = fx.opened()
-        check(err == errno.ENOENT, "OPENED error %d, expected ENOENT" % err)
+        check(err == errno.EBADF, "OPENED error %d, expected EBADF" % err)
         check(size == 0 and flags == 0, "OPENED with an error has size and flags 0")
         check(fx.wait() == 1, "exit status %s" % fx.status)
         check("no-such.img" in fx.stderr(), "the log names the file")
@@ -550,7 +564,7 @@ def main():
     names = {t_opened_and_reads: "file: OPENED size and flags, odd reads batched",
              t_write_lands: "file: FUA write and flush land",
              t_readonly: "file: read-only export, write ends the fetcher",
-             t_missing_file: "file: missing file gives OPENED ENOENT, exit 1",
+             t_missing_file: "file: no image descriptor gives OPENED EBADF, exit 1",
              t_eof_mid_header: "EOF inside a request header ends with nonzero status",
              t_http_ignore_range_not_downloaded: "http ignore-range: body not downloaded",
              t_http_half_close: "http: replies still come after a half-close",
