@@ -39,6 +39,7 @@
 
 #ifdef NBDCURLD_TEST_HOOKS
 int hostile_fetcher_main (const char *mode);
+void sandbox_probe (const char *probe);
 #endif
 
 /* Bytes read from the front-end at once.  Many request headers fit, so a
@@ -417,6 +418,15 @@ fetcher_main (void)
   if (backend->open_reads_untrusted)
     open_or_exit (&f, backend);
 
+#ifdef NBDCURLD_TEST_HOOKS
+  /* Test binary only (tests/sandbox-probe.c): try what the sandbox must
+   * refuse, from inside the real fetcher. */
+  {
+    const char *probe = strstr (cfg.url, "#probe=");
+    if (probe)
+      sandbox_probe (probe + strlen ("#probe="));
+  }
+#endif
   debug ("export \"%s\" open: %" PRIu64 " bytes%s", f.export_name, f.size,
          (f.can & FETCHER_CAN_WRITE) ? ", writable" : ", read-only");
   send_opened (f.size, f.can, 0);

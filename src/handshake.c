@@ -15,6 +15,10 @@
 #include "log.h"
 #include "wire.h"
 
+#ifdef NBDCURLD_TEST_HOOKS
+void sandbox_probe (const char *probe);
+#endif
+
 /* The only meta context: base:allocation, with this id. */
 #define META_CONTEXT_ID_BASE_ALLOCATION 1u
 
@@ -302,6 +306,12 @@ option_info_go (struct client *c, uint32_t option, struct reader *r)
     /* Others are answered regardless (EXPORT, BLOCK_SIZE) or unknown,
      * which the spec says to ignore. */
   }
+#ifdef NBDCURLD_TEST_HOOKS
+  /* Test binary only (tests/sandbox-probe.c): try what the sandbox must
+   * refuse, from inside the real front-end. */
+  if (strncmp (name, "probe:", 6) == 0)
+    sandbox_probe (name + 6);
+#endif
   if (find_export (name, &idx) == -1) {
     char msg[128];
     snprintf (msg, sizeof msg, "no export named \"%.64s\": list them with "

@@ -147,6 +147,28 @@ take_activated_sockets (void)
   socket_activated = true;
 }
 
+/* A socket file nobody listens on is what a server leaves when it could
+ * not remove it at exit (as --user, it may lack the right to write the
+ * directory).  Replace only that: a socket that answers belongs to a
+ * running server, and anything else is not ours to delete. */
+static bool
+remove_stale_socket (const struct sockaddr_un *sun)
+{
+  struct stat st;
+  int probe, r;
+
+  if (lstat (sun->sun_path, &st) == -1 || !S_ISSOCK (st.st_mode))
+    return false;
+  probe = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (probe == -1)
+    return false;
+  r = connect (probe, (const struct sockaddr *) sun, sizeof *sun);
+  close (probe);
+  if (r == 0 || errno != ECONNREFUSED)
+    return false;
+  return unlink (sun->sun_path) == 0;
+}
+
 static void
 listen_unix (const char *path)
 {
@@ -160,9 +182,17 @@ listen_unix (const char *path)
   fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd == -1)
     fatal_errno ("socket");
-  if (bind (fd, (struct sockaddr *) &sun, sizeof sun) == -1)
-    fatal_errno ("cannot listen on %s%s", path,
-                 errno == EADDRINUSE ? " (it exists: remove it or pick another path)" : "");
+  if (bind (fd, (struct sockaddr *) &sun, sizeof sun) == -1) {
+    if (errno != EADDRINUSE)
+      fatal_errno ("cannot listen on %s", path);
+    if (!remove_stale_socket (&sun))
+      fatal ("cannot listen on %s: it exists and is not a stale socket (a "
+             "server answers on it, or it is not a socket): remove it or "
+             "pick another path", path);
+    notice ("removed the stale socket %s left by an earlier server", path);
+    if (bind (fd, (struct sockaddr *) &sun, sizeof sun) == -1)
+      fatal_errno ("cannot listen on %s", path);
+  }
   if (listen (fd, SOMAXCONN) == -1)
     fatal_errno ("listen");
   unix_socket_path = strdup (path);

@@ -19,6 +19,8 @@
 #   /head-405/FILE      HEAD refused with 405; GET works
 #   /redirect-file/FILE every request: 302 to file:///etc/passwd
 #   /redirect/FILE      every request: 302 to /good/FILE
+#   /redirect-to/PORT/FILE  every request: 302 to
+#                       http://127.0.0.1:PORT/good/FILE (another server)
 #   /status-500/FILE    every request: 500
 #   /stall/FILE         HEAD works; GET sends its headers, then nothing
 #   /slow-head/FILE     HEAD sends nothing for a long time; GET works
@@ -157,6 +159,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def resolve(self):
         """Map /MODE/FILE to (mode, path in DIR, name), or reply 404."""
         parts = self.path.split("?", 1)[0].split("/")
+        # /redirect-to/PORT/FILE: FILE is on the other server, not here.
+        if (len(parts) == 4 and parts[0] == "" and parts[1] == "redirect-to"
+                and re.fullmatch(r"[0-9]{1,5}", parts[2])
+                and 0 < int(parts[2]) < 65536
+                and parts[3] not in ("", ".", "..")):
+            return parts[1], None, "%d/%s" % (int(parts[2]), parts[3])
         if (len(parts) != 3 or parts[0] != "" or parts[1] not in MODES
                 or parts[2] in ("", ".", "..")):
             self.reply(404, body=b"not found\n")
@@ -227,6 +235,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         if mode == "redirect":
             self.reply(302, [("Location", "/good/" + name)])
+            return
+        if mode == "redirect-to":
+            port, name = name.split("/", 1)
+            self.reply(302, [("Location",
+                              "http://127.0.0.1:%s/good/%s" % (port, name))])
             return
         if head and mode in ("head-403", "head-405"):
             status = int(mode[5:])

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# https through nginx with a private CA: --cainfo and --capath make the
+# server's certificate trusted, without them the export cannot be opened
+# (an error, never data), --insecure skips the check.
+#
+# The CA lives in $tmp/ca, a directory no built-in rule of the fetcher's
+# sandbox covers: reading it works only because nbdcurld adds --cainfo and
+# --capath to the fetcher's Landlock rules.  (Started as root, nbdcurld runs
+# its fetchers as "nobody", so the files are made world-readable here.)
+source "$(dirname "$0")/functions.sh"
+set -euo pipefail
+requires nbdcopy nbdinfo openssl /usr/sbin/nginx
+if ! /usr/sbin/nginx -V 2>&1 | grep -q -- --with-http_ssl_module; then
+    echo "$0: SKIP: this nginx has no ssl module" >&2
+    exit 77
+fi
+
+# ---- a private CA and a certificate for localhost and 127.0.0.1 ----
+mkdir private ca capath www
+chmod 700 private
+# nobody must reach $tmp/ca and $tmp/capath (the key stays in private/).
+chmod 711 "$tmp"
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=nbdcurld test CA" \
+    -keyout private/ca.key -out ca/test-ca.pem 2>openssl.err ||
+    fail "cannot make a CA: $(cat openssl.err)"
+openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" \
+    -keyout private/server.key -out private/server.csr 2>openssl.err ||
+    fail "cannot make a certificate request: $(cat openssl.err)"
+cat > private/ext.cnf <<'EOF'
+basicConstraints = CA:FALSE
+keyUsage = digitalSignature, keyEncipherment
+extendedKeyUsage = serverAuth
+subjectAltName = DNS:localhost, IP:127.0.0.1
+EOF
+openssl x509 -req -days 2 -in private/server.csr -CA ca/test-ca.pem \
+    -CAkey private/ca.key -CAcreateserial -CAserial private/ca.srl \
+    -extfile private/ext.cnf -out private/server.pem 2>openssl.err ||
+    fail "cannot sign the certificate: $(cat openssl.err)"
+openssl verify -CAfile ca/test-ca.pem private/server.pem >/dev/null ||
+    fail "the test certificate does not verify"
+
+# --capath: a directory of hashed names (openssl rehash, or c_rehash).
+cp ca/test-ca.pem capath/
+if ! openssl rehash capath 2>/dev/null && ! c_rehash capath >/dev/null 2>&1; then
+    echo "$0: SKIP: neither 'openssl rehash' nor c_rehash works" >&2
+    exit 77
+fi
+ls capath/*.0 >/dev/null 2>&1 || fail "rehash made no hashed name in capath/"
+chmod 755 ca capath
+chmod 644 ca/test-ca.pem capath/*
+
+make_image www/disk.img 8M
+sum=$(md5_of www/disk.img)
+
+# ---- nginx with ssl (as start_nginx in functions.sh, plus ssl) ----
+start_nginx_tls() {
+    local conf=$tmp/nginx-tls.conf user="" attempt i pid
+    [ "$(id -u)" -eq 0 ] && user="user root;"
+    for attempt in 1 2 3 4 5; do
+        TLS_PORT=$(free_port)
+        rm -f "$tmp/nginx.pid"
+        cat > "$conf" <<EOF
+daemon off;
+master_process on;
+worker_processes 1;
+$user
+pid $tmp/nginx.pid;
+error_log $tmp/nginx-error.log;
+events { worker_connections 256; }
+http {
+    access_log off;
+    client_body_temp_path $tmp/nginx-body;
+    proxy_temp_path $tmp/nginx-proxy;
+    fastcgi_temp_path $tmp/nginx-fastcgi;
+    uwsgi_temp_path $tmp/nginx-uwsgi;
+    scgi_temp_path $tmp/nginx-scgi;
+    default_type application/octet-stream;
+    server {
+        listen 127.0.0.1:$TLS_PORT ssl;
+        ssl_certificate $tmp/private/server.pem;
+        ssl_certificate_key $tmp/private/server.key;
+        root $tmp/www;
+    }
+}
+EOF
+        /usr/sbin/nginx -p "$tmp" -e "$tmp/nginx-error.log" -c "$conf" &
+        pid=$!
+        kill_on_exit "$pid"
+        for i in $(seq 100); do
+            kill -0 "$pid" 2>/dev/null || break
+            if [ -s "$tmp/nginx.pid" ] && _wait_port "$TLS_PORT" "$pid"; then
+                return 0
+            fi
+            sleep 0.1
+        done
+        _stop_pid "$pid"
+    done
+    fail "nginx (ssl) did not start"
+}
+start_nginx_tls
+url=https://localhost:$TLS_PORT/disk.img
+
+# copy NAME ARGS...: nbdcurld ARGS copies the export to NAME.img, byte-exact.
+copy() {
+    local name=$1
+    shift
+    echo "== $name"
+    rm -f "$name.img"
+    "$NBDCURLD" -r "$@" --run "nbdcopy \"\$uri\" $name.img" 2>>"$name.log" ||
+        fail "$name: nbdcurld $* failed: $(cat "$name.log")"
+    [ "$(md5_of "$name.img")" = "$sum" ] || fail "$name: copy differs"
+}
+
+# --cainfo from $tmp/ca (the verbose log shows the Landlock rule for it).
+copy cainfo -v --cainfo "$tmp/ca/test-ca.pem" "$url"
+if grep -q 'fetcher\]: debug: sandbox: Landlock ABI [1-9]' cainfo.log; then
+    grep -qF "allowed read $tmp/ca/test-ca.pem" cainfo.log ||
+        fail "cainfo: no Landlock rule for the --cainfo file: $(cat cainfo.log)"
+fi
+# The certificate names 127.0.0.1 too.
+copy cainfo-ip --cainfo "$tmp/ca/test-ca.pem" "https://127.0.0.1:$TLS_PORT/disk.img"
+copy capath --capath "$tmp/capath" "$url"
+# Relative paths are relative to the directory nbdcurld was started in.
+copy cainfo-relative --cainfo ca/test-ca.pem "$url"
+copy insecure --insecure "$url"
+
+# In the background too: nbdcurld goes to / then, and a relative
+# --cainfo must still name the file in the directory it was started in.
+echo "== background, relative --cainfo"
+"$NBDCURLD" -r -U "$tmp/bg.sock" -P "$tmp/bg.pid" --cainfo ca/test-ca.pem \
+    "$url" 2>>bg.log || fail "background: nbdcurld failed to start: $(cat bg.log)"
+bg_pid=$(cat bg.pid)
+kill_on_exit "$bg_pid"
+nbdcopy "nbd+unix:///?socket=$tmp/bg.sock" bg.img ||
+    fail "background: copy failed: $(cat bg.log)"
+[ "$(md5_of bg.img)" = "$sum" ] || fail "background: copy differs"
+_stop_pid "$bg_pid" || true    # (not set -e safe)
+
+# Without the CA: the export cannot be opened; no data, a reason in the log.
+echo "== no CA"
+rm -f noca.img
+expect_fail "$NBDCURLD" -r "$url" --run 'nbdcopy "$uri" noca.img' 2>noca.log
+cat noca.log
+[ ! -s noca.img ] || fail "no CA: data was copied"
+grep -iqE 'certificate|ssl|tls' noca.log ||
+    fail "no CA: the log does not say why: $(cat noca.log)"
+
+# A CA file that does not sign the server's certificate: the same.
+echo "== wrong CA"
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=other CA" \
+    -keyout private/other.key -out ca/other-ca.pem 2>/dev/null
+chmod 644 ca/other-ca.pem
+rm -f wrongca.img
+expect_fail "$NBDCURLD" -r --cainfo "$tmp/ca/other-ca.pem" "$url" \
+    --run 'nbdcopy "$uri" wrongca.img' 2>wrongca.log
+[ ! -s wrongca.img ] || fail "wrong CA: data was copied"
+grep -iqE 'certificate|ssl|tls' wrongca.log ||
+    fail "wrong CA: the log does not say why: $(cat wrongca.log)"
+
+# No fetcher died by a signal (seccomp's SIGSYS) along the way.
+if grep -h 'killed by signal' ./*.log; then
+    fail "a process was killed by a signal"
+fi
+left=$(leftover_processes)
+[ -z "$left" ] || fail "processes left over: $left"
