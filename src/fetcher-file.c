@@ -19,10 +19,6 @@
 
 static int image_fd = -1;
 
-/* Reused read buffer, grown to the largest read seen (at most
- * NBD_MAX_REQUEST_SIZE, checked by the request reader). */
-static uint8_t *read_buf;
-static size_t read_buf_size;
 
 static int
 file_open (struct fetcher *f)
@@ -92,21 +88,10 @@ file_read (struct fetcher *f, const struct fetcher_request *req)
 {
   size_t done = 0;
 
-  if (req->length > read_buf_size) {
-    uint8_t *p = realloc (read_buf, req->length);
-    if (p == NULL) {
-      warn ("export \"%s\": out of memory for a read of %" PRIu32 " bytes",
-            f->export_name, req->length);
-      return ENOMEM;
-    }
-    read_buf = p;
-    read_buf_size = req->length;
-  }
-
   /* Each pass reads at least one byte or returns, so at most length
    * passes (EINTR aside).  length - done cannot underflow: done < length. */
   while (done < req->length) {
-    ssize_t r = pread (image_fd, read_buf + done, req->length - done,
+    ssize_t r = pread (image_fd, req->data + done, req->length - done,
                        (off_t) (req->offset + done));
     if (r == -1) {
       if (errno == EINTR)
@@ -179,7 +164,6 @@ file_serve (struct fetcher *f)
   /* Runs as long as the front-end sends requests; each request is served
    * before the next is read. */
   for (;;) {
-    const uint8_t *data = NULL;   /* a read's bytes, sent with the reply */
     uint32_t error;
     int r = fetcher_next_request (f, &req);
 
@@ -194,8 +178,7 @@ file_serve (struct fetcher *f)
 
     switch (req.type) {
     case IPC_READ:
-      error = file_read (f, &req);
-      data = read_buf;
+      error = file_read (f, &req);   /* straight into the data area */
       break;
     case IPC_WRITE:
       error = file_write (f, &req);
@@ -207,10 +190,7 @@ file_serve (struct fetcher *f)
       /* fetcher_next_request returns only the types above. */
       fatal ("internal error: request type %u", req.type);
     }
-    free (req.data);
-    req.data = NULL;
-    /* fetcher_reply sends the data only when error == 0. */
-    fetcher_reply (req.id, error, data, req.type == IPC_READ ? req.length : 0);
+    fetcher_reply (req.id, error);
   }
 }
 

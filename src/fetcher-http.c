@@ -95,6 +95,7 @@ struct transfer {
   struct response resp;
   char problem[PROBLEM_MAX];  /* first thing found wrong, or "" */
   char errbuf[CURL_ERROR_SIZE];
+  char message[CURL_ERROR_SIZE + 64];  /* curl_message's text */
 };
 
 static struct {
@@ -554,11 +555,21 @@ transfer_reset (struct transfer *t, enum transfer_mode mode)
   t->errbuf[0] = '\0';
 }
 
-/* libcurl's own words about a failed transfer. */
+/* libcurl's own words about a failed transfer, and the system's error
+ * when there was one: "Permission denied" on a connect is the sandbox
+ * (Landlock) refusing a port the URL did not name, e.g. after a redirect. */
 static const char *
-curl_message (const struct transfer *t, CURLcode rc)
+curl_message (struct transfer *t, CURLcode rc)
 {
-  return t->errbuf[0] != '\0' ? t->errbuf : curl_easy_strerror (rc);
+  const char *what = t->errbuf[0] != '\0' ? t->errbuf : curl_easy_strerror (rc);
+  long os_errno = 0;
+
+  if (curl_easy_getinfo (t->easy, CURLINFO_OS_ERRNO, &os_errno) != CURLE_OK ||
+      os_errno <= 0 || strstr (what, strerror ((int) os_errno)) != NULL)
+    return what;
+  snprintf (t->message, sizeof t->message, "%s (%s%s)", what, strerror ((int) os_errno),
+            os_errno == EACCES ? ": refused by the sandbox" : "");
+  return t->message;
 }
 
 #define SETOPT(easy, opt, val)                                          \
@@ -699,7 +710,7 @@ status_failed (long status)
 }
 
 static int
-curl_failed (const struct transfer *t, CURLcode rc)
+curl_failed (struct transfer *t, CURLcode rc)
 {
   switch (rc) {
   case CURLE_UNSUPPORTED_PROTOCOL:
@@ -1021,8 +1032,7 @@ queue_pop (void)
 static void
 release (struct transfer *t)
 {
-  free (t->data);
-  t->data = NULL;
+  t->data = NULL;               /* the data area's, not ours */
   t->next_free = http.free_list;
   http.free_list = t;
 }
@@ -1039,15 +1049,9 @@ start_read (const struct fetcher_request *req)
   t->id = req->id;
   t->offset = req->offset;
   t->length = req->length;
-  /* length was checked: 1 .. NBD_MAX_REQUEST_SIZE. */
-  t->data = malloc (req->length);
-  if (t->data == NULL) {
-    warn ("export \"%s\": out of memory for a read of %" PRIu32 " bytes",
-          http.f->export_name, req->length);
-    release (t);
-    fetcher_reply (req->id, ENOMEM, NULL, 0);
-    return;
-  }
+  /* The body goes straight into the request's part of the data area
+   * (length checked: 1 .. NBD_MAX_REQUEST_SIZE, inside the area). */
+  t->data = req->data;
   /* Inclusive range; offset + length <= size < 2^63 and length >= 1. */
   snprintf (range, sizeof range, "%" PRIu64 "-%" PRIu64,
             req->offset, req->offset + req->length - 1);
@@ -1059,7 +1063,7 @@ start_read (const struct fetcher_request *req)
     warn ("export \"%s\": libcurl could not start a read: %s",
           http.f->export_name, curl_multi_strerror (mc));
     release (t);
-    fetcher_reply (req->id, EIO, NULL, 0);
+    fetcher_reply (req->id, EIO);
     return;
   }
   http.active++;
@@ -1094,10 +1098,10 @@ finish_read (struct transfer *t, CURLcode rc)
     warn ("export \"%s\" (%s): read of %" PRIu32 " bytes at offset %" PRIu64
           " failed: %s", http.f->export_name, http.f->log_url, t->length,
           t->offset, why);
-    fetcher_reply (t->id, EIO, NULL, 0);
+    fetcher_reply (t->id, EIO);
   }
   else
-    fetcher_reply (t->id, 0, t->data, t->length);
+    fetcher_reply (t->id, 0);
   release (t);
 }
 

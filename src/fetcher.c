@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -42,19 +43,18 @@ int hostile_fetcher_main (const char *mode);
 void sandbox_probe (const char *probe);
 #endif
 
-/* Bytes read from the front-end at once.  Many request headers fit, so a
- * burst of reads costs one recv; write payloads beyond what is buffered
- * are received straight into their own buffer. */
+/* Bytes read from the front-end at once: many request headers, so a
+ * burst of requests costs one recv.  Requests carry no data: that is in
+ * the data area. */
 #define INPUT_BUFFER_SIZE (64u * 1024)
 
 static struct {
   uint8_t buf[INPUT_BUFFER_SIZE];
   size_t start, end;          /* unparsed bytes: buf[start..end) */
-  /* A write whose header was parsed and whose payload is still coming. */
-  bool in_payload;
-  struct fetcher_request pending;
-  size_t payload_got;         /* <= pending.length */
 } input;
+
+/* The data area shared with the front-end (nbdcurld.h), mapped at start. */
+static uint8_t *data_area;
 
 /* The front-end sent something it never should: end this connection. */
 __attribute__((noreturn)) PRINTF_LIKE (1, 2) static void
@@ -81,17 +81,15 @@ type_name (uint16_t type)
   }
 }
 
-/* Decode and check one request header.  For a write the payload has not
- * been read yet; its length is checked here, before anything is
- * allocated for it. */
+/* Decode and check one request header, and point req->data at its part
+ * of the data area (checked to lie inside it). */
 static void
 parse_request (const struct fetcher *f, const uint8_t *raw, struct fetcher_request *req)
 {
   struct reader r;
   uint16_t type, flags;
   uint32_t payload_len, length, error;
-  uint64_t id, offset;
-  uint32_t expect_payload;
+  uint64_t id, offset, area_offset;
   uint16_t allowed_flags;
 
   reader_init (&r, raw, IPC_HEADER_SIZE);
@@ -103,25 +101,23 @@ parse_request (const struct fetcher *f, const uint8_t *raw, struct fetcher_reque
       reader_get_u64_ne (&r, &offset) == -1 ||
       reader_get_u32_ne (&r, &length) == -1 ||
       reader_get_u32_ne (&r, &error) == -1 ||
+      reader_get_u64_ne (&r, &area_offset) == -1 ||
       reader_end (&r) == -1)
-    front_end_violation ("bad request header");   /* cannot happen: 32 bytes */
+    front_end_violation ("bad request header");   /* cannot happen: fixed size */
 
   switch (type) {
   case IPC_READ:
     allowed_flags = 0;
-    expect_payload = 0;
     break;
   case IPC_WRITE:
     if (!(f->can & FETCHER_CAN_WRITE))
       front_end_violation ("WRITE to a read-only export");
     allowed_flags = (f->can & FETCHER_CAN_FUA) ? IPC_FLAG_FUA : 0;
-    expect_payload = length;
     break;
   case IPC_FLUSH:
     if (!(f->can & FETCHER_CAN_FLUSH))
       front_end_violation ("FLUSH on an export that cannot flush");
     allowed_flags = 0;
-    expect_payload = 0;
     break;
   default:
     front_end_violation ("unknown message type %u", type);
@@ -132,8 +128,11 @@ parse_request (const struct fetcher *f, const uint8_t *raw, struct fetcher_reque
   if (error != 0)
     front_end_violation ("%s with a nonzero error field", type_name (type));
 
+  if (payload_len != 0)
+    front_end_violation ("%s with a payload of %" PRIu32 " bytes (data goes "
+                         "through the data area)", type_name (type), payload_len);
   if (type == IPC_FLUSH) {
-    if (offset != 0 || length != 0)
+    if (offset != 0 || length != 0 || area_offset != 0)
       front_end_violation ("FLUSH with an offset or length");
   }
   else {
@@ -147,18 +146,18 @@ parse_request (const struct fetcher *f, const uint8_t *raw, struct fetcher_reque
                            " is beyond the end (size %" PRIu64 ")",
                            type_name (type), length, offset, f->size);
   }
-  /* Checked after length, so a write's payload is bounded by
-   * NBD_MAX_REQUEST_SIZE before it is allocated. */
-  if (payload_len != expect_payload)
-    front_end_violation ("%s with a payload of %" PRIu32 " bytes (expected %" PRIu32 ")",
-                         type_name (type), payload_len, expect_payload);
+  /* The data's place: inside the area, written so nothing can overflow
+   * (length <= NBD_MAX_REQUEST_SIZE < DATA_AREA_SIZE was checked). */
+  if (type != IPC_FLUSH && area_offset > DATA_AREA_SIZE - length)
+    front_end_violation ("%s of %" PRIu32 " bytes at data area offset %" PRIu64
+                         " is outside the area", type_name (type), length, area_offset);
 
   req->type = type;
   req->flags = flags;
   req->id = id;
   req->offset = offset;
   req->length = length;
-  req->data = NULL;
+  req->data = type == IPC_FLUSH ? NULL : data_area + area_offset;
 }
 
 /* Receive more bytes from the front-end into dst without blocking.
@@ -192,55 +191,17 @@ fetcher_input_buffered (void)
 int
 fetcher_next_request (struct fetcher *f, struct fetcher_request *req)
 {
-  /* Each pass either returns or moves bytes: a header is parsed, payload
-   * is copied, or recv adds bytes.  recv returns 0 (no bytes) only when
-   * nothing is waiting, which returns; so the loop ends. */
+  /* Each pass either returns or adds bytes: recv returns 0 (no bytes)
+   * only when nothing is waiting, which returns; so the loop ends. */
   for (;;) {
     size_t avail = input.end - input.start;   /* cannot underflow: start <= end */
     ssize_t r;
 
-    if (input.in_payload) {
-      struct fetcher_request *p = &input.pending;
-      size_t want = p->length - input.payload_got; /* cannot underflow: got <= length */
-
-      if (want == 0) {
-        *req = *p;
-        input.in_payload = false;
-        memset (p, 0, sizeof *p);
-        return 1;
-      }
-      if (avail > 0) {
-        size_t n = avail < want ? avail : want;
-        memcpy (p->data + input.payload_got, input.buf + input.start, n);
-        input.start += n;
-        input.payload_got += n;
-        continue;
-      }
-      /* Large payloads go straight into their buffer. */
-      r = receive (p->data + input.payload_got, want);
-      if (r == -1)
-        front_end_violation ("end of stream inside a WRITE payload");
-      if (r == 0)
-        return 0;
-      input.payload_got += (size_t) r;
-      continue;
-    }
-
     if (avail >= IPC_HEADER_SIZE) {
       parse_request (f, input.buf + input.start, req);
       input.start += IPC_HEADER_SIZE;
-      if (req->type != IPC_WRITE)
-        return 1;
-      /* length was checked: 1 .. NBD_MAX_REQUEST_SIZE. */
-      req->data = malloc (req->length);
-      if (req->data == NULL)
-        fatal_errno ("allocating %" PRIu32 " bytes for a write", req->length);
-      input.pending = *req;
-      input.payload_got = 0;
-      input.in_payload = true;
-      continue;
+      return 1;
     }
-
     /* Less than a header: move it to the front and read more. */
     if (input.start > 0) {
       memmove (input.buf, input.buf + input.start, avail);
@@ -273,16 +234,11 @@ fetcher_front_end_gone (void)
 }
 
 void
-fetcher_reply (uint64_t id, uint32_t error, const void *data, uint32_t len)
+fetcher_reply (uint64_t id, uint32_t error)
 {
-  struct ipc_header h = {
-    .type = IPC_REPLY,
-    .id = id,
-    .error = error,
-    .payload_len = error == 0 ? len : 0,
-  };
+  struct ipc_header h = { .type = IPC_REPLY, .id = id, .error = error };
 
-  if (ipc_send (CHILD_FD_PEER, &h, data) == -1) {
+  if (write_full (CHILD_FD_PEER, &h, sizeof h) == -1) {
     if (errno == EPIPE || errno == ECONNRESET) {
       /* The client went away and the front-end closed our socket. */
       debug ("the front-end closed the connection; exiting");
@@ -392,6 +348,13 @@ fetcher_main (void)
   /* The supervisor checked all this; a mismatch is a bug there. */
   if (cfg.connect_timeout > MAX_TIMEOUT || cfg.timeout > MAX_TIMEOUT)
     fatal ("configuration: timeout out of range");
+
+  /* The supervisor sealed it against resizing; map it whole. */
+  data_area = mmap (NULL, DATA_AREA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+                    CHILD_FD_DATA_AREA, 0);
+  if (data_area == MAP_FAILED)
+    fatal_errno ("mapping the data area");
+  close (CHILD_FD_DATA_AREA);
 
   f.cfg = &cfg;
   f.export_name = cfg.export_name;

@@ -46,8 +46,9 @@ struct fetcher_request {
   uint64_t id;
   uint64_t offset;            /* 0 for flush */
   uint32_t length;            /* 0 for flush */
-  uint8_t *data;              /* IPC_WRITE: exactly length bytes, malloc'd;
-                                 the backend frees it.  Else NULL. */
+  uint8_t *data;              /* READ and WRITE: the request's length bytes
+                                 in the data area (where a read's data goes,
+                                 where a write's data is).  FLUSH: NULL. */
 };
 
 struct fetcher_backend {
@@ -83,9 +84,9 @@ bool fetcher_input_buffered (void);
  * false if it only shut down its sending side and still reads replies. */
 bool fetcher_front_end_gone (void);
 
-/* Send IPC_REPLY for request id: error 0 with exactly len bytes of data
- * (reads), or an errno with no data.  If the front-end has gone away,
- * exits quietly: there is nobody left to serve. */
-void fetcher_reply (uint64_t id, uint32_t error, const void *data, uint32_t len);
+/* Send IPC_REPLY for request id: error 0 (a read's data is in place in
+ * the data area), or an errno.  If the front-end has gone away, exits
+ * quietly: there is nobody left to serve. */
+void fetcher_reply (uint64_t id, uint32_t error);
 
 #endif

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -72,12 +73,20 @@ outq_push_owned (struct outq *q, void *alloc, uint8_t *data, size_t len)
   ch->data = data;
   ch->len = len;
   ch->to_free = alloc;
+  ch->span = (struct area_span) { 0 };
   if (q->tail)
     q->tail->next = ch;
   else
     q->head = ch;
   q->tail = ch;
   q->bytes += len;
+}
+
+void
+outq_push_span (struct outq *q, struct area_span span, size_t len)
+{
+  outq_push_owned (q, NULL, area_address (&span), len);
+  q->tail->span = span;
 }
 
 void
@@ -97,6 +106,7 @@ outq_clear (struct outq *q)
   for (; ch; ch = next) {
     next = ch->next;
     free (ch->to_free);
+    area_release (&ch->span);
     free (ch);
   }
   q->head = q->tail = NULL;
@@ -139,10 +149,89 @@ outq_flush (struct outq *q, int fd)
       if (q->head == NULL)
         q->tail = NULL;
       free (ch->to_free);
+      area_release (&ch->span);
       free (ch);
     }
   }
   return 0;
+}
+
+/* ---- Data areas. ---- */
+
+int
+area_take (struct data_area *a, uint32_t len, struct area_span *span)
+{
+  /* len >= 1 and <= NBD_MAX_REQUEST_SIZE < DATA_AREA_SIZE: 1 .. CHUNKS. */
+  uint32_t need = (len + DATA_AREA_CHUNK - 1) / DATA_AREA_CHUNK;
+  uint32_t first = 0, run = 0, i;
+
+  /* First fit: DATA_AREA_CHUNKS steps at most. */
+  for (i = 0; i < DATA_AREA_CHUNKS; i++) {
+    if (a->used[i]) {
+      run = 0;
+      continue;
+    }
+    if (run++ == 0)
+      first = i;
+    if (run == need) {
+      memset (&a->used[first], 1, need);
+      a->refs++;
+      *span = (struct area_span) { .area = a, .first = first, .count = need };
+      return 0;
+    }
+  }
+  return -1;
+}
+
+uint8_t *
+area_address (const struct area_span *span)
+{
+  return span->area->base + (size_t) span->first * DATA_AREA_CHUNK;
+}
+
+void
+area_unref (struct data_area *a)
+{
+  if (--a->refs == 0) {                 /* refs >= 1 while referenced */
+    munmap (a->base, DATA_AREA_SIZE);
+    free (a);
+  }
+}
+
+void
+area_release (struct area_span *span)
+{
+  if (span->area == NULL)
+    return;
+  memset (&span->area->used[span->first], 0, span->count);
+  area_unref (span->area);
+  span->area = NULL;
+}
+
+/* Map a data area the supervisor made; it must be sealed against resizing
+ * (see make_data_area), or touching it could fault. */
+static struct data_area *
+area_map (int fd)
+{
+  const int want = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+  struct data_area *a;
+  int seals = fcntl (fd, F_GET_SEALS);
+
+  if (seals == -1 || (seals & want) != want) {
+    warn ("a fetcher's data area is not sealed: refusing it");
+    return NULL;
+  }
+  a = calloc (1, sizeof *a);
+  if (a == NULL)
+    fatal_errno ("calloc");
+  a->base = mmap (NULL, DATA_AREA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (a->base == MAP_FAILED) {
+    warn_errno ("mapping a fetcher's data area");
+    free (a);
+    return NULL;
+  }
+  a->refs = 1;                          /* the client's */
+  return a;
 }
 
 /* ---- Clients. ---- */
@@ -155,8 +244,11 @@ drop_fetcher (struct client *c)
   c->fetcher_fd = -1;
   c->fetcher_open = false;
   outq_clear (&c->to_fetcher);
-  free (c->fin.buf);
   memset (&c->fin, 0, sizeof c->fin);
+  if (c->area) {
+    area_unref (c->area);           /* replies still queued keep it */
+    c->area = NULL;
+  }
 }
 
 void
@@ -168,7 +260,8 @@ client_close (struct client *c, const char *why)
     debug ("client %s: closing: %s", c->peer, why);
   drop_fetcher (c);
   outq_clear (&c->out);
-  free (c->payload);
+  for (unsigned i = 0; i < MAX_INFLIGHT_PER_CLIENT; i++)
+    area_release (&c->slots[i].span);
   c->payload = NULL;
   if (c->wfd != c->rfd && c->wfd >= 0)
     close (c->wfd);
@@ -373,7 +466,7 @@ request_fetcher (struct client *c, uint32_t export_index)
     .type = IPC_SPAWN_FETCHER, .id = c->token, .length = export_index,
   };
 
-  if (ipc_send_packet (fe.control_fd, &h, -1) == -1)
+  if (ipc_send_packet (fe.control_fd, &h, NULL, 0) == -1)
     fatal_errno ("asking the supervisor for a fetcher");
   c->fetcher_spawns++;
   return 0;
@@ -395,9 +488,10 @@ frontend_dispatch_supervisor (void)
 {
   struct ipc_header h;
   struct client *c;
-  int fd;
+  int fds[IPC_MAX_FDS];
+  unsigned nfds, i;
 
-  if (ipc_recv_packet (fe.control_fd, &h, &fd) == -1) {
+  if (ipc_recv_packet (fe.control_fd, &h, fds, &nfds) == -1) {
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
       return;
     if (errno == 0)
@@ -407,23 +501,30 @@ frontend_dispatch_supervisor (void)
   if (h.type != IPC_FETCHER_SPAWNED)
     fatal ("unexpected message type %u from the supervisor", h.type);
 
+  if ((h.error == 0 && nfds != 2) || (h.error != 0 && nfds != 0))
+    fatal ("the supervisor sent %u descriptors with a fetcher", nfds);
+
   c = find_client (h.id);
   if (c == NULL || c->state != CLIENT_WAIT_FETCHER || c->fetcher_fd >= 0) {
     /* The client left while its fetcher was being made. */
-    if (fd >= 0)
-      close (fd);
+    for (i = 0; i < nfds; i++)
+      close (fds[i]);
     return;
   }
-  if (h.error != 0 || fd < 0) {
-    if (fd >= 0)
-      close (fd);
-    warn ("client %s: no fetcher could be started (%s)", c->peer,
-          strerror (h.error ? (int) h.error : EIO));
-    handshake_fetcher_opened (c, h.error ? h.error : EIO);
+  if (h.error != 0) {
+    warn ("client %s: no fetcher could be started (%s)", c->peer, strerror ((int) h.error));
+    handshake_fetcher_opened (c, h.error);
     return;
   }
-  set_nonblocking (fd);
-  c->fetcher_fd = fd;
+  c->area = area_map (fds[1]);
+  close (fds[1]);                       /* the mapping stays */
+  if (c->area == NULL) {
+    close (fds[0]);
+    handshake_fetcher_opened (c, EIO);
+    return;
+  }
+  set_nonblocking (fds[0]);
+  c->fetcher_fd = fds[0];
   c->fetcher_open = false;
   c->fetcher_failed = false;
 }

@@ -20,12 +20,29 @@
 #include "nbd-protocol.h"
 #include "nbdcurld.h"
 
+/* A fetcher's data area as the front-end maps it (nbdcurld.h).  Counted
+ * references: the client while the fetcher is attached, and each queued
+ * read reply that points into it, so a reply still being written survives
+ * its fetcher. */
+struct data_area {
+  uint8_t *base;                        /* DATA_AREA_SIZE bytes, shared */
+  unsigned refs;
+  uint8_t used[DATA_AREA_CHUNKS];       /* 1: chunk handed out */
+};
+
+/* A part of a data area held by one request. */
+struct area_span {
+  struct data_area *area;               /* NULL: none */
+  uint32_t first, count;                /* chunks */
+};
+
 /* Bytes waiting to be written to one peer. */
 struct chunk {
   struct chunk *next;
   uint8_t *data;          /* start of unsent bytes */
   size_t len;             /* unsent bytes from data */
-  void *to_free;          /* the allocation holding data */
+  void *to_free;          /* the allocation holding data, or NULL */
+  struct area_span span;  /* or the data area part holding data */
 };
 
 struct outq {
@@ -51,20 +68,21 @@ struct inflight {
   uint64_t cookie;
   uint64_t offset;
   uint32_t length;
+  uint64_t ipc_id;        /* the id the fetcher must answer: never reused */
+  struct area_span span;  /* READ and WRITE: where the data is */
 };
 
-/* The fetcher reply being read: header first, then read data. */
+/* Request ids sent to the fetcher: a serial number above the slot number,
+ * so a late or repeated reply can never pass for the answer to a newer
+ * request that took the same slot. */
+#define IPC_ID_SLOT_BITS 8
+static_assert (MAX_INFLIGHT_PER_CLIENT <= (1u << IPC_ID_SLOT_BITS), "slot bits");
+
+/* The fetcher message being read: headers only, data is in the area. */
 struct fetcher_input {
   uint8_t header[IPC_HEADER_SIZE];
   size_t header_got;
-  uint8_t *buf;           /* reply buffer: NBD reply header room + data */
-  size_t data_len, data_got;
-  uint32_t slot;
 };
-
-/* Room in front of read data for the longest NBD reply header, so a read
- * reply goes to the client from one buffer without another copy. */
-#define READ_REPLY_HEADROOM (NBD_STRUCTURED_REPLY_SIZE + 8)
 
 /* Capacity of a client's input buffer: one option with its data, or many
  * pipelined request headers. */
@@ -106,8 +124,10 @@ struct client {
   /* Transmission. */
   struct inflight slots[MAX_INFLIGHT_PER_CLIENT];
   unsigned ninflight;
+  uint64_t request_serial;      /* for inflight.ipc_id */
+  struct data_area *area;       /* the attached fetcher's, or NULL */
   uint32_t payload_slot;        /* the WRITE whose data is being collected */
-  uint8_t *payload;
+  uint8_t *payload;             /* where: in its span of the data area */
   size_t payload_got;
   uint64_t discard_left;
   bool disconnect_requested;    /* NBD_CMD_DISC seen */
@@ -130,6 +150,14 @@ extern struct frontend fe;
 uint64_t now_ms (void);
 void outq_push_copy (struct outq *q, const void *data, size_t len);
 void outq_push_owned (struct outq *q, void *alloc, uint8_t *data, size_t len);
+/* Queue len bytes of a data area span; the span is released once sent. */
+void outq_push_span (struct outq *q, struct area_span span, size_t len);
+/* Data area parts: take enough chunks for len bytes (returns -1 when the
+ * area has no room now), give them back, and their address. */
+int area_take (struct data_area *a, uint32_t len, struct area_span *span);
+void area_release (struct area_span *span);
+uint8_t *area_address (const struct area_span *span);
+void area_unref (struct data_area *a);
 void client_close (struct client *c, const char *why);
 int request_fetcher (struct client *c, uint32_t export_index);
 void drop_fetcher (struct client *c);
@@ -144,7 +172,8 @@ void handshake_fetcher_opened (struct client *c, uint32_t error);
 
 /* transmission.c */
 size_t transmission_consume (struct client *c, const uint8_t *data, size_t len);
-/* More bytes of a WRITE's payload are in c->payload; dispatch if complete. */
+/* More bytes of a WRITE's payload are in c->payload (its span of the data
+ * area); dispatch if complete. */
 void transmission_payload_done (struct client *c);
 /* Read what the fetcher sent; returns -1 if the fetcher was dropped. */
 int transmission_read_fetcher (struct client *c);

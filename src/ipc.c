@@ -116,30 +116,30 @@ ipc_recv (int fd, struct ipc_header *h, uint8_t **payload, uint32_t max_payload)
 }
 
 int
-ipc_send_packet (int fd, const struct ipc_header *h, int pass_fd)
+ipc_send_packet (int fd, const struct ipc_header *h, const int *fds, unsigned nfds)
 {
   union {
-    char buf[CMSG_SPACE (sizeof (int))];
+    char buf[CMSG_SPACE (IPC_MAX_FDS * sizeof (int))];
     struct cmsghdr align;
   } control;
   struct iovec iov = { .iov_base = (void *) h, .iov_len = IPC_HEADER_SIZE };
   struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
   ssize_t r;
 
-  if (h->payload_len != 0) {
+  if (h->payload_len != 0 || nfds > IPC_MAX_FDS) {
     errno = EINVAL;
     return -1;
   }
-  if (pass_fd >= 0) {
+  if (nfds > 0) {
     struct cmsghdr *cmsg;
     memset (&control, 0, sizeof control);
     msg.msg_control = control.buf;
-    msg.msg_controllen = sizeof control.buf;
+    msg.msg_controllen = CMSG_SPACE (nfds * sizeof (int));
     cmsg = CMSG_FIRSTHDR (&msg);
     cmsg->cmsg_level = SOL_SOCKET;
     cmsg->cmsg_type = SCM_RIGHTS;
-    cmsg->cmsg_len = CMSG_LEN (sizeof (int));
-    memcpy (CMSG_DATA (cmsg), &pass_fd, sizeof (int));
+    cmsg->cmsg_len = CMSG_LEN (nfds * sizeof (int));
+    memcpy (CMSG_DATA (cmsg), fds, nfds * sizeof (int));
   }
   do
     r = sendmsg (fd, &msg, MSG_NOSIGNAL);
@@ -154,12 +154,12 @@ ipc_send_packet (int fd, const struct ipc_header *h, int pass_fd)
 }
 
 int
-ipc_recv_packet (int fd, struct ipc_header *h, int *fd_out)
+ipc_recv_packet (int fd, struct ipc_header *h, int fds[IPC_MAX_FDS], unsigned *nfds)
 {
   union {
-    /* Room for more than one fd, so a peer that sends several is caught
-     * (and every one of them closed) rather than silently truncated. */
-    char buf[CMSG_SPACE (4 * sizeof (int))];
+    /* Room for more fds than allowed, so a peer that sends more is
+     * caught (and every one of them closed) rather than truncated. */
+    char buf[CMSG_SPACE (4 * IPC_MAX_FDS * sizeof (int))];
     struct cmsghdr align;
   } control;
   uint8_t raw[IPC_HEADER_SIZE + 1];
@@ -169,12 +169,12 @@ ipc_recv_packet (int fd, struct ipc_header *h, int *fd_out)
     .msg_control = control.buf, .msg_controllen = sizeof control.buf,
   };
   struct cmsghdr *cmsg;
-  ssize_t r;
-  int nfds = 0;
-  int received = -1;
+  int received[4 * IPC_MAX_FDS];
+  unsigned n = 0, i;
   bool bad = false;
+  ssize_t r;
 
-  *fd_out = -1;
+  *nfds = 0;
   do
     r = recvmsg (fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
   while (r == -1 && errno == EINTR);
@@ -184,37 +184,36 @@ ipc_recv_packet (int fd, struct ipc_header *h, int *fd_out)
   for (cmsg = CMSG_FIRSTHDR (&msg); cmsg != NULL; cmsg = CMSG_NXTHDR (&msg, cmsg)) {
     if (cmsg->cmsg_level == SOL_SOCKET && cmsg->cmsg_type == SCM_RIGHTS) {
       size_t bytes = cmsg->cmsg_len - CMSG_LEN (0);
-      size_t i;
-      for (i = 0; i + sizeof (int) <= bytes; i += sizeof (int)) {
+      size_t off;
+      for (off = 0; off + sizeof (int) <= bytes; off += sizeof (int)) {
         int passed;
-        memcpy (&passed, CMSG_DATA (cmsg) + i, sizeof passed);
-        if (nfds++ == 0)
-          received = passed;
-        else
+        memcpy (&passed, CMSG_DATA (cmsg) + off, sizeof passed);
+        if (n < sizeof received / sizeof received[0])
+          received[n++] = passed;
+        else {
           close (passed);
+          bad = true;
+        }
       }
     }
     else
       bad = true;
   }
-  if (r == 0 && nfds == 0) {
+  if (r == 0 && n == 0) {
     errno = 0;
     return -1;
   }
-  if (bad || nfds > 1 || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
-      r != IPC_HEADER_SIZE) {
-    if (received >= 0)
-      close (received);
+  if (r == IPC_HEADER_SIZE)
+    ipc_decode_header (raw, h);
+  if (bad || n > IPC_MAX_FDS || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+      r != IPC_HEADER_SIZE || h->payload_len != 0) {
+    for (i = 0; i < n; i++)
+      close (received[i]);
     errno = EPROTO;
     return -1;
   }
-  ipc_decode_header (raw, h);
-  if (h->payload_len != 0) {
-    if (received >= 0)
-      close (received);
-    errno = EPROTO;
-    return -1;
-  }
-  *fd_out = received;
+  for (i = 0; i < n; i++)
+    fds[i] = received[i];
+  *nfds = n;
   return 0;
 }

@@ -29,12 +29,13 @@ int ipc_send (int fd, const struct ipc_header *h, const void *payload);
 int ipc_recv (int fd, struct ipc_header *h, uint8_t **payload, uint32_t max_payload);
 
 /* SOCK_SEQPACKET control messages: one header per packet, no payload,
- * optionally one file descriptor.  ipc_recv_packet returns 0, or -1 with
- * errno 0 on EOF, EAGAIN when nothing is waiting, EPROTO when the packet
- * is not exactly one header with at most one fd. *fd_out is -1 when no fd
- * came with the packet. */
-int ipc_send_packet (int fd, const struct ipc_header *h, int pass_fd);
-int ipc_recv_packet (int fd, struct ipc_header *h, int *fd_out);
+ * and up to IPC_MAX_FDS file descriptors.  ipc_recv_packet returns 0 and
+ * sets *nfds, or -1 with errno 0 on EOF, EAGAIN when nothing is waiting,
+ * EPROTO when the packet is not exactly one header with at most
+ * IPC_MAX_FDS fds (every fd that came is closed then). */
+#define IPC_MAX_FDS 2
+int ipc_send_packet (int fd, const struct ipc_header *h, const int *fds, unsigned nfds);
+int ipc_recv_packet (int fd, struct ipc_header *h, int fds[IPC_MAX_FDS], unsigned *nfds);
 
 /* Decode a header from exactly IPC_HEADER_SIZE bytes. */
 void ipc_decode_header (const uint8_t *raw, struct ipc_header *h);

@@ -75,17 +75,32 @@
  * unless they are ones we need, which then fail the transfer. */
 #define MAX_HEADER_LINE           8192u
 
-/* Internal messages: largest payload of any type (a write of the maximum
- * request size), and of any configuration message. */
-#define IPC_MAX_PAYLOAD           NBD_MAX_REQUEST_SIZE
+/* Internal messages: largest payload of any type (configuration only:
+ * request data never travels in messages, see the data area below). */
 #define IPC_MAX_CONFIG_PAYLOAD    (64u * 1024)
+
+/* The data area: one shared memory region per fetcher, made by the
+ * supervisor (a sealed memfd: neither side can shrink it under the other)
+ * and mapped by the fetcher and the front-end.  The front-end hands out
+ * parts of it: a READ names where the fetcher puts the data, which the
+ * front-end then writes to the client from there; a WRITE's data is read
+ * from the client straight into it.  So request data crosses between the
+ * processes without a copy.  The front-end allocates in chunks; a request
+ * waits while the area is full.  It holds at least two requests of the
+ * largest size, so one in flight never blocks the next. */
+#define DATA_AREA_SIZE            (64u * 1024 * 1024)
+#define DATA_AREA_CHUNK           (64u * 1024)
+#define DATA_AREA_CHUNKS          (DATA_AREA_SIZE / DATA_AREA_CHUNK)
+static_assert (DATA_AREA_SIZE >= 2 * NBD_MAX_REQUEST_SIZE, "data area too small");
+static_assert (DATA_AREA_SIZE % DATA_AREA_CHUNK == 0, "data area in chunks");
 
 /* ---- Fixed file descriptors of each child after exec. ---- */
 #define CHILD_FD_PEER             3   /* front-end: control socket to supervisor;
                                          fetcher: data socket to front-end */
 #define CHILD_FD_CONFIG           4   /* pipe: configuration messages, then EOF */
 #define FRONTEND_FD_FIRST_LISTENER 5  /* listeners, or -s client read then write */
-#define CHILD_FD_EXPORT           5   /* fetcher of a file: export: the image,
+#define CHILD_FD_DATA_AREA        5   /* fetcher: the data area (memfd) */
+#define CHILD_FD_EXPORT           6   /* fetcher of a file: export: the image,
                                          opened by the supervisor */
 
 #define ROLE_ARG_FRONTEND         "--internal-role=front-end"
@@ -100,8 +115,9 @@ struct ipc_header {
   uint64_t offset;        /* request offset, or export size */
   uint32_t length;        /* request length, or export index */
   uint32_t error;         /* 0 or a host errno value */
+  uint64_t area_offset;   /* READ and WRITE: where in the data area */
 };
-#define IPC_HEADER_SIZE 32
+#define IPC_HEADER_SIZE 40
 static_assert(sizeof(struct ipc_header) == IPC_HEADER_SIZE, "ipc header");
 
 enum ipc_type {
@@ -115,19 +131,20 @@ enum ipc_type {
   IPC_SPAWN_FETCHER = 16,  /* fe -> sup: id = client token, length = export
                               index; payload 0 */
   IPC_FETCHER_SPAWNED,     /* sup -> fe: id = client token, error = 0 with
-                              one fd (SCM_RIGHTS) or an errno without; payload 0 */
+                              two fds (SCM_RIGHTS): the fetcher's socket and
+                              its data area; or an errno without; payload 0 */
 
   /* Data, front-end <-> fetcher on the SOCK_STREAM socket. */
   IPC_FETCHER_OPENED = 32, /* fetcher -> fe, first message: offset = export
                               size, flags = FETCHER_CAN_*, error = 0, or an
                               errno (then the fetcher exits); payload 0 */
-  IPC_READ,                /* fe -> fetcher: id, offset, length; payload 0 */
-  IPC_WRITE,               /* fe -> fetcher: id, offset, length, flags
-                              IPC_FLAG_FUA; payload_len == length */
+  IPC_READ,                /* fe -> fetcher: id, offset, length, area_offset:
+                              put the data there; payload 0 */
+  IPC_WRITE,               /* fe -> fetcher: id, offset, length, area_offset
+                              (the data is there), flags IPC_FLAG_FUA; payload 0 */
   IPC_FLUSH,               /* fe -> fetcher: id; payload 0 */
-  IPC_REPLY,               /* fetcher -> fe: id, error; payload_len is the
-                              read's length when error == 0 and the request
-                              was a read, 0 otherwise */
+  IPC_REPLY,               /* fetcher -> fe: id, error; payload 0 (a read's
+                              data is in the data area) */
 };
 
 /* IPC_FETCHER_OPENED flags: what the opened export can do. */

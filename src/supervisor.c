@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -26,6 +27,7 @@
 #include <sys/wait.h>
 #include <linux/close_range.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -106,6 +108,41 @@ check_exports (void)
       multi_conn = false;
     free (shown);
   }
+}
+
+/* ---- Paths. ---- */
+
+/* The supervisor may change directory (to / when it goes into the
+ * background) before a fetcher reads its CA files or the supervisor
+ * removes its socket and pid file: make relative paths absolute now. */
+static const char *
+absolute_path (const char *what, const char *path, bool must_exist)
+{
+  char *abs = NULL, cwd[4096];
+
+  if (path == NULL || path[0] == '/')
+    return path;
+  if (must_exist) {
+    abs = realpath (path, NULL);
+    if (abs == NULL)
+      fatal_errno ("%s %s", what, path);
+    return abs;
+  }
+  if (getcwd (cwd, sizeof cwd) == NULL)
+    fatal_errno ("getcwd (to make %s %s absolute)", what, path);
+  if (asprintf (&abs, "%s/%s", cwd, path) == -1)
+    fatal_errno ("asprintf");
+  return abs;
+}
+
+static void
+make_paths_absolute (void)
+{
+  opt.cainfo = absolute_path ("--cainfo", opt.cainfo, true);
+  opt.capath = absolute_path ("--capath", opt.capath, true);
+  opt.pidfile = absolute_path ("the pid file", opt.pidfile, false);
+  if (opt.unix_path && strcmp (opt.unix_path, "-") != 0)
+    opt.unix_path = absolute_path ("the socket", opt.unix_path, false);
 }
 
 /* ---- Listening sockets. ---- */
@@ -238,6 +275,9 @@ listen_tcp (void)
       fatal_errno ("socket");
     }
     setsockopt (fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    /* Accepted sockets inherit it: replies are sent whole (one writev per
+     * batch), so Nagle's delay would only add latency. */
+    setsockopt (fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     if (ai->ai_family == AF_INET6)
       setsockopt (fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
     if (bind (fd, ai->ai_addr, ai->ai_addrlen) == -1) {
@@ -463,6 +503,26 @@ remove_fetcher (pid_t pid)
     }
 }
 
+/* A fetcher's data area (nbdcurld.h): a memfd of DATA_AREA_SIZE, sealed
+ * so that neither the fetcher nor the front-end can resize it (a shrunk
+ * mapping would kill the other side with SIGBUS) or lift the seals. */
+static int
+make_data_area (void)
+{
+  int fd = memfd_create ("nbdcurld-data-area", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+  if (fd == -1)
+    return -1;
+  if (ftruncate (fd, DATA_AREA_SIZE) == -1 ||
+      fcntl (fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == -1) {
+    int e = errno;
+    close (fd);
+    errno = e;
+    return -1;
+  }
+  return fd;
+}
+
 /* IPC_SPAWN_FETCHER: start a fetcher for export `length` and give the
  * front-end its socket.  Returns the errno to report, 0 on success. */
 static int
@@ -471,7 +531,8 @@ spawn_fetcher (const struct ipc_header *req)
   const struct export_spec *e;
   struct fetcher_config fc;
   struct ipc_header reply = { .type = IPC_FETCHER_SPAWNED, .id = req->id };
-  int sv[2], err = 0;
+  int sv[2], area, extra[2], err = 0;
+  unsigned nextra = 0;
   pid_t pid;
 
   if (nfetchers >= MAX_FETCHERS) {
@@ -492,29 +553,43 @@ spawn_fetcher (const struct ipc_header *req)
     .capath = (char *) (opt.capath ? opt.capath : ""),
     .export_name = e->name,
   };
+  area = make_data_area ();
+  if (area == -1) {
+    err = errno;
+    warn_errno ("making the data area for a fetcher");
+    goto reply;
+  }
   if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1) {
     err = errno;
     warn_errno ("socketpair for a fetcher");
+    close (area);
     goto reply;
   }
-  pid = start_child (ROLE_ARG_FETCHER, sv[1], e->fd >= 0 ? &e->fd : NULL,
-                     e->fd >= 0 ? 1 : 0, send_fetcher_config, &fc);
+  extra[nextra++] = area;              /* CHILD_FD_DATA_AREA */
+  if (e->fd >= 0)
+    extra[nextra++] = e->fd;           /* CHILD_FD_EXPORT */
+  pid = start_child (ROLE_ARG_FETCHER, sv[1], extra, nextra, send_fetcher_config, &fc);
   close (sv[1]);
   if (pid == -1) {
     err = errno;
     warn_errno ("starting a fetcher");
     close (sv[0]);
+    close (area);
     goto reply;
   }
   fetcher_pids[nfetchers++] = pid;
   debug ("started fetcher %d for export \"%s\"", (int) pid, e->name);
-  if (ipc_send_packet (control_fd, &reply, sv[0]) == -1)
-    fatal_errno ("passing a fetcher to the front-end");
+  {
+    const int pass[2] = { sv[0], area };
+    if (ipc_send_packet (control_fd, &reply, pass, 2) == -1)
+      fatal_errno ("passing a fetcher to the front-end");
+  }
   close (sv[0]);
+  close (area);
   return 0;
  reply:
   reply.error = (uint32_t) err;
-  if (ipc_send_packet (control_fd, &reply, -1) == -1)
+  if (ipc_send_packet (control_fd, &reply, NULL, 0) == -1)
     fatal_errno ("answering the front-end");
   return err;
 }
@@ -526,9 +601,10 @@ static void
 supervisor_dispatch_frontend (void)
 {
   struct ipc_header h;
-  int fd;
+  int fds[IPC_MAX_FDS];
+  unsigned nfds, i;
 
-  if (ipc_recv_packet (control_fd, &h, &fd) == -1) {
+  if (ipc_recv_packet (control_fd, &h, fds, &nfds) == -1) {
     if (errno == EAGAIN || errno == EINTR)
       return;
     if (errno == 0) {           /* the front-end exited; SIGCHLD tells why */
@@ -538,8 +614,9 @@ supervisor_dispatch_frontend (void)
     }
     fatal_errno ("bad message from the front-end");
   }
-  if (fd >= 0) {
-    close (fd);
+  if (nfds > 0) {
+    for (i = 0; i < nfds; i++)
+      close (fds[i]);
     fatal ("the front-end sent a file descriptor: stopping");
   }
   switch (h.type) {
@@ -724,6 +801,7 @@ supervisor_main (int argc, char **argv)
   take_activated_sockets ();
   options_parse (argc, argv, &opt);
   log_init (NULL, opt.verbose);
+  make_paths_absolute ();
   check_exports ();
 
   if (geteuid () == 0) {

@@ -110,6 +110,7 @@ reply_block_status (struct client *c, uint64_t cookie, uint32_t length)
 static void
 finish_slot (struct client *c, uint32_t slot)
 {
+  area_release (&c->slots[slot].span);
   c->slots[slot].used = false;
   c->ninflight--;                      /* the slot was used: ninflight >= 1 */
 }
@@ -128,17 +129,15 @@ take_slot (struct client *c, uint32_t *slot)
 }
 
 static void
-send_to_fetcher (struct client *c, uint32_t slot, uint16_t type, uint16_t ipc_flags,
-                 uint8_t *payload, uint32_t payload_len)
+send_to_fetcher (struct client *c, uint32_t slot, uint16_t type, uint16_t ipc_flags)
 {
   struct inflight *s = &c->slots[slot];
   struct ipc_header h = {
-    .type = type, .flags = ipc_flags, .payload_len = payload_len,
-    .id = slot, .offset = s->offset, .length = s->length,
+    .type = type, .flags = ipc_flags,
+    .id = s->ipc_id, .offset = s->offset, .length = s->length,
+    .area_offset = s->span.area ? (uint64_t) s->span.first * DATA_AREA_CHUNK : 0,
   };
   outq_push_copy (&c->to_fetcher, &h, sizeof h);
-  if (payload_len > 0)
-    outq_push_owned (&c->to_fetcher, payload, payload, payload_len);
 }
 
 /* Is [offset, offset + count) inside the export?  Written so that nothing
@@ -270,23 +269,30 @@ transmission_consume (struct client *c, const uint8_t *data, size_t len)
 
   if (take_slot (c, &slot) == -1)
     fatal ("no free request slot although ninflight < limit");
-  c->slots[slot] = (struct inflight) {
-    .used = true, .type = type, .flags = flags, .cookie = cookie,
-    .offset = offset, .length = count,
-  };
+  {
+    struct area_span span = { 0 };
+    /* Data goes through the fetcher's data area: wait (without consuming
+     * the request) while it is full.  Replies being sent free it. */
+    if ((type == NBD_CMD_READ || type == NBD_CMD_WRITE) &&
+        area_take (c->area, count, &span) == -1)
+      return 0;
+    c->slots[slot] = (struct inflight) {
+      .used = true, .type = type, .flags = flags, .cookie = cookie,
+      .offset = offset, .length = count, .span = span,
+      .ipc_id = (++c->request_serial << IPC_ID_SLOT_BITS) | slot,
+    };
+  }
   c->ninflight++;
 
   switch (type) {
   case NBD_CMD_READ:
-    send_to_fetcher (c, slot, IPC_READ, 0, NULL, 0);
+    send_to_fetcher (c, slot, IPC_READ, 0);
     break;
   case NBD_CMD_FLUSH:
-    send_to_fetcher (c, slot, IPC_FLUSH, 0, NULL, 0);
+    send_to_fetcher (c, slot, IPC_FLUSH, 0);
     break;
   case NBD_CMD_WRITE:
-    c->payload = malloc (count);
-    if (c->payload == NULL)
-      fatal_errno ("malloc");
+    c->payload = area_address (&c->slots[slot].span);
     c->payload_got = 0;
     c->payload_slot = slot;
     c->state = CLIENT_WRITE_PAYLOAD;
@@ -305,14 +311,12 @@ transmission_payload_done (struct client *c)
   if (c->fetcher_fd < 0) {
     /* The fetcher died while the data arrived. */
     reply_status (c, s->cookie, EIO);
-    free (c->payload);
     finish_slot (c, c->payload_slot);
   }
   else
     send_to_fetcher (c, c->payload_slot, IPC_WRITE,
-                   (s->flags & NBD_CMD_FLAG_FUA) ? IPC_FLAG_FUA : 0,
-                   c->payload, s->length);
-  c->payload = NULL;                   /* owned by the queue now */
+                     (s->flags & NBD_CMD_FLAG_FUA) ? IPC_FLAG_FUA : 0);
+  c->payload = NULL;
   c->payload_got = 0;
   c->state = CLIENT_TRANSMISSION;
 }
@@ -341,12 +345,14 @@ transmission_fail_inflight (struct client *c)
     handshake_fetcher_opened (c, EIO);
 }
 
-/* A complete fetcher message: its header is in c->fin.header and, for read
- * data, its payload in c->fin.buf after the headroom. */
+/* A complete fetcher message, checked by check_fetcher_header. */
 static void
 fetcher_message_done (struct client *c, const struct ipc_header *h)
 {
   struct inflight *s;
+  uint8_t buf[NBD_STRUCTURED_REPLY_SIZE + 8];
+  struct writer w;
+  uint32_t slot;
 
   if (h->type == IPC_FETCHER_OPENED) {
     c->fetcher_open = true;
@@ -356,61 +362,57 @@ fetcher_message_done (struct client *c, const struct ipc_header *h)
     return;
   }
 
-  s = &c->slots[h->id];                /* id checked in read_fetcher */
+  slot = (uint32_t) (h->id & ((1u << IPC_ID_SLOT_BITS) - 1));
+  s = &c->slots[slot];                  /* checked by check_fetcher_header */
   if (h->error != 0 || s->type != NBD_CMD_READ) {
     reply_status (c, s->cookie, h->error);
-    finish_slot (c, (uint32_t) h->id);
+    finish_slot (c, slot);
     return;
   }
 
-  /* Read data: build the reply header in the headroom before it. */
-  {
-    uint8_t *buf = c->fin.buf;
-    size_t hdr = c->structured ? NBD_STRUCTURED_REPLY_SIZE + 8 : NBD_SIMPLE_REPLY_SIZE;
-    uint8_t *start = buf + READ_REPLY_HEADROOM - hdr;   /* hdr <= headroom */
-    struct writer w;
-
-    writer_init (&w, start, hdr);
-    if (c->structured) {
-      if (put_chunk_header (&w, NBD_REPLY_FLAG_DONE, NBD_REPLY_TYPE_OFFSET_DATA,
-                            s->cookie, 8 + s->length) == -1 ||
-          writer_put_u64_be (&w, s->offset) == -1)
-        fatal ("read chunk header does not fit");
-    }
-    else if (writer_put_u32_be (&w, NBD_SIMPLE_REPLY_MAGIC) == -1 ||
-             writer_put_u32_be (&w, 0) == -1 ||
-             writer_put_u64_be (&w, s->cookie) == -1)
-      fatal ("read reply header does not fit");
-    outq_push_owned (&c->out, buf, start, hdr + s->length);
-    c->fin.buf = NULL;
-    finish_slot (c, (uint32_t) h->id);
+  /* Read data: the fetcher put it in the slot's span of the data area;
+   * the reply header, then the span itself, go to the client. */
+  writer_init (&w, buf, sizeof buf);
+  if (c->structured) {
+    if (put_chunk_header (&w, NBD_REPLY_FLAG_DONE, NBD_REPLY_TYPE_OFFSET_DATA,
+                          s->cookie, 8 + s->length) == -1 ||
+        writer_put_u64_be (&w, s->offset) == -1)
+      fatal ("read chunk header does not fit");
   }
+  else if (writer_put_u32_be (&w, NBD_SIMPLE_REPLY_MAGIC) == -1 ||
+           writer_put_u32_be (&w, 0) == -1 ||
+           writer_put_u64_be (&w, s->cookie) == -1)
+    fatal ("read reply header does not fit");
+  outq_push_copy (&c->out, buf, w.pos);
+  outq_push_span (&c->out, s->span, s->length);
+  s->span.area = NULL;                 /* the queue releases it once sent */
+  finish_slot (c, slot);
 }
 
-/* Check a fetcher header against what we asked.  Returns the payload
- * length it must carry, or -1 if the fetcher broke the protocol. */
-static int64_t
+/* Is this fetcher message one we may accept now?  Replies must answer a
+ * request we sent and still wait for, and carry nothing else. */
+static bool
 check_fetcher_header (const struct client *c, const struct ipc_header *h)
 {
   const struct inflight *s;
+  uint32_t slot;
 
-  if (!c->fetcher_open) {
-    if (h->type != IPC_FETCHER_OPENED || h->payload_len != 0 || c->state != CLIENT_WAIT_FETCHER)
-      return -1;
-    if (h->error == 0 && (h->flags & ~(FETCHER_CAN_WRITE | FETCHER_CAN_FLUSH | FETCHER_CAN_FUA)))
-      return -1;
-    return 0;
-  }
-  if (h->type != IPC_REPLY || h->id >= MAX_INFLIGHT_PER_CLIENT)
-    return -1;
-  s = &c->slots[h->id];
-  if (!s->used || (c->state == CLIENT_WRITE_PAYLOAD && h->id == c->payload_slot))
-    return -1;                          /* never sent: a forged reply */
-  if (h->flags != 0 || h->offset != 0 || h->length != 0)
-    return -1;
-  if (h->error == 0 && s->type == NBD_CMD_READ)
-    return h->payload_len == s->length ? (int64_t) s->length : -1;
-  return h->payload_len == 0 ? 0 : -1;
+  if (h->payload_len != 0 || h->area_offset != 0)
+    return false;
+  if (!c->fetcher_open)
+    return h->type == IPC_FETCHER_OPENED && c->state == CLIENT_WAIT_FETCHER &&
+      !(h->error == 0 &&
+        (h->flags & ~(FETCHER_CAN_WRITE | FETCHER_CAN_FLUSH | FETCHER_CAN_FUA)));
+  if (h->type != IPC_REPLY)
+    return false;
+  slot = (uint32_t) (h->id & ((1u << IPC_ID_SLOT_BITS) - 1));
+  if (slot >= MAX_INFLIGHT_PER_CLIENT)
+    return false;
+  s = &c->slots[slot];
+  if (!s->used || s->ipc_id != h->id ||
+      (c->state == CLIENT_WRITE_PAYLOAD && slot == c->payload_slot))
+    return false;                       /* never sent, or answered already */
+  return h->flags == 0 && h->offset == 0 && h->length == 0;
 }
 
 int
@@ -422,60 +424,28 @@ transmission_read_fetcher (struct client *c)
   /* Bounded: other peers get their turn after a few messages. */
   for (rounds = 0; rounds < 64; rounds++) {
     struct ipc_header h;
-    ssize_t r;
+    ssize_t r = read (c->fetcher_fd, in->header + in->header_got,
+                      IPC_HEADER_SIZE - in->header_got);
 
-    if (in->header_got < IPC_HEADER_SIZE) {
-      r = read (c->fetcher_fd, in->header + in->header_got,
-                IPC_HEADER_SIZE - in->header_got);
-      if (r == 0 || (r == -1 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-        transmission_fail_inflight (c);
-        return -1;
-      }
-      if (r == -1)
-        return 0;
-      in->header_got += (size_t) r;
-      if (in->header_got < IPC_HEADER_SIZE)
-        return 0;
-      ipc_decode_header (in->header, &h);
-      {
-        int64_t want = check_fetcher_header (c, &h);
-        if (want < 0) {
-          warn ("client %s: the fetcher sent an invalid message (type %u, "
-                "id %llu, %u bytes): dropping it", c->peer, h.type,
-                (unsigned long long) h.id, h.payload_len);
-          transmission_fail_inflight (c);
-          return -1;
-        }
-        in->data_len = (size_t) want;
-        in->data_got = 0;
-        if (want > 0) {
-          in->buf = malloc (READ_REPLY_HEADROOM + (size_t) want);
-          if (in->buf == NULL)
-            fatal_errno ("malloc");
-        }
-      }
+    if (r == 0 || (r == -1 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+      transmission_fail_inflight (c);
+      return -1;
     }
-    ipc_decode_header (in->header, &h);
-
-    if (in->data_got < in->data_len) {
-      r = read (c->fetcher_fd, in->buf + READ_REPLY_HEADROOM + in->data_got,
-                in->data_len - in->data_got);
-      if (r == 0 || (r == -1 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-        transmission_fail_inflight (c);
-        return -1;
-      }
-      if (r == -1)
-        return 0;
-      in->data_got += (size_t) r;
-      if (in->data_got < in->data_len)
-        return 0;
-    }
-
-    /* Whole message: reset the reader before acting on it. */
+    if (r == -1)
+      return 0;
+    in->header_got += (size_t) r;
+    if (in->header_got < IPC_HEADER_SIZE)
+      return 0;
     in->header_got = 0;
+    ipc_decode_header (in->header, &h);
+    if (!check_fetcher_header (c, &h)) {
+      warn ("client %s: the fetcher sent an invalid message (type %u, id %llu, "
+            "%u bytes): dropping it", c->peer, h.type, (unsigned long long) h.id,
+            h.payload_len);
+      transmission_fail_inflight (c);
+      return -1;
+    }
     fetcher_message_done (c, &h);
-    free (in->buf);                     /* NULL if the reply took it */
-    in->buf = NULL;
     if (c->dead || c->fetcher_fd < 0)
       return -1;
     if (c->out.bytes >= MAX_QUEUED_BYTES)

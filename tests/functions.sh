@@ -48,8 +48,8 @@ _stop_pid() {
         kill -0 "$pid" 2>/dev/null || break
         sleep 0.1
     done
-    kill -KILL "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
     return 0
 }
 
@@ -200,12 +200,15 @@ EOF
 start_web_server() {
     local dir=$1 i
     WEB_LOG=$tmp/web-server.log
+    # Made first, so the loop below never reads a file the shell has not
+    # created yet.
+    : > "$tmp/web.port"
     $PY "$srcdir/web-server.py" --log "$WEB_LOG" "$dir" > "$tmp/web.port" &
     local pid=$!
     kill_on_exit "$pid"
     # It prints its port once it listens.
     for i in $(seq 100); do
-        WEB_PORT=$(head -n1 "$tmp/web.port")
+        WEB_PORT=$(head -n1 "$tmp/web.port" 2>/dev/null || true)
         [ -n "$WEB_PORT" ] && break
         kill -0 "$pid" 2>/dev/null || fail "web-server.py did not start"
         sleep 0.1

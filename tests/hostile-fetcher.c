@@ -7,8 +7,9 @@
  *
  * The mode comes from the export URL's fragment, "#hostile=MODE":
  *   good          a correct fetcher serving the byte pattern (offset & 0xff)
- *   short-data    a read reply one byte shorter than asked
- *   long-data     a read reply one byte longer than asked
+ *   payload       a read reply carrying its data in the message (data
+ *                 belongs in the data area: a reply has no payload)
+ *   area-offset   a read reply naming a place in the data area
  *   unknown-id    a reply to a request that was never sent
  *   duplicate     every reply sent twice
  *   bad-type      a message type that does not exist
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -45,27 +47,36 @@ hostile_fetcher_main (const char *mode)
     .type = IPC_FETCHER_OPENED, .offset = HOSTILE_EXPORT_SIZE,
   };
 
+  uint8_t *area = mmap (NULL, DATA_AREA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+                        CHILD_FD_DATA_AREA, 0);
+
+  if (area == MAP_FAILED)
+    exit (EXIT_FAILURE);
   if (strcmp (mode, "bad-open") == 0)
     opened.flags = 0x8000;
   send_or_exit (&opened, NULL);
 
   for (;;) {
     struct ipc_header req, rep = { .type = IPC_REPLY };
-    uint8_t *payload, *data;
-    uint32_t i, len;
+    uint8_t *payload = NULL;
+    uint32_t i;
 
-    if (ipc_recv (CHILD_FD_PEER, &req, &payload, IPC_MAX_PAYLOAD) == -1)
+    if (ipc_recv (CHILD_FD_PEER, &req, &payload, 0) == -1)
       exit (EXIT_SUCCESS);
-    free (payload);
-    if (req.type != IPC_READ || req.length > HOSTILE_EXPORT_SIZE)
+    if (req.type != IPC_READ || req.length > HOSTILE_EXPORT_SIZE ||
+        req.area_offset > DATA_AREA_SIZE - req.length)
       exit (EXIT_FAILURE);
+    for (i = 0; i < req.length; i++)
+      area[req.area_offset + i] = (uint8_t) ((req.offset + i) & 0xff);
 
     rep.id = req.id;
-    len = req.length;
-    if (strcmp (mode, "short-data") == 0)
-      len--;
-    else if (strcmp (mode, "long-data") == 0)
-      len++;
+    if (strcmp (mode, "payload") == 0) {
+      rep.payload_len = req.length;
+      send_or_exit (&rep, area + req.area_offset);
+      continue;
+    }
+    else if (strcmp (mode, "area-offset") == 0)
+      rep.area_offset = DATA_AREA_CHUNK;
     else if (strcmp (mode, "unknown-id") == 0)
       rep.id = req.id + 1000;
     else if (strcmp (mode, "bad-type") == 0)
@@ -86,16 +97,8 @@ hostile_fetcher_main (const char *mode)
         exit (EXIT_FAILURE);
       continue;
     }
-
-    data = malloc (len + 1);
-    if (data == NULL)
-      exit (EXIT_FAILURE);
-    for (i = 0; i < len; i++)
-      data[i] = (uint8_t) ((req.offset + i) & 0xff);
-    rep.payload_len = len;
-    send_or_exit (&rep, data);
+    send_or_exit (&rep, NULL);
     if (strcmp (mode, "duplicate") == 0)
-      send_or_exit (&rep, data);
-    free (data);
+      send_or_exit (&rep, NULL);
   }
 }

@@ -18,6 +18,7 @@
 
 import errno
 import fcntl
+import mmap
 import os
 import select
 import shutil
@@ -36,8 +37,8 @@ NBDCURLD = os.environ.get("NBDCURLD",
 WEB_SERVER = os.path.join(HERE, "web-server.py")
 
 # nbdcurld.h
-HEADER = struct.Struct("=HHIQQII")      # struct ipc_header
-assert HEADER.size == 32
+HEADER = struct.Struct("=HHIQQIIQ")     # struct ipc_header
+assert HEADER.size == 40
 FETCHER_WIRE = struct.Struct("=8I")     # struct fetcher_config_wire
 IPC_CONFIG_FETCHER = 3
 IPC_CONFIG_END = 4
@@ -63,8 +64,14 @@ def check(cond, what):
         raise Failure(what)
 
 
-def header(type_, flags=0, payload_len=0, id_=0, offset=0, length=0, error=0):
-    return HEADER.pack(type_, flags, payload_len, id_, offset, length, error)
+def header(type_, flags=0, payload_len=0, id_=0, offset=0, length=0, error=0,
+           area_offset=0):
+    return HEADER.pack(type_, flags, payload_len, id_, offset, length, error,
+                       area_offset)
+
+
+DATA_AREA_SIZE = 64 * 1024 * 1024       # nbdcurld.h
+F_ADD_SEALS, F_SEAL_SEAL, F_SEAL_SHRINK, F_SEAL_GROW = 1033, 1, 2, 4
 
 
 def config_bytes(url, flags=0, connections=4, timeout=0, cainfo=""):
@@ -94,7 +101,18 @@ class Fetcher:
             (os.POSIX_SPAWN_DUP2, hi_sock, 3),
             (os.POSIX_SPAWN_DUP2, hi_cfg, 4),
         ]
-        # A file: export's image comes opened at fd 5, as the supervisor
+        # The data area at fd 5, a sealed memfd as the supervisor makes it;
+        # requests name places in it, and read data arrives there.
+        area_fd = os.memfd_create("test-data-area", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        os.ftruncate(area_fd, DATA_AREA_SIZE)
+        fcntl.fcntl(area_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
+        self.area = mmap.mmap(area_fd, DATA_AREA_SIZE)
+        hi_area = fcntl.fcntl(area_fd, fcntl.F_DUPFD_CLOEXEC, 10)
+        os.close(area_fd)
+        actions.append((os.POSIX_SPAWN_DUP2, hi_area, 5))
+        self.next_area = 0
+        self.pending = {}
+        # A file: export's image comes opened at fd 6, as the supervisor
         # passes it (read-only unless the export is writable).
         hi_img = None
         path = url[len("file://"):] if url.startswith("file://") else None
@@ -103,14 +121,14 @@ class Fetcher:
             img = os.open(path, mode | os.O_CLOEXEC)
             hi_img = fcntl.fcntl(img, fcntl.F_DUPFD_CLOEXEC, 10)
             os.close(img)
-            actions.append((os.POSIX_SPAWN_DUP2, hi_img, 5))
+            actions.append((os.POSIX_SPAWN_DUP2, hi_img, 6))
         # The environment the supervisor gives a fetcher: nothing but the
         # sanitizer settings (a sanitizer build needs them in every process).
         env = {k: v for k, v in os.environ.items()
                if k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS")}
         self.pid = os.posix_spawn(NBDCURLD, [NBDCURLD, "--internal-role=fetcher"],
                                   env, file_actions=actions)
-        for fd in (hi_sock, hi_cfg, cfg_r):
+        for fd in (hi_sock, hi_cfg, cfg_r, hi_area):
             os.close(fd)
         if hi_img is not None:
             os.close(hi_img)
@@ -139,18 +157,44 @@ class Fetcher:
         return h, payload
 
     def opened(self):
-        (type_, flags, plen, _, size, _, error), _ = self.recv_message()
+        (type_, flags, plen, _, size, _, error, _), _ = self.recv_message()
         check(type_ == IPC_FETCHER_OPENED, "first message is OPENED, not %d" % type_)
         check(plen == 0, "OPENED has no payload")
         return size, flags, error
 
+    def area_place(self, length):
+        """A place for length bytes in the data area, as the front-end
+        would hand out (here: round robin, 64 KiB aligned)."""
+        if self.next_area + length > DATA_AREA_SIZE:
+            self.next_area = 0
+        off = self.next_area
+        self.next_area += (length + 65535) // 65536 * 65536
+        return off
+
+    def read_header(self, id_, offset, length):
+        place = self.area_place(length)
+        self.pending[id_] = (place, length)
+        return header(IPC_READ, id_=id_, offset=offset, length=length, area_offset=place)
+
     def read(self, id_, offset, length):
-        self.send(header(IPC_READ, id_=id_, offset=offset, length=length))
+        self.send(self.read_header(id_, offset, length))
+
+    def write(self, id_, offset, data, flags=0):
+        place = self.area_place(len(data))
+        self.area[place:place + len(data)] = data
+        self.send(header(IPC_WRITE, flags, 0, id_, offset, len(data), area_offset=place))
 
     def reply(self):
-        (type_, _, plen, id_, _, _, error), payload = self.recv_message()
+        """(id, error, data): a read's data is taken from the data area."""
+        (type_, _, plen, id_, _, _, error, area_off), _ = self.recv_message()
         check(type_ == IPC_REPLY, "reply type %d" % type_)
-        return id_, error, payload
+        check(plen == 0 and area_off == 0, "a reply carries nothing but id and error")
+        data = b""
+        if id_ in self.pending:
+            place, length = self.pending.pop(id_)
+            if error == 0:
+                data = self.area[place:place + length]
+        return id_, error, data
 
     def wait(self):
         """Wait for the process; returns its exit status (or -signal)."""
@@ -217,7 +261,7 @@ def check_reads(fx, data, reads):
     # All sent in one go, the fetcher must take a batch.  From a thread,
     # as a front-end would (it never blocks): the fetcher stops reading
     # when its queue is full and blocks writing replies until we read.
-    batch = b"".join(header(IPC_READ, id_=1000 + i, offset=off, length=ln)
+    batch = b"".join(fx.read_header(1000 + i, off, ln)
                      for i, (off, ln) in enumerate(reads))
     sender = threading.Thread(target=fx.send, args=(batch,), daemon=True)
     sender.start()
@@ -255,7 +299,7 @@ def t_write_lands():
         check_opened(fx, IMAGE_SIZE, 7)
         new = os.urandom(10001)
         off = 54321
-        fx.send(header(IPC_WRITE, IPC_FLAG_FUA, len(new), 7, off, len(new)) + new)
+        fx.write(7, off, new, IPC_FLAG_FUA)
         id_, err, payload = fx.reply()
         check((id_, err, payload) == (7, 0, b""), "write reply %r" % ((id_, err, payload),))
         fx.send(header(IPC_FLUSH, id_=8))
@@ -275,7 +319,7 @@ def t_readonly():
     try:
         check_opened(fx, IMAGE_SIZE, 0)
         check_reads(fx, IMAGE, [(3, 5)])
-        fx.send(header(IPC_WRITE, 0, 1, 1, 0, 1) + b"x")
+        fx.write(1, 0, b"x")
         fx.expect_nothing_then_eof()
         st = fx.wait()
         check(st > 0, "exit status %s after a write to a read-only export" % st)
@@ -326,18 +370,21 @@ BAD_REQUESTS = [
     ("READ with unknown flags", header(IPC_READ, flags=2, id_=1, offset=0, length=1)),
     ("READ with FUA", header(IPC_READ, flags=IPC_FLAG_FUA, id_=1, offset=0, length=1)),
     ("READ with an error field", header(IPC_READ, id_=1, offset=0, length=1, error=5)),
-    ("WRITE with a payload shorter than length",
-     header(IPC_WRITE, payload_len=10, id_=1, offset=0, length=11) + b"x" * 10),
+    ("WRITE with a payload",
+     header(IPC_WRITE, payload_len=10, id_=1, offset=0, length=10) + b"x" * 10),
     ("WRITE with an oversized payload_len",
      header(IPC_WRITE, payload_len=0xFFFFFFFF, id_=1, offset=0, length=0xFFFFFFFF)),
-    ("WRITE of 64 MiB",
-     header(IPC_WRITE, payload_len=2 * MAX_REQUEST, id_=1, offset=0, length=2 * MAX_REQUEST)),
-    ("WRITE with unknown flags", header(IPC_WRITE, flags=8, payload_len=1, id_=1, length=1) + b"x"),
-    ("WRITE past the end",
-     header(IPC_WRITE, payload_len=2, id_=1, offset=IMAGE_SIZE - 1, length=2) + b"xx"),
+    ("WRITE of 64 MiB", header(IPC_WRITE, id_=1, offset=0, length=2 * MAX_REQUEST)),
+    ("WRITE with unknown flags", header(IPC_WRITE, flags=8, id_=1, length=1)),
+    ("WRITE past the end", header(IPC_WRITE, id_=1, offset=IMAGE_SIZE - 1, length=2)),
     ("FLUSH with a length", header(IPC_FLUSH, id_=1, length=1)),
     ("FLUSH with a payload", header(IPC_FLUSH, payload_len=1, id_=1) + b"x"),
-    ("payload cut off by EOF", header(IPC_WRITE, payload_len=100, id_=1, length=100) + b"x" * 50),
+    ("READ past the end of the data area",
+     header(IPC_READ, id_=1, offset=0, length=11, area_offset=DATA_AREA_SIZE - 10)),
+    ("data area offset overflows",
+     header(IPC_READ, id_=1, offset=0, length=2, area_offset=2**64 - 1)),
+    ("WRITE outside the data area",
+     header(IPC_WRITE, id_=1, offset=0, length=1, area_offset=DATA_AREA_SIZE)),
 ]
 
 

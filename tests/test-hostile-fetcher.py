@@ -14,7 +14,7 @@ import time
 import nbd
 
 NBDCURLD_TEST = os.environ.get("NBDCURLD_TEST", "build/tests/nbdcurld-test")
-MODES = ["short-data", "long-data", "unknown-id", "duplicate", "bad-type",
+MODES = ["payload", "area-offset", "unknown-id", "duplicate", "bad-type",
          "huge-payload", "die", "bad-open", "garbage"]
 SIZE = 1024 * 1024
 

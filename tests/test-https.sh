@@ -129,8 +129,17 @@ copy insecure --insecure "$url"
 echo "== background, relative --cainfo"
 "$NBDCURLD" -r -U "$tmp/bg.sock" -P "$tmp/bg.pid" --cainfo ca/test-ca.pem \
     "$url" 2>>bg.log || fail "background: nbdcurld failed to start: $(cat bg.log)"
-bg_pid=$(cat bg.pid)
+# The daemon writes its pid file after the command has returned: wait for
+# it (and the socket), and stop the daemon at exit whatever happens next.
+bg_pid=
+for i in $(seq 100); do
+    [ -s bg.pid ] && [ -S bg.sock ] && break
+    sleep 0.1
+done
+bg_pid=$(cat bg.pid 2>/dev/null || true)
+[ -n "$bg_pid" ] || fail "background: no pid file: $(cat bg.log)"
 kill_on_exit "$bg_pid"
+[ -S bg.sock ] || fail "background: no socket: $(cat bg.log)"
 nbdcopy "nbd+unix:///?socket=$tmp/bg.sock" bg.img ||
     fail "background: copy failed: $(cat bg.log)"
 [ "$(md5_of bg.img)" = "$sum" ] || fail "background: copy differs"

@@ -18,11 +18,15 @@ requires nbdcopy nbdinfo
 mkdir www
 make_image www/disk.img 4M
 sum=$(md5_of www/disk.img)
+# (start_web_server reads web.port as soon as the server is started: make
+# sure it exists, or a fast "head" fails and set -e ends the test.)
+: > "$tmp/web.port"
 start_web_server "$tmp/www"           # A: $WEB_URL, log $WEB_LOG
 
 # B: a second web-server.py on another port, with its own log.
 B_LOG=$tmp/web-b.log
 : > "$B_LOG"
+: > web-b.port
 $PY "$srcdir/web-server.py" --log "$B_LOG" "$tmp/www" > web-b.port &
 b_pid=$!
 kill_on_exit "$b_pid"

@@ -14,7 +14,9 @@
    A child's filter runs under the supervisor's (a filter is inherited
    across fork and exec), so every call that makes a child's cell "yes"
    must pass the supervisor's policy too, or the table would overstate.
-2. Every option `nbdcurld --help` prints is described in man/nbdcurld.8,
+2. Every limit SECURITY.md's "Limits" table names is defined in
+   src/nbdcurld.h.
+3. Every option `nbdcurld --help` prints is described in man/nbdcurld.8,
    and every option the manual describes is in `--help`.
 
 TAP output.  Environment: srcdir (the tests directory), NBDCURLD (the
@@ -176,8 +178,14 @@ def parse_call(text):
 
 
 def split_row(line):
-    cells = line.strip().strip('|').split('|')
-    return [c.strip() for c in cells]
+    """Cells of a Markdown table row; `\\|` is a | inside a cell."""
+    line = line.strip()
+    if line.startswith('|'):
+        line = line[1:]
+    if line.endswith('|') and not line.endswith('\\|'):
+        line = line[:-1]
+    cells = re.split(r'(?<!\\)\|', line)
+    return [c.replace('\\|', '|').strip() for c in cells]
 
 
 def read_table(text):
@@ -313,6 +321,27 @@ def parse_call_resolved(text, names):
     return n, {a: evaluate(v, names) for a, v in args.items()}
 
 
+# ---- Limits ----
+
+def check_limits():
+    with open(SECURITY_MD, encoding='utf-8') as f:
+        text = f.read()
+    m = re.search(r'^## Limits\n(.*?)^## ', text, re.S | re.M)
+    if not result(m is not None, 'SECURITY.md has a "Limits" section'):
+        return
+    names = set()
+    for line in m.group(1).splitlines():
+        if line.startswith('|') and not line.startswith('|---'):
+            names |= set(re.findall(r'`([A-Z][A-Z0-9_]+)`', split_row(line)[0]))
+    with open(os.path.join(ROOT, 'src', 'nbdcurld.h'), encoding='utf-8') as f:
+        header = f.read()
+    defined = set(re.findall(r'^#define\s+([A-Z][A-Z0-9_]+)', header, re.M))
+    missing = sorted(names - defined)
+    result(bool(names) and not missing,
+           f'every limit of SECURITY.md ({len(names)}) is defined in src/nbdcurld.h',
+           'not defined: ' + ', '.join(missing))
+
+
 # ---- Options: --help and the manual ----
 
 def check_options():
@@ -351,6 +380,7 @@ def check_options():
 
 
 check_table()
+check_limits()
 check_options()
 print(f'1..{tests}')
 sys.exit(1 if failures else 0)
