@@ -46,6 +46,14 @@
  * refuse is cut off early. */
 #define CURL_RECEIVE_BUFFER (128L * 1024)
 
+/* Sequential reads waiting together are fetched as one ranged GET of up
+ * to this many bytes (and parts): fewer HTTP requests for the server, the
+ * connection and libcurl to handle.  Each part is answered as soon as its
+ * last byte arrives, so coalescing adds no wait; the data goes straight to
+ * each request's place in the data area, so it adds no memory either. */
+#define COALESCE_MAX_BYTES (8u * 1024 * 1024)
+#define COALESCE_MAX_PARTS 32
+
 /* How much of a server's header value a log line quotes. */
 #define LOG_QUOTE_MAX 128
 
@@ -86,11 +94,20 @@ struct transfer {
   struct transfer *next_free;
   enum transfer_mode mode;
   bool parse_headers;         /* HTTP, not FTP */
-  /* The request. */
+  /* The request: one range, offset and length (the whole range). */
   uint64_t id, offset;
   uint32_t length;
-  uint8_t *data;              /* exactly length bytes */
+  uint8_t *data;              /* probe: exactly length bytes; reads: NULL */
   size_t received;            /* <= length */
+  /* Reads: the requests the range covers, in order, each with its place
+   * in the data area; parts before next_part are complete and answered. */
+  struct {
+    uint64_t id;
+    uint8_t *data;
+    uint32_t length;
+  } parts[COALESCE_MAX_PARTS];
+  unsigned nparts, next_part;
+  size_t part_received;       /* of parts[next_part] */
   bool response_checked;      /* check_response ran, at the first body byte */
   struct response resp;
   char problem[PROBLEM_MAX];  /* first thing found wrong, or "" */
@@ -534,9 +551,32 @@ write_callback (char *ptr, size_t size, size_t nmemb, void *opaque)
                  t->length);
     return 0;
   }
-  if (len > 0)
-    memcpy (t->data + t->received, ptr, len);
   t->received += len;
+  if (t->nparts == 0) {
+    if (len > 0)
+      memcpy (t->data + t->received - len, ptr, len);
+    return len;
+  }
+  /* Scatter over the parts; len <= room keeps it inside them.  Each pass
+   * copies at least one byte or finishes a part. */
+  {
+    size_t left = len;
+    while (left > 0) {
+      unsigned p = t->next_part;          /* < nparts while bytes remain */
+      size_t want = t->parts[p].length - t->part_received;
+      size_t n = left < want ? left : want;
+      memcpy (t->parts[p].data + t->part_received, ptr, n);
+      ptr += n;
+      left -= n;
+      t->part_received += n;
+      if (t->part_received == t->parts[p].length) {
+        /* Complete and from a checked response: answer it now. */
+        fetcher_reply (t->parts[p].id, 0);
+        t->next_part++;
+        t->part_received = 0;
+      }
+    }
+  }
   return len;
 }
 
@@ -549,6 +589,8 @@ transfer_reset (struct transfer *t, enum transfer_mode mode)
   t->offset = 0;
   t->length = 0;
   t->data = NULL;
+  t->nparts = t->next_part = 0;
+  t->part_received = 0;
   t->received = 0;
   t->response_checked = false;
   t->problem[0] = '\0';
@@ -1043,18 +1085,36 @@ start_read (const struct fetcher_request *req)
   struct transfer *t = http.free_list;
   char range[64];
   CURLMcode mc;
+  unsigned i;
 
   http.free_list = t->next_free;
   transfer_reset (t, MODE_READ);
   t->id = req->id;
   t->offset = req->offset;
   t->length = req->length;
-  /* The body goes straight into the request's part of the data area
-   * (length checked: 1 .. NBD_MAX_REQUEST_SIZE, inside the area). */
-  t->data = req->data;
-  /* Inclusive range; offset + length <= size < 2^63 and length >= 1. */
+  /* The body goes straight into each request's place in the data area
+   * (lengths checked: 1 .. NBD_MAX_REQUEST_SIZE, inside the area). */
+  t->parts[0].id = req->id;
+  t->parts[0].data = req->data;
+  t->parts[0].length = req->length;
+  t->nparts = 1;
+  /* Queued reads that continue this one join it (see COALESCE_MAX_*).
+   * Reads are inside the export, so offset + length < 2^63 throughout. */
+  while (http.queue_len > 0 && t->nparts < COALESCE_MAX_PARTS) {
+    const struct fetcher_request *next = &http.queue[http.queue_head];
+    if (next->offset != t->offset + t->length ||
+        next->length > COALESCE_MAX_BYTES - t->length)   /* length <= MAX */
+      break;
+    t->parts[t->nparts].id = next->id;
+    t->parts[t->nparts].data = next->data;
+    t->parts[t->nparts].length = next->length;
+    t->nparts++;
+    t->length += next->length;
+    (void) queue_pop ();
+  }
+  /* Inclusive range; length >= 1. */
   snprintf (range, sizeof range, "%" PRIu64 "-%" PRIu64,
-            req->offset, req->offset + req->length - 1);
+            t->offset, t->offset + t->length - 1);
   if (curl_easy_setopt (t->easy, CURLOPT_RANGE, range) != CURLE_OK)
     mc = CURLM_OUT_OF_MEMORY;   /* copying the string is all it does */
   else
@@ -1062,19 +1122,23 @@ start_read (const struct fetcher_request *req)
   if (mc != CURLM_OK) {
     warn ("export \"%s\": libcurl could not start a read: %s",
           http.f->export_name, curl_multi_strerror (mc));
+    for (i = 0; i < t->nparts; i++)
+      fetcher_reply (t->parts[i].id, EIO);
     release (t);
-    fetcher_reply (req->id, EIO);
     return;
   }
   http.active++;
 }
 
-/* A finished read: check everything, then reply. */
+/* A finished read: parts not answered yet get EIO unless everything
+ * checks out (then the last part is answered here if the write callback
+ * did not, which only happens for an empty body, never for a read). */
 static void
 finish_read (struct transfer *t, CURLcode rc)
 {
   const char *why = NULL;
   char short_body[PROBLEM_MAX];
+  unsigned i;
 
   if (t->problem[0] != '\0')
     why = t->problem;
@@ -1098,10 +1162,12 @@ finish_read (struct transfer *t, CURLcode rc)
     warn ("export \"%s\" (%s): read of %" PRIu32 " bytes at offset %" PRIu64
           " failed: %s", http.f->export_name, http.f->log_url, t->length,
           t->offset, why);
-    fetcher_reply (t->id, EIO);
+    for (i = t->next_part; i < t->nparts; i++)
+      fetcher_reply (t->parts[i].id, EIO);
   }
-  else
-    fetcher_reply (t->id, 0);
+  else if (t->next_part != t->nparts)
+    fatal ("internal error: a complete read left %u parts unanswered",
+           t->nparts - t->next_part);
   release (t);
 }
 
