@@ -167,10 +167,13 @@ file_serve (struct fetcher *f)
     uint32_t error;
     int r = fetcher_next_request (f, &req);
 
-    if (r == -1)
+    if (r == -1) {
+      fetcher_flush_replies ();
       return;
+    }
     if (r == 0) {
       struct pollfd pfd = { .fd = CHILD_FD_PEER, .events = POLLIN };
+      fetcher_flush_replies ();   /* before waiting for more requests */
       if (poll (&pfd, 1, -1) == -1 && errno != EINTR)
         fatal_errno ("poll");
       continue;

@@ -44,7 +44,7 @@
 /* libcurl's receive buffer per transfer: bigger than the 16 KiB default
  * means fewer callbacks for large reads; small enough that a body we
  * refuse is cut off early. */
-#define CURL_RECEIVE_BUFFER (128L * 1024)
+#define CURL_RECEIVE_BUFFER (512L * 1024)
 
 /* Sequential reads waiting together are fetched as one ranged GET of up
  * to this many bytes (and parts): fewer HTTP requests for the server, the
@@ -569,8 +569,10 @@ write_callback (char *ptr, size_t size, size_t nmemb, void *opaque)
       ptr += n;
       left -= n;
       t->part_received += n;
-      if (t->part_received == t->parts[p].length) {
-        /* Complete and from a checked response: answer it now. */
+      if (t->part_received == t->parts[p].length && p + 1 < t->nparts) {
+        /* Complete and from a checked response: answer it now.  The last
+         * part waits for the end of the transfer (finish_read), which
+         * proves the body was exactly as long as asked. */
         fetcher_reply (t->parts[p].id, 0);
         t->next_part++;
         t->part_received = 0;
@@ -1130,9 +1132,8 @@ start_read (const struct fetcher_request *req)
   http.active++;
 }
 
-/* A finished read: parts not answered yet get EIO unless everything
- * checks out (then the last part is answered here if the write callback
- * did not, which only happens for an empty body, never for a read). */
+/* A finished read: the parts not answered yet (at least the last) get EIO
+ * unless everything checks out; then the last part is answered here. */
 static void
 finish_read (struct transfer *t, CURLcode rc)
 {
@@ -1165,9 +1166,11 @@ finish_read (struct transfer *t, CURLcode rc)
     for (i = t->next_part; i < t->nparts; i++)
       fetcher_reply (t->parts[i].id, EIO);
   }
-  else if (t->next_part != t->nparts)
+  else if (t->next_part + 1 != t->nparts)
     fatal ("internal error: a complete read left %u parts unanswered",
            t->nparts - t->next_part);
+  else
+    fetcher_reply (t->parts[t->next_part].id, 0);
   release (t);
 }
 
@@ -1213,6 +1216,7 @@ http_serve (struct fetcher *f)
       struct fetcher_request req;
       int r = fetcher_next_request (f, &req);
       if (r == -1) {
+        fetcher_flush_replies ();
         /* Gone: nobody will read the replies of the reads in flight. */
         if (fetcher_front_end_gone ())
           return;
@@ -1237,6 +1241,7 @@ http_serve (struct fetcher *f)
       struct fetcher_request req = queue_pop ();
       start_read (&req);
     }
+    fetcher_flush_replies ();   /* before waiting: nothing is held back */
     if (!input_open && http.active == 0 && http.queue_len == 0)
       return;
 

@@ -233,19 +233,34 @@ fetcher_front_end_gone (void)
   return (pfd.revents & (POLLHUP | POLLERR)) != 0;
 }
 
-void
-fetcher_reply (uint64_t id, uint32_t error)
-{
-  struct ipc_header h = { .type = IPC_REPLY, .id = id, .error = error };
+/* Replies wait here and go to the front-end in one write per batch. */
+static struct {
+  struct ipc_header h[128];
+  unsigned n;
+} replies;
 
-  if (write_full (CHILD_FD_PEER, &h, sizeof h) == -1) {
+void
+fetcher_flush_replies (void)
+{
+  if (replies.n == 0)
+    return;
+  if (write_full (CHILD_FD_PEER, replies.h, replies.n * sizeof replies.h[0]) == -1) {
     if (errno == EPIPE || errno == ECONNRESET) {
       /* The client went away and the front-end closed our socket. */
       debug ("the front-end closed the connection; exiting");
       exit (EXIT_SUCCESS);
     }
-    fatal_errno ("sending a reply to the front-end");
+    fatal_errno ("sending replies to the front-end");
   }
+  replies.n = 0;
+}
+
+void
+fetcher_reply (uint64_t id, uint32_t error)
+{
+  if (replies.n == sizeof replies.h / sizeof replies.h[0])
+    fetcher_flush_replies ();
+  replies.h[replies.n++] = (struct ipc_header) { .type = IPC_REPLY, .id = id, .error = error };
 }
 
 static void

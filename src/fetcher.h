@@ -84,9 +84,12 @@ bool fetcher_input_buffered (void);
  * false if it only shut down its sending side and still reads replies. */
 bool fetcher_front_end_gone (void);
 
-/* Send IPC_REPLY for request id: error 0 (a read's data is in place in
- * the data area), or an errno.  If the front-end has gone away, exits
- * quietly: there is nobody left to serve. */
+/* Queue IPC_REPLY for request id: error 0 (a read's data is in place in
+ * the data area), or an errno.  Queued replies go out together with
+ * fetcher_flush_replies, which a backend calls before it waits for
+ * anything.  If the front-end has gone away, exits quietly: there is
+ * nobody left to serve. */
 void fetcher_reply (uint64_t id, uint32_t error);
+void fetcher_flush_replies (void);
 
 #endif

@@ -78,10 +78,12 @@ struct inflight {
 #define IPC_ID_SLOT_BITS 8
 static_assert (MAX_INFLIGHT_PER_CLIENT <= (1u << IPC_ID_SLOT_BITS), "slot bits");
 
-/* The fetcher message being read: headers only, data is in the area. */
+/* What the fetcher sent and we have not handled yet: headers only (data
+ * is in the area), read many at a time. */
+#define FETCHER_INPUT_SIZE (64 * IPC_HEADER_SIZE)
 struct fetcher_input {
-  uint8_t header[IPC_HEADER_SIZE];
-  size_t header_got;
+  uint8_t buf[FETCHER_INPUT_SIZE];
+  size_t len;                           /* <= FETCHER_INPUT_SIZE */
 };
 
 /* Capacity of a client's input buffer: one option with its data, or many

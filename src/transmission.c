@@ -419,25 +419,25 @@ int
 transmission_read_fetcher (struct client *c)
 {
   struct fetcher_input *in = &c->fin;
-  unsigned rounds;
+  size_t off = 0;
+  ssize_t r;
 
-  /* Bounded: other peers get their turn after a few messages. */
-  for (rounds = 0; rounds < 64; rounds++) {
+  /* One read takes every header waiting (up to the buffer's size). */
+  r = read (c->fetcher_fd, in->buf + in->len, sizeof in->buf - in->len);
+  if (r == 0 || (r == -1 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+    transmission_fail_inflight (c);
+    return -1;
+  }
+  if (r == -1)
+    return 0;
+  in->len += (size_t) r;
+
+  /* Each pass handles one whole header; in->len - off cannot underflow. */
+  while (in->len - off >= IPC_HEADER_SIZE) {
     struct ipc_header h;
-    ssize_t r = read (c->fetcher_fd, in->header + in->header_got,
-                      IPC_HEADER_SIZE - in->header_got);
 
-    if (r == 0 || (r == -1 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-      transmission_fail_inflight (c);
-      return -1;
-    }
-    if (r == -1)
-      return 0;
-    in->header_got += (size_t) r;
-    if (in->header_got < IPC_HEADER_SIZE)
-      return 0;
-    in->header_got = 0;
-    ipc_decode_header (in->header, &h);
+    ipc_decode_header (in->buf + off, &h);
+    off += IPC_HEADER_SIZE;
     if (!check_fetcher_header (c, &h)) {
       warn ("client %s: the fetcher sent an invalid message (type %u, id %llu, "
             "%u bytes): dropping it", c->peer, h.type, (unsigned long long) h.id,
@@ -448,8 +448,9 @@ transmission_read_fetcher (struct client *c)
     fetcher_message_done (c, &h);
     if (c->dead || c->fetcher_fd < 0)
       return -1;
-    if (c->out.bytes >= MAX_QUEUED_BYTES)
-      return 0;
   }
+  /* Keep a partial header for the next read. */
+  memmove (in->buf, in->buf + off, in->len - off);
+  in->len -= off;
   return 0;
 }
