@@ -165,6 +165,12 @@ area_take (struct data_area *a, uint32_t len, struct area_span *span)
   uint32_t need = (len + DATA_AREA_CHUNK - 1) / DATA_AREA_CHUNK;
   uint32_t first = 0, run = 0, i;
 
+  /* Over the budget, wait for replies to free some; with nothing held,
+   * any request fits (the area holds two of the largest). */
+  if (a->chunks_used > 0 &&
+      a->chunks_used + need > DATA_AREA_BUDGET / DATA_AREA_CHUNK)
+    return -1;
+
   /* First fit: DATA_AREA_CHUNKS steps at most. */
   for (i = 0; i < DATA_AREA_CHUNKS; i++) {
     if (a->used[i]) {
@@ -175,6 +181,7 @@ area_take (struct data_area *a, uint32_t len, struct area_span *span)
       first = i;
     if (run == need) {
       memset (&a->used[first], 1, need);
+      a->chunks_used += need;
       a->refs++;
       *span = (struct area_span) { .area = a, .first = first, .count = need };
       return 0;
@@ -204,6 +211,7 @@ area_release (struct area_span *span)
   if (span->area == NULL)
     return;
   memset (&span->area->used[span->first], 0, span->count);
+  span->area->chunks_used -= span->count;     /* counted when taken */
   area_unref (span->area);
   span->area = NULL;
 }

@@ -92,6 +92,11 @@
 #define DATA_AREA_CHUNK           (64u * 1024)
 #define DATA_AREA_CHUNKS          (DATA_AREA_SIZE / DATA_AREA_CHUNK)
 static_assert (DATA_AREA_SIZE >= 2 * NBD_MAX_REQUEST_SIZE, "data area too small");
+/* How much of it one client may hold at once unless it holds nothing:
+ * memory touched stays near this (first fit reuses the same chunks), and
+ * the requests beyond it wait in the client's socket.  Enough to keep a
+ * fetcher's connections busy with coalesced reads. */
+#define DATA_AREA_BUDGET          (16u * 1024 * 1024)
 static_assert (DATA_AREA_SIZE % DATA_AREA_CHUNK == 0, "data area in chunks");
 
 /* ---- Fixed file descriptors of each child after exec. ---- */
