@@ -837,6 +837,49 @@ class Tap:
         return 0 if self.failed == 0 else 1
 
 
+def run_cases_against_server(cases, img_size, watchdog_seconds, setup, teardown=None):
+    """The main of a test over one read-only file: export: make the image,
+    start the server, let setup(tmp, img, server) keep them, run the cases
+    as TAP (a case during which the server died fails), then teardown()
+    and stop.  Returns the exit status: 0 only if every case passed and
+    the server was alive to the end."""
+    require_binary()
+    watchdog(watchdog_seconds)
+    tmp = tmpdir()
+    img = os.path.join(tmp, "disk.img")
+    make_image(img, img_size)
+    srv = Server(["-r", "file://" + img], tmp)
+    try:
+        srv.start()
+    except RuntimeError as e:
+        print("1..1\nnot ok 1 - server starts")
+        diag(e)
+        rmtree(tmp)
+        return 1
+    setup(tmp, img, srv)
+
+    def check_alive():
+        if not srv.alive():
+            return "server died (status %s)\n%s" % (srv.proc.returncode,
+                                                   srv.log_text()[-3000:])
+        return None
+
+    try:
+        rc = Tap(cases, check_alive).run()
+        if rc:
+            diag("server log (tail):\n" + srv.log_text()[-4000:])
+    finally:
+        if teardown:
+            teardown()
+        alive = srv.alive()
+        srv.stop()
+        rmtree(tmp)
+    if not alive:
+        diag("server was not alive at the end")
+        rc = 1
+    return rc
+
+
 def diag(msg):
     for line in str(msg).rstrip().splitlines():
         print("# " + line, flush=True)

@@ -539,39 +539,10 @@ CASES = [
 
 
 def main():
-    global TMP, IMG, SRV
-    N.require_binary()
-    N.watchdog(400)
-    TMP = N.tmpdir()
-    IMG = os.path.join(TMP, "disk.img")
-    N.make_image(IMG, IMG_SIZE)
-    SRV = N.Server(["-r", "file://" + IMG], TMP)
-    try:
-        SRV.start()
-    except RuntimeError as e:
-        print("1..1\nnot ok 1 - server starts")
-        N.diag(e)
-        N.rmtree(TMP)
-        return 1
-
-    def check_alive():
-        if not SRV.alive():
-            return "server died (status %s)\n%s" % (SRV.proc.returncode,
-                                                   SRV.log_text()[-3000:])
-        return None
-
-    try:
-        rc = N.Tap(CASES, check_alive).run()
-        if rc:
-            N.diag("server log (tail):\n" + SRV.log_text()[-4000:])
-    finally:
-        alive = SRV.alive()
-        SRV.stop()
-        N.rmtree(TMP)
-    if not alive:
-        N.diag("server was not alive at the end")
-        rc = 1
-    return rc
+    def keep(tmp, img, srv):
+        global TMP, IMG, SRV
+        TMP, IMG, SRV = tmp, img, srv
+    return N.run_cases_against_server(CASES, IMG_SIZE, 400, keep)
 
 
 if __name__ == "__main__":
