@@ -44,7 +44,7 @@
 /* libcurl's receive buffer per transfer: bigger than the 16 KiB default
  * means fewer callbacks for large reads; small enough that a body we
  * refuse is cut off early. */
-#define CURL_RECEIVE_BUFFER (512L * 1024)
+#define CURL_RECEIVE_BUFFER (128L * 1024)
 
 /* Sequential reads waiting together are fetched as one ranged GET of up
  * to this many bytes (and parts): fewer HTTP requests for the server, the

@@ -62,7 +62,7 @@
 #define MAX_PATH_LENGTH           4096u
 
 /* Fetcher: HTTP/FTP connections kept per fetcher (--connections). */
-#define DEFAULT_CONNECTIONS       4u
+#define DEFAULT_CONNECTIONS       16u
 #define MAX_CONNECTIONS           64u
 /* Fetcher: seconds to connect, and seconds a transfer may make no progress
  * before it fails (--timeout sets a hard limit on a whole transfer). */

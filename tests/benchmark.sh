@@ -1,0 +1,931 @@
+#!/usr/bin/env bash
+# benchmark.sh: time nbdcurld against other NBD servers that read over HTTP.
+#
+# It makes a random image (or takes one with --image), serves it with a
+# private nginx on 127.0.0.1 and measures, in one run:
+#
+#   copy     nbdcopy URI null: (4 connections where the server allows it)
+#            through nbdcurld -r, nbdkit -r curl, nbdkit -r curl with the
+#            multi-conn filter, qemu-nbd with the curl driver, and the
+#            ceilings curl -o /dev/null and nbdkit -r file, timed by
+#            hyperfine (warm-up, several runs, medians)
+#   copy1    the same with nbdcopy --connections=1
+#   random   4 KiB random reads at queue depth 32 with fio's nbd engine:
+#            IOPS and 99th percentile completion latency
+#   memory   proportional set size (PSS) of all nbdcurld processes during
+#            a copy against nbdkit's, the front-end's with many clients
+#            connected, and the front-end after 1 and after many copies
+#   stall    many full copies and random-read runs in a loop against one
+#            server, each with a timeout: every one must finish
+#
+# It is a benchmark, not a test: nothing is enforced except that nbdcurld
+# works.  Exit status 0 even when a peer is missing or fails; 1 when an
+# nbdcurld copy or read run failed or stalled; 2 on usage errors.  Peers
+# that are not installed are named and skipped (--install installs them
+# with apt-get).  The results go to stdout as plain text; progress and
+# hyperfine's own output go to stderr.
+#
+# Notes on the peers:
+# - qemu-nbd (7.2) runs in the background on a Unix socket (-t -e 8) and
+#   only nbdcopy is timed.  Its curl driver hangs for good when many
+#   requests are in flight (nbdcopy's default 4 x 64, fio's QD32, and
+#   even one connection with its default readahead), so it runs with
+#   readahead 0 and nbdcopy gets --requests=8 for it; a run that still
+#   hangs is stopped by a timeout and reported as failed.
+# - nbdkit and nbdcurld are started by nbdcopy's side of the timing
+#   (--run), so their start-up is included (a few milliseconds).
+#
+# Runs from any directory; uses build/src/nbdcurld or $NBDCURLD.
+set -euo pipefail
+
+srcdir=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$srcdir/.." && pwd)
+PY=/usr/bin/python3
+
+usage() {
+    cat <<EOF
+usage: $0 [OPTIONS]
+  --size SIZE      image size (default 2G; K, M, G suffixes are powers of 2)
+  --image PATH     serve this existing image instead of making one
+  --runs N         timed runs per command (default 5)
+  --warmup N       warm-up runs per command (default 1)
+  --random-time S  seconds per fio run (default 10)
+  --only LIST      comma-separated sections: copy,copy1,random,memory,stall
+                   (default: all)
+  --smoke          a quick check: 64M image, 1 run, no warm-up, fio for 1 s,
+                   4 clients in the memory section, 2 copies and 2 random
+                   runs in the stall section
+  --out FILE       also write the results to FILE
+  --install        install missing tools (hyperfine, fio, nbdkit,
+                   qemu-block-extra, ...) with apt-get first
+  -h, --help       this text
+The binary is \$NBDCURLD, or build/src/nbdcurld.
+EOF
+}
+
+die() { printf 'benchmark: error: %s\n' "$*" >&2; exit 2; }
+say() { printf '==> %s\n' "$*" >&2; }
+
+# ---- options ----
+
+size="" image="" runs="" warmup="" random_time="" only="" smoke=0 out=""
+install=0
+while [ $# -gt 0 ]; do
+    case $1 in
+        --size) size=${2:?--size needs a value}; shift ;;
+        --size=*) size=${1#*=} ;;
+        --image) image=${2:?--image needs a value}; shift ;;
+        --image=*) image=${1#*=} ;;
+        --runs) runs=${2:?--runs needs a value}; shift ;;
+        --runs=*) runs=${1#*=} ;;
+        --warmup) warmup=${2:?--warmup needs a value}; shift ;;
+        --warmup=*) warmup=${1#*=} ;;
+        --random-time) random_time=${2:?--random-time needs a value}; shift ;;
+        --random-time=*) random_time=${1#*=} ;;
+        --only) only=${2:?--only needs a value}; shift ;;
+        --only=*) only=${1#*=} ;;
+        --out) out=${2:?--out needs a value}; shift ;;
+        --out=*) out=${1#*=} ;;
+        --smoke) smoke=1 ;;
+        --install) install=1 ;;
+        -h|--help) usage; exit 0 ;;
+        *) usage >&2; die "unknown option: $1" ;;
+    esac
+    shift
+done
+
+if [ "$smoke" -eq 1 ]; then
+    : "${size:=64M}" "${runs:=1}" "${warmup:=0}" "${random_time:=1}"
+    mem_clients=4 growth_copies=2 stall_copies=2 stall_random=2
+else
+    : "${size:=2G}" "${runs:=5}" "${warmup:=1}" "${random_time:=10}"
+    mem_clients=64 growth_copies=10 stall_copies=50 stall_random=20
+fi
+for n in "$runs" "$warmup" "$random_time"; do
+    [[ $n =~ ^[0-9]+$ ]] || die "not a number: $n"
+done
+[ "$runs" -ge 1 ] || die "--runs must be at least 1"
+[ "$random_time" -ge 1 ] || die "--random-time must be at least 1"
+: "${only:=copy,copy1,random,memory,stall}"
+for s in ${only//,/ }; do
+    case $s in copy|copy1|random|memory|stall) ;; *) die "unknown section: $s" ;; esac
+done
+want() { [[ ",$only," == *",$1,"* ]]; }
+
+if [ -z "$image" ]; then
+    size_bytes=$(numfmt --from=iec "${size%B}" 2>/dev/null) ||
+        die "bad size: $size"
+    [ "$size_bytes" -ge 1048576 ] || die "--size must be at least 1M"
+else
+    [ -f "$image" ] && [ -r "$image" ] || die "cannot read image $image"
+    image=$(realpath "$image")
+    size_bytes=$(stat -c %s "$image")
+fi
+[ -z "$out" ] || : > "$out" || die "cannot write $out"
+
+NBDCURLD=${NBDCURLD:-$root/build/src/nbdcurld}
+[ -x "$NBDCURLD" ] ||
+    die "nbdcurld not found at $NBDCURLD (ninja -C build, or set NBDCURLD)"
+NBDCURLD=$(realpath "$NBDCURLD")
+
+# ---- tools ----
+
+qemu_curl_so() {
+    local f
+    for f in /usr/lib/*/qemu/block-curl.so /usr/lib64/qemu/block-curl.so \
+             /usr/lib/qemu/block-curl.so; do
+        [ -e "$f" ] && return 0
+    done
+    return 1
+}
+
+if [ "$install" -eq 1 ]; then
+    pkgs=(hyperfine fio nbdkit qemu-utils qemu-block-extra libnbd-bin
+          python3-libnbd nginx-light curl openssl procps)
+    missing=()
+    for p in "${pkgs[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+            grep -q 'install ok installed' || missing+=("$p")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        sudo=()
+        [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+        say "installing: ${missing[*]}"
+        "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update >&2
+        "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+            apt-get install -y "${missing[@]}" >&2
+    fi
+fi
+
+for t in nbdcopy /usr/sbin/nginx; do
+    command -v "$t" >/dev/null 2>&1 ||
+        die "$t is needed (packages libnbd-bin, nginx-light; or --install)"
+done
+have() { command -v "$1" >/dev/null 2>&1; }
+has_hyperfine=0 has_fio=0 has_nbdkit=0 has_multiconn=0 has_qemu=0
+has_curl=0 has_pynbd=0
+missing_tools=()
+if have hyperfine; then has_hyperfine=1
+else missing_tools+=("hyperfine (copy, copy1)"); fi
+if have fio && fio --enghelp 2>/dev/null | grep -qw nbd; then has_fio=1
+else missing_tools+=("fio with the nbd engine (random, stall)"); fi
+if have nbdkit && nbdkit curl --dump-plugin >/dev/null 2>&1; then
+    has_nbdkit=1
+    nbdkit --filter=multi-conn curl --dump-plugin >/dev/null 2>&1 &&
+        has_multiconn=1
+    [ "$has_multiconn" -eq 1 ] || missing_tools+=("nbdkit's multi-conn filter")
+else missing_tools+=("nbdkit with its curl plugin"); fi
+if have qemu-nbd && qemu_curl_so; then has_qemu=1
+else missing_tools+=("qemu-nbd with the curl driver (qemu-utils, qemu-block-extra)"); fi
+if have curl; then has_curl=1; else missing_tools+=("curl"); fi
+if "$PY" -c 'import nbd' 2>/dev/null; then has_pynbd=1
+else missing_tools+=("python3-libnbd (memory: many clients)"); fi
+for t in "${missing_tools[@]}"; do
+    say "missing, skipped: $t"
+done
+
+# ---- temporary directory, processes, cleanup ----
+
+tmp=$(mktemp -d "${TMPDIR:-/var/tmp}/nbdcurld-bench.XXXXXX")
+bg_pids=()
+nginx_pid=""
+
+stop_pid() {
+    local pid=$1 i
+    if kill "$pid" 2>/dev/null; then
+        for i in $(seq 50); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        # qemu-nbd stuck in its curl driver ignores SIGTERM.
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+    wait "$pid" 2>/dev/null || true
+}
+
+cleanup() {
+    local status=$? p
+    set +e
+    trap '' HUP INT PIPE TERM
+    for p in "${bg_pids[@]}"; do
+        stop_pid "$p"
+    done
+    [ -z "$nginx_pid" ] || stop_pid "$nginx_pid"
+    cd /
+    rm -rf "$tmp"
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 141' PIPE
+trap 'exit 143' TERM
+cd "$tmp"
+
+# Results: printed as each section ends, and kept for --out.
+# report LINE...: print each line.
+report() {
+    printf '%s\n' "$@"
+    [ -z "$out" ] || printf '%s\n' "$@" >> "$out"
+}
+report_file() {
+    cat "$1"
+    [ -z "$out" ] || cat "$1" >> "$out"
+}
+
+broken=()    # what failed in nbdcurld (the exit status)
+
+# ---- image and nginx ----
+
+mkdir "$tmp/www"
+if [ -n "$image" ]; then
+    ln -s "$image" "$tmp/www/disk.img"
+    image_desc="$image ($size_bytes bytes)"
+else
+    image=$tmp/www/disk.img
+    say "making a $size random image in $tmp"
+    if have openssl; then
+        # AES-CTR of zeroes: random-looking and much faster than urandom.
+        { openssl enc -aes-128-ctr -nosalt -pbkdf2 \
+              -pass "pass:$RANDOM$RANDOM" -in /dev/zero 2>/dev/null || true
+        } | head -c "$size_bytes" > "$image"
+    else
+        head -c "$size_bytes" /dev/urandom > "$image"
+    fi
+    [ "$(stat -c %s "$image")" -eq "$size_bytes" ] || die "could not make the image"
+    image_desc="random data, $size_bytes bytes"
+fi
+size_mib=$(( size_bytes / 1048576 ))
+
+free_port() {
+    "$PY" -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
+}
+
+start_nginx() {
+    local user="" attempt i port
+    [ "$(id -u)" -eq 0 ] && user="user root;"
+    for attempt in 1 2 3 4 5; do
+        port=$(free_port)
+        rm -f "$tmp/nginx.pid"
+        cat > "$tmp/nginx.conf" <<EOF
+daemon off;
+master_process on;
+worker_processes 2;
+$user
+pid $tmp/nginx.pid;
+error_log $tmp/nginx-error.log;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    client_body_temp_path $tmp/nginx-body;
+    proxy_temp_path $tmp/nginx-proxy;
+    fastcgi_temp_path $tmp/nginx-fastcgi;
+    uwsgi_temp_path $tmp/nginx-uwsgi;
+    scgi_temp_path $tmp/nginx-scgi;
+    default_type application/octet-stream;
+    sendfile on;
+    tcp_nopush on;
+    keepalive_requests 100000;
+    keepalive_timeout 300s;
+    server {
+        listen 127.0.0.1:$port;
+        root $tmp/www;
+    }
+}
+EOF
+        /usr/sbin/nginx -p "$tmp" -e "$tmp/nginx-error.log" \
+            -c "$tmp/nginx.conf" </dev/null >/dev/null 2>&1 &
+        nginx_pid=$!
+        URL=http://127.0.0.1:$port/disk.img
+        for i in $(seq 100); do
+            kill -0 "$nginx_pid" 2>/dev/null || break
+            if [ -s "$tmp/nginx.pid" ] &&
+                    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+                return 0
+            fi
+            sleep 0.1
+        done
+        stop_pid "$nginx_pid"
+        nginx_pid=""
+    done
+    die "nginx did not start: $(tail -n 5 "$tmp/nginx-error.log" 2>/dev/null)"
+}
+start_nginx
+say "nginx serves $URL"
+say "warming the page cache"
+cat "$image" > /dev/null
+
+# ---- helpers ----
+
+# Copies get this long before they count as stalled: 2 minutes plus
+# 30 s per GiB (nbdcopy moves several GiB/s here).
+copy_timeout=$(( 120 + 30 * size_bytes / 1073741824 ))
+random_timeout=$(( random_time + 30 ))
+
+# start_bg NAME SOCKET COMMAND...: run a server in the background until
+# SOCKET appears; sets bg_pid.  Its output goes to NAME.log.
+start_bg() {
+    local name=$1 sock=$2 i
+    shift 2
+    rm -f "$sock"
+    "$@" </dev/null >"$tmp/$name.log" 2>&1 &
+    bg_pid=$!
+    bg_pids+=("$bg_pid")
+    for i in $(seq 100); do
+        [ -S "$sock" ] && return 0
+        kill -0 "$bg_pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    say "$name did not start: $(tail -n 3 "$tmp/$name.log")"
+    stop_bg "$bg_pid"
+    return 1
+}
+stop_bg() {
+    local pid=$1 p keep=()
+    stop_pid "$pid"
+    for p in "${bg_pids[@]}"; do
+        [ "$p" = "$pid" ] || keep+=("$p")
+    done
+    bg_pids=("${keep[@]}")
+}
+
+# Background servers, each on its own Unix socket; sets bg_pid and buri.
+# (nbdcurld, started as root, runs its children as nobody: the sockets
+# live in $tmp, which is ours; nbdcurld creates them as the supervisor.)
+serve_nbdcurld() {
+    start_bg nbdcurld "$tmp/nbdcurld.sock" \
+        "$NBDCURLD" -f -r -U "$tmp/nbdcurld.sock" "$URL" &&
+        buri="nbd+unix:///?socket=$tmp/nbdcurld.sock"
+}
+serve_nbdkit() {
+    start_bg nbdkit "$tmp/nbdkit.sock" \
+        nbdkit -f -r -U "$tmp/nbdkit.sock" curl "$URL" &&
+        buri="nbd+unix:///?socket=$tmp/nbdkit.sock"
+}
+serve_nbdkit_mc() {
+    start_bg nbdkit-mc "$tmp/nbdkit-mc.sock" \
+        nbdkit -f -r -U "$tmp/nbdkit-mc.sock" --filter=multi-conn \
+        curl "$URL" multi-conn-mode=unsafe &&
+        buri="nbd+unix:///?socket=$tmp/nbdkit-mc.sock"
+}
+serve_qemu() {
+    start_bg qemu-nbd "$tmp/qemu.sock" \
+        qemu-nbd -t -r -f raw -e 8 -k "$tmp/qemu.sock" \
+        "json:{\"file.driver\":\"http\",\"file.url\":\"$URL\",\"file.readahead\":0}" &&
+        buri="nbd+unix:///?socket=$tmp/qemu.sock"
+}
+serve_file() {
+    start_bg nbdkit-file "$tmp/file.sock" \
+        nbdkit -f -r -U "$tmp/file.sock" file "$image" &&
+        buri="nbd+unix:///?socket=$tmp/file.sock"
+}
+
+# The python helpers: memory sampling and many clients.
+cat > "$tmp/mem.py" <<'EOF'
+# mem.py sample ROOT STOPFILE OUTFILE | once ROOT
+# Sum PSS and RSS (KiB) over ROOT and all its descendants; "sample" keeps
+# the peaks, every 0.2 s, until STOPFILE exists or ROOT is gone.
+import json, os, sys, time
+
+def tree(root):
+    kids = {}
+    for d in os.listdir('/proc'):
+        if not d.isdigit():
+            continue
+        try:
+            with open('/proc/%s/stat' % d) as f:
+                s = f.read()
+        except OSError:
+            continue
+        ppid = int(s[s.rindex(')') + 2:].split()[1])
+        kids.setdefault(ppid, []).append(int(d))
+    out = [root]
+    i = 0
+    while i < len(out):
+        out += kids.get(out[i], [])
+        i += 1
+    return out
+
+def snapshot(root):
+    r = {'pss': 0, 'rss': 0, 'procs': 0, 'fe_pss': 0, 'fe_rss': 0}
+    for pid in tree(root):
+        try:
+            with open('/proc/%d/comm' % pid) as f:
+                comm = f.read().strip()
+            pss = rss = 0
+            with open('/proc/%d/smaps_rollup' % pid) as f:
+                for line in f:
+                    if line.startswith('Pss:'):
+                        pss = int(line.split()[1])
+                    elif line.startswith('Rss:'):
+                        rss = int(line.split()[1])
+        except (OSError, ValueError):
+            continue
+        r['pss'] += pss
+        r['rss'] += rss
+        r['procs'] += 1
+        if comm == 'nbdcurld-fe':
+            r['fe_pss'] += pss
+            r['fe_rss'] += rss
+    return r
+
+mode, root = sys.argv[1], int(sys.argv[2])
+if mode == 'once':
+    print(json.dumps(snapshot(root)))
+    sys.exit(0)
+stop, outfile = sys.argv[3], sys.argv[4]
+peak = {'pss': 0, 'rss': 0, 'procs': 0, 'fe_pss': 0, 'fe_rss': 0}
+samples = 0
+while not os.path.exists(stop) and os.path.exists('/proc/%d' % root):
+    s = snapshot(root)
+    for k in peak:
+        peak[k] = max(peak[k], s[k])
+    samples += 1
+    time.sleep(0.2)
+peak['samples'] = samples
+with open(outfile, 'w') as f:
+    json.dump(peak, f)
+EOF
+
+cat > "$tmp/clients.py" <<'EOF'
+# clients.py URI N READYFILE STOPFILE: open N connections, read 4 KiB on
+# each, then hold them until STOPFILE exists (at most 5 minutes).
+import os, sys, time
+import nbd
+uri, n, ready, stop = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+hs = []
+for i in range(n):
+    h = nbd.NBD()
+    h.connect_uri(uri)
+    h.pread(4096, (i * 1048576) % max(h.get_size() - 4096, 1))
+    hs.append(h)
+open(ready, 'w').close()
+end = time.time() + 300
+while not os.path.exists(stop) and time.time() < end:
+    time.sleep(0.1)
+for h in hs:
+    h.shutdown()
+EOF
+
+mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
+json_get() { "$PY" -c 'import json, sys
+print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+
+# ---- sanity ----
+
+say "checking that nbdcurld serves the image"
+if ! timeout -k 10 "$copy_timeout" "$NBDCURLD" -r "$URL" \
+        --run 'nbdcopy "$uri" null:' >"$tmp/sanity.log" 2>&1; then
+    cat "$tmp/sanity.log" >&2
+    report "nbdcurld could not copy the image: the benchmark stops here"
+    exit 1
+fi
+
+# ---- copy sections (hyperfine) ----
+
+# Results, one line per command: section<TAB>name<TAB>status<TAB>json.
+: > "$tmp/copy.tsv"
+
+# timed SECTION NAME COMMAND: hyperfine one command.
+timed() {
+    local section=$1 name=$2 cmd=$3 json status=ok
+    json=$tmp/hf-$section-$(( $(wc -l < "$tmp/copy.tsv") + 1 )).json
+    say "$section: $name: $cmd"
+    if ! hyperfine --style basic --warmup "$warmup" --runs "$runs" \
+            --export-json "$json" --command-name "$name" \
+            "timeout -k 10 $copy_timeout $cmd" >&2; then
+        status=failed
+        say "$section: $name FAILED"
+    fi
+    printf '%s\t%s\t%s\t%s\n' "$section" "$name" "$status" "$json" >> "$tmp/copy.tsv"
+    [ "$status" = ok ] || [ "$name" != nbdcurld ] || broken+=("$section: nbdcurld copy")
+}
+skipped() {
+    printf '%s\t%s\tskipped: %s\t-\n' "$1" "$2" "$3" >> "$tmp/copy.tsv"
+}
+
+copy_section() {
+    local section=$1 nbdcopy=$2 q
+    timed "$section" nbdcurld "$NBDCURLD -r $URL --run '$nbdcopy \"\$uri\" null:'"
+    if [ "$has_nbdkit" -eq 1 ]; then
+        timed "$section" "nbdkit curl" \
+            "nbdkit -r -U - curl $URL --run '$nbdcopy \"\$uri\" null:'"
+    else
+        skipped "$section" "nbdkit curl" "nbdkit not installed"
+    fi
+    if [ "$section" = copy ]; then
+        if [ "$has_multiconn" -eq 1 ]; then
+            timed "$section" "nbdkit curl multi-conn" \
+                "nbdkit -r -U - --filter=multi-conn curl $URL multi-conn-mode=unsafe --run '$nbdcopy \"\$uri\" null:'"
+        else
+            skipped "$section" "nbdkit curl multi-conn" "not installed"
+        fi
+    fi
+    if [ "$has_qemu" -eq 1 ]; then
+        if serve_qemu; then
+            q=$bg_pid
+            timed "$section" "qemu-nbd curl" "$nbdcopy --requests=8 $buri null:"
+            stop_bg "$q"
+        else
+            skipped "$section" "qemu-nbd curl" "did not start"
+        fi
+    else
+        skipped "$section" "qemu-nbd curl" "not installed"
+    fi
+    if [ "$section" = copy ]; then
+        if [ "$has_curl" -eq 1 ]; then
+            timed "$section" "curl -o /dev/null" "curl -sSf -o /dev/null $URL"
+        else
+            skipped "$section" "curl -o /dev/null" "not installed"
+        fi
+    fi
+    if [ "$has_nbdkit" -eq 1 ]; then
+        timed "$section" "nbdkit file" \
+            "nbdkit -r -U - file $image --run '$nbdcopy \"\$uri\" null:'"
+    else
+        skipped "$section" "nbdkit file" "nbdkit not installed"
+    fi
+}
+
+# The table of medians and ratios of one section.
+copy_table() {
+    "$PY" - "$tmp/copy.tsv" "$1" "$size_bytes" <<'EOF' > "$tmp/table.txt"
+import json, sys
+tsv, section, size = sys.argv[1], sys.argv[2], int(sys.argv[3])
+rows = []
+for line in open(tsv):
+    sec, name, status, js = line.rstrip('\n').split('\t')
+    if sec != section:
+        continue
+    med = mn = mx = None
+    if status == 'ok':
+        r = json.load(open(js))['results'][0]
+        med, mn, mx = r['median'], r['min'], r['max']
+    rows.append((name, status, med, mn, mx))
+base = next((r[2] for r in rows if r[0] == 'nbdcurld'), None)
+print('%-24s %9s %9s %9s %9s %14s %14s' % ('command', 'median s', 'min s', 'max s',
+      'MiB/s', 'peer/nbdcurld', 'nbdcurld/peer'))
+for name, status, med, mn, mx in rows:
+    if med is None:
+        print('%-24s %s' % (name, status))
+        continue
+    rate = size / 1048576 / med if med > 0 else 0
+    if base and med > 0:
+        ratios = '%14.2f %14.2f' % (med / base, base / med)
+    else:
+        ratios = '%14s %14s' % ('-', '-')
+    print('%-24s %9.3f %9.3f %9.3f %9.0f %s' % (name, med, mn, mx, rate, ratios))
+# Targets (reported, not enforced): times, nbdcurld's over the peer's.
+meds = {r[0]: r[2] for r in rows if r[2]}
+def target(text, peers, limit):
+    ps = [meds[p] for p in peers if p in meds]
+    if not base or not ps:
+        print('target %s: not measured' % text)
+        return
+    ratio = base / min(ps)
+    print('target %s: %.2f (%s)' % (text, ratio, 'met' if ratio <= limit else 'NOT met'))
+if section == 'copy':
+    target('nbdcurld <= 0.6 x fastest peer (nbdkit multi-conn, qemu-nbd)',
+           ['nbdkit curl multi-conn', 'qemu-nbd curl'], 0.6)
+    target('nbdcurld <= 1.5 x nbdkit file', ['nbdkit file'], 1.5)
+else:
+    target('nbdcurld <= 0.6 x nbdkit curl', ['nbdkit curl'], 0.6)
+EOF
+    report_file "$tmp/table.txt"
+}
+
+if want copy; then
+    if [ "$has_hyperfine" -eq 1 ]; then
+        copy_section copy nbdcopy
+        report ""
+        report "== copy: nbdcopy URI null: ($size_mib MiB; median of $runs runs, $warmup warm-up; ratios of median times) =="
+        copy_table copy
+    else
+        report "" "== copy: skipped (hyperfine is not installed) =="
+    fi
+fi
+if want copy1; then
+    if [ "$has_hyperfine" -eq 1 ]; then
+        copy_section copy1 "nbdcopy --connections=1"
+        report ""
+        report "== copy1: nbdcopy --connections=1 URI null: ($size_mib MiB; median of $runs runs) =="
+        copy_table copy1
+    else
+        report "" "== copy1: skipped (hyperfine is not installed) =="
+    fi
+fi
+
+# ---- random reads (fio) ----
+
+# fio_run URI JSON SECONDS: 4 KiB random reads at QD32; prints
+# "IOPS P99_US IOS" or fails (timeout, error, nothing read).
+fio_run() {
+    local uri=$1 json=$2 secs=$3
+    timeout -k 5 "$((secs + 30))" fio --name=randread --ioengine=nbd \
+        --uri="$uri" --rw=randread --bs=4k --iodepth=32 --time_based \
+        --runtime="$secs" --output-format=json --output="$json" \
+        >/dev/null 2>>"$tmp/fio.log" || return 1
+    "$PY" - "$json" <<'EOF'
+import json, sys
+text = open(sys.argv[1]).read()
+j = json.loads(text[text.index('{'):])   # fio may print notes first
+job = j['jobs'][0]
+r = job['read']
+if job['error'] or r['total_ios'] == 0:
+    sys.exit(1)
+p99 = r['clat_ns']['percentile']['99.000000'] / 1000
+print('%.0f %.0f %d' % (r['iops'], p99, r['total_ios']))
+EOF
+}
+
+if want random; then
+    if [ "$has_fio" -eq 1 ]; then
+        : > "$tmp/random.tsv"
+        for server in nbdcurld nbdkit qemu file; do
+            case $server in
+                nbdcurld) name=nbdcurld ;;
+                nbdkit) name="nbdkit curl"
+                        [ "$has_nbdkit" -eq 1 ] || { printf '%s\tskipped: not installed\n' "$name" >> "$tmp/random.tsv"; continue; } ;;
+                qemu) name="qemu-nbd curl"
+                      [ "$has_qemu" -eq 1 ] || { printf '%s\tskipped: not installed\n' "$name" >> "$tmp/random.tsv"; continue; }
+                      # Its curl driver hangs at QD32: it would cost
+                      # the whole timeout.
+                      [ "$smoke" -eq 0 ] || { printf '%s\tskipped in --smoke (its curl driver hangs at QD32)\n' "$name" >> "$tmp/random.tsv"; continue; } ;;
+                file) name="nbdkit file"
+                      [ "$has_nbdkit" -eq 1 ] || { printf '%s\tskipped: not installed\n' "$name" >> "$tmp/random.tsv"; continue; } ;;
+            esac
+            if ! "serve_$server"; then
+                printf '%s\tfailed: did not start\n' "$name" >> "$tmp/random.tsv"
+                [ "$server" != nbdcurld ] || broken+=("random: nbdcurld did not start")
+                continue
+            fi
+            spid=$bg_pid
+            results=()
+            status=ok
+            for i in $(seq "$runs"); do
+                say "random: $name, run $i of $runs (${random_time}s)"
+                if line=$(fio_run "$buri" "$tmp/fio-$server-$i.json" "$random_time"); then
+                    results+=("$line")
+                else
+                    status="failed (run $i timed out or had errors)"
+                    break
+                fi
+            done
+            stop_bg "$spid"
+            if [ "$status" = ok ]; then
+                printf '%s\tok\t%s\n' "$name" "$(IFS=,; echo "${results[*]}")" >> "$tmp/random.tsv"
+            else
+                printf '%s\t%s\n' "$name" "$status" >> "$tmp/random.tsv"
+                [ "$server" != nbdcurld ] || broken+=("random: nbdcurld $status")
+            fi
+        done
+        report ""
+        report "== random: fio nbd engine, 4 KiB random reads, QD32, 1 connection, ${random_time}s (median of $runs runs) =="
+        "$PY" - "$tmp/random.tsv" <<'EOF' > "$tmp/table.txt"
+import statistics, sys
+rows = []
+for line in open(sys.argv[1]):
+    f = line.rstrip('\n').split('\t')
+    if f[1] != 'ok':
+        rows.append((f[0], f[1], None, None))
+        continue
+    runs = [tuple(float(x) for x in r.split()) for r in f[2].split(',')]
+    rows.append((f[0], 'ok', statistics.median(r[0] for r in runs),
+                 statistics.median(r[1] for r in runs)))
+base = next((r for r in rows if r[0] == 'nbdcurld' and r[2]), None)
+print('%-24s %9s %9s %14s %14s' % ('server', 'IOPS', 'p99 us', 'IOPS nbdc/peer', 'p99 nbdc/peer'))
+for name, status, iops, p99 in rows:
+    if iops is None:
+        print('%-24s %s' % (name, status))
+        continue
+    if base and iops and p99:
+        rel = '%14.2f %14.2f' % (base[2] / iops, base[3] / p99)
+    else:
+        rel = '%14s %14s' % ('-', '-')
+    print('%-24s %9.0f %9.0f %s' % (name, iops, p99, rel))
+peer = next((r for r in rows if r[0] == 'nbdkit curl' and r[2]), None)
+if base and peer:
+    ok = base[2] >= 1.5 * peer[2] and base[3] < peer[3]
+    print('target nbdcurld IOPS >= 1.5 x nbdkit curl and lower p99: %.2f x, p99 %.0f vs %.0f us (%s)'
+          % (base[2] / peer[2], base[3], peer[3], 'met' if ok else 'NOT met'))
+else:
+    print('target nbdcurld IOPS >= 1.5 x nbdkit curl: not measured')
+EOF
+        report_file "$tmp/table.txt"
+    else
+        report "" "== random: skipped (fio with the nbd engine is not installed) =="
+    fi
+fi
+
+# ---- memory ----
+
+# copy_sampled PID URI NAME: nbdcopy URI while sampling PID's tree;
+# leaves the peaks in mem-NAME.json.
+copy_sampled() {
+    local pid=$1 uri=$2 name=$3 spid rc=0
+    rm -f "$tmp/stop"
+    "$PY" "$tmp/mem.py" sample "$pid" "$tmp/stop" "$tmp/mem-$name.json" &
+    spid=$!
+    timeout -k 10 "$copy_timeout" nbdcopy "$uri" null: || rc=$?
+    touch "$tmp/stop"
+    wait "$spid" || true
+    return "$rc"
+}
+
+if want memory; then
+    report ""
+    report "== memory: nbdcopy URI null: (4 connections), sampled every 0.2 s =="
+    if serve_nbdcurld; then
+        npid=$bg_pid nuri=$buri
+        say "memory: nbdcurld during a copy"
+        if copy_sampled "$npid" "$nuri" nbdcurld; then
+            n_pss=$(json_get "$tmp/mem-nbdcurld.json" pss)
+            n_rss=$(json_get "$tmp/mem-nbdcurld.json" rss)
+            n_procs=$(json_get "$tmp/mem-nbdcurld.json" procs)
+            n_fe=$(json_get "$tmp/mem-nbdcurld.json" fe_pss)
+            report "nbdcurld peak PSS, all processes ($n_procs):  $(mib "$n_pss") MiB (RSS sum $(mib "$n_rss") MiB, front-end PSS $(mib "$n_fe") MiB)"
+        else
+            report "nbdcurld: the copy FAILED"
+            broken+=("memory: nbdcurld copy")
+            n_pss=""
+        fi
+        for kind in nbdkit nbdkit_mc; do
+            [ "$has_nbdkit" -eq 1 ] || break
+            [ "$kind" = nbdkit ] || [ "$has_multiconn" -eq 1 ] || continue
+            label="nbdkit curl"
+            [ "$kind" = nbdkit ] || label="nbdkit curl multi-conn"
+            "serve_$kind" || { report "$label: did not start"; continue; }
+            kpid=$bg_pid
+            say "memory: $label during a copy"
+            if copy_sampled "$kpid" "$buri" "$kind"; then
+                k_rss=$(json_get "$tmp/mem-$kind.json" rss)
+                k_pss=$(json_get "$tmp/mem-$kind.json" pss)
+                line="$label peak RSS: $(mib "$k_rss") MiB (PSS $(mib "$k_pss") MiB)"
+                if [ -n "$n_pss" ]; then
+                    line+="; nbdcurld PSS / $label RSS = $(awk -v a="$n_pss" -v b="$k_rss" 'BEGIN { printf "%.2f", a / b }')"
+                    [ "$kind" = nbdkit ] &&
+                        line+=" (target <= 1: $(awk -v a="$n_pss" -v b="$k_rss" 'BEGIN { print (a <= b) ? "met" : "NOT met" }'))"
+                fi
+                report "$line"
+            else
+                report "$label: the copy failed"
+            fi
+            stop_bg "$kpid"
+        done
+
+        # Many clients connected at once.
+        if [ "$has_pynbd" -eq 1 ]; then
+            s=$("$PY" "$tmp/mem.py" once "$npid")
+            idle_fe_pss=$(printf '%s' "$s" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["fe_pss"])')
+            idle_fe_rss=$(printf '%s' "$s" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["fe_rss"])')
+            rm -f "$tmp/ready" "$tmp/stop"
+            say "memory: $mem_clients clients connected"
+            "$PY" "$tmp/clients.py" "$nuri" "$mem_clients" "$tmp/ready" "$tmp/stop" \
+                2>"$tmp/clients.log" &
+            cpid=$!
+            for i in $(seq 600); do
+                [ -e "$tmp/ready" ] && break
+                kill -0 "$cpid" 2>/dev/null || break
+                sleep 0.1
+            done
+            if [ -e "$tmp/ready" ]; then
+                sleep 0.5
+                s=$("$PY" "$tmp/mem.py" once "$npid")
+                read -r fe_pss fe_rss all_pss procs < <(printf '%s' "$s" |
+                    "$PY" -c 'import json,sys; j = json.load(sys.stdin); print(j["fe_pss"], j["fe_rss"], j["pss"], j["procs"])')
+                report "front-end with $mem_clients clients connected: PSS $(mib "$fe_pss") MiB, RSS $(mib "$fe_rss") MiB (idle: PSS $(mib "$idle_fe_pss") MiB, RSS $(mib "$idle_fe_rss") MiB); all $procs processes: PSS $(mib "$all_pss") MiB"
+            else
+                report "front-end with $mem_clients clients connected: the clients could not connect ($(tail -n 1 "$tmp/clients.log"))"
+                broken+=("memory: $mem_clients clients could not connect")
+            fi
+            touch "$tmp/stop"
+            wait "$cpid" || true
+        else
+            report "front-end with $mem_clients clients: skipped (python3-libnbd not installed)"
+        fi
+
+        # Growth with the number of requests served: the same server,
+        # after 1 copy and after $growth_copies.
+        say "memory: front-end after 1 and after $growth_copies copies"
+        fresh_ok=1
+        serve_nbdcurld && gpid=$bg_pid guri=$buri || fresh_ok=0
+        if [ "$fresh_ok" -eq 1 ]; then
+            for i in $(seq "$growth_copies"); do
+                if ! timeout -k 10 "$copy_timeout" nbdcopy "$guri" null:; then
+                    fresh_ok=0
+                    break
+                fi
+                if [ "$i" -eq 1 ] || [ "$i" -eq "$growth_copies" ]; then
+                    s=$("$PY" "$tmp/mem.py" once "$gpid")
+                    read -r g_rss g_pss < <(printf '%s' "$s" |
+                        "$PY" -c 'import json,sys; j = json.load(sys.stdin); print(j["fe_rss"], j["fe_pss"])')
+                    eval "g_rss_$i=$g_rss g_pss_$i=$g_pss"
+                fi
+            done
+            stop_bg "$gpid"
+        fi
+        if [ "$fresh_ok" -eq 1 ]; then
+            eval "last_rss=\$g_rss_$growth_copies last_pss=\$g_pss_$growth_copies"
+            report "front-end RSS after 1 copy: $(mib "$g_rss_1") MiB, after $growth_copies: $(mib "$last_rss") MiB (PSS $(mib "$g_pss_1") -> $(mib "$last_pss") MiB; growth $(( last_rss - g_rss_1 )) KiB)"
+        else
+            report "front-end growth: a copy FAILED"
+            broken+=("memory: nbdcurld copy (growth)")
+        fi
+        stop_bg "$npid"
+    else
+        report "nbdcurld did not start"
+        broken+=("memory: nbdcurld did not start")
+    fi
+fi
+
+# ---- stalls ----
+
+if want stall; then
+    report ""
+    report "== stall: $stall_copies full copies and $stall_random random-read runs (${random_time}s each) against one nbdcurld =="
+    if serve_nbdcurld; then
+        spid=$bg_pid
+        ok=0 failed=0 timedout=0
+        : > "$tmp/stall-times"
+        for i in $(seq "$stall_copies"); do
+            say "stall: copy $i of $stall_copies"
+            t0=$(date +%s.%N)
+            rc=0
+            timeout -k 10 "$copy_timeout" nbdcopy "$buri" null: 2>>"$tmp/stall.log" || rc=$?
+            t1=$(date +%s.%N)
+            awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }' >> "$tmp/stall-times"
+            case $rc in
+                0) ok=$((ok + 1)) ;;
+                124|137) timedout=$((timedout + 1)) ;;
+                *) failed=$((failed + 1)) ;;
+            esac
+        done
+        times=$(sort -n "$tmp/stall-times" | awk '{ t[NR] = $1 } END {
+            printf "min %.2f s, median %.2f s, max %.2f s", t[1], t[int((NR + 1) / 2)], t[NR] }')
+        report "copies: $ok finished, $failed failed, $timedout timed out (>${copy_timeout}s); $times"
+        [ $((failed + timedout)) -eq 0 ] ||
+            broken+=("stall: $failed copies failed, $timedout timed out")
+        if [ "$has_fio" -eq 1 ]; then
+            rok=0 rfail=0 ios=0
+            for i in $(seq "$stall_random"); do
+                say "stall: random-read run $i of $stall_random"
+                if line=$(fio_run "$buri" "$tmp/stall-fio.json" "$random_time"); then
+                    rok=$((rok + 1))
+                    ios=$((ios + ${line##* }))
+                else
+                    rfail=$((rfail + 1))
+                fi
+            done
+            report "random-read runs: $rok finished, $rfail failed or timed out; $ios requests answered"
+            [ "$rfail" -eq 0 ] || broken+=("stall: $rfail random-read runs failed")
+        else
+            report "random-read runs: skipped (fio with the nbd engine is not installed)"
+        fi
+        if kill -0 "$spid" 2>/dev/null; then
+            report "nbdcurld still running afterwards: yes"
+        else
+            report "nbdcurld still running afterwards: NO"
+            broken+=("stall: nbdcurld exited")
+        fi
+        stop_bg "$spid"
+    else
+        report "nbdcurld did not start"
+        broken+=("stall: nbdcurld did not start")
+    fi
+fi
+
+# ---- machine ----
+
+first() { "$@" 2>&1 | head -n 1 || true; }
+report ""
+report "== machine =="
+report "$(nproc) CPUs: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1); kernel $(uname -r); $(awk '/MemTotal/ { printf "%.0f GiB RAM", $2 / 1048576 }' /proc/meminfo)"
+report "nbdcurld: $(first "$NBDCURLD" --version) ($NBDCURLD, git $(git -C "$root" describe --always --dirty 2>/dev/null || echo '?'))"
+versions="$(first nbdcopy --version); $(first /usr/sbin/nginx -v)"
+[ "$has_nbdkit" -eq 0 ] || versions+="; $(first nbdkit --version)"
+[ "$has_qemu" -eq 0 ] || versions+="; $(first qemu-nbd --version)"
+[ "$has_curl" -eq 0 ] || versions+="; $(curl --version | head -n 1 | grep -o 'libcurl/[^ ]*')"
+[ "$has_hyperfine" -eq 0 ] || versions+="; $(first hyperfine --version)"
+[ "$has_fio" -eq 0 ] || versions+="; $(first fio --version)"
+report "$versions"
+report "image: $image_desc, served by nginx on 127.0.0.1 (sendfile, keep-alive), page cache warm"
+for t in "${missing_tools[@]}"; do
+    report "not installed, skipped: $t"
+done
+report ""
+report "Note: a benchmark on a shared or busy machine is noisy; compare ratios"
+report "from one run rather than times across runs.  qemu-nbd runs in the"
+report "background with readahead 0 and is timed through nbdcopy --requests=8"
+report "(its curl driver hangs with more requests in flight)."
+
+if [ ${#broken[@]} -gt 0 ]; then
+    report ""
+    for b in "${broken[@]}"; do
+        report "nbdcurld FAILED: $b"
+    done
+    exit 1
+fi
+exit 0

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The benchmark's smoke mode: tests/benchmark.sh --smoke runs every section
+# on a 64 MiB image, exits 0 and prints nbdcurld's lines.  (The benchmark
+# itself is not part of the suite: it takes many minutes.)
+source "$(dirname "$0")/functions.sh"
+
+requires hyperfine nbdkit nbdcopy /usr/sbin/nginx
+
+# The benchmark's temporary files go under our $tmp.
+status=0
+TMPDIR=$tmp "$srcdir/benchmark.sh" --smoke --out "$tmp/results.txt" \
+    > "$tmp/stdout.log" 2> "$tmp/benchmark.log" || status=$?
+cat "$tmp/stdout.log"
+[ "$status" -eq 0 ] || fail "benchmark.sh --smoke exited with status $status"
+cmp -s "$tmp/stdout.log" "$tmp/results.txt" || fail "--out differs from stdout"
+
+# A line of the copy tables: name, then numbers.
+n='[0-9]+\.[0-9]+'
+grep -Eq "^nbdcurld +$n +$n +$n +[0-9]+ +1\.00 +1\.00$" "$tmp/stdout.log" ||
+    fail "no nbdcurld line in the copy table"
+[ "$(grep -Ec "^nbdcurld +$n +$n +$n " "$tmp/stdout.log")" -eq 2 ] ||
+    fail "expected nbdcurld in both copy tables (copy, copy1)"
+grep -Eq "^nbdkit curl +$n " "$tmp/stdout.log" || fail "no nbdkit curl line"
+if fio --enghelp 2>/dev/null | grep -qw nbd; then
+    grep -Eq '^nbdcurld +[0-9]+ +[0-9]+ +1\.00 +1\.00$' "$tmp/stdout.log" ||
+        fail "no nbdcurld line in the random-read table"
+    grep -Eq '^random-read runs: 2 finished, 0 failed' "$tmp/stdout.log" ||
+        fail "random-read runs in the stall section failed"
+fi
+grep -Eq '^nbdcurld peak PSS, all processes \([0-9]+\): +[0-9.]+ MiB' "$tmp/stdout.log" ||
+    fail "no memory line for nbdcurld"
+grep -Eq '^copies: 2 finished, 0 failed, 0 timed out' "$tmp/stdout.log" ||
+    fail "copies in the stall section failed"
+grep -q '^== machine ==' "$tmp/stdout.log" || fail "no machine line"
+
+# It cleaned up after itself.
+[ -z "$(ls "$tmp" | grep nbdcurld-bench)" ] || fail "temporary directory left behind"
+[ -z "$(leftover_processes)" ] || fail "processes left behind: $(leftover_processes)"
+exit 0
