@@ -39,6 +39,8 @@
 set -euo pipefail
 
 srcdir=$(cd "$(dirname "$0")" && pwd)
+# The nginx configuration parts every private nginx shares.
+source "$srcdir/nginx.sh"
 root=$(cd "$srcdir/.." && pwd)
 PY=/usr/bin/python3
 
@@ -271,21 +273,13 @@ start_nginx() {
         port=$(free_port)
         rm -f "$tmp/nginx.pid"
         cat > "$tmp/nginx.conf" <<EOF
-daemon off;
+$(nginx_main_conf "$tmp")
 master_process on;
 worker_processes 2;
 $user
-pid $tmp/nginx.pid;
-error_log $tmp/nginx-error.log;
 events { worker_connections 1024; }
 http {
-    access_log off;
-    client_body_temp_path $tmp/nginx-body;
-    proxy_temp_path $tmp/nginx-proxy;
-    fastcgi_temp_path $tmp/nginx-fastcgi;
-    uwsgi_temp_path $tmp/nginx-uwsgi;
-    scgi_temp_path $tmp/nginx-scgi;
-    default_type application/octet-stream;
+$(nginx_http_conf "$tmp")
     sendfile on;
     tcp_nopush on;
     keepalive_requests 100000;

@@ -13,6 +13,8 @@ if [ "$(ps -o sid= -p $$ | tr -d ' ')" != "$$" ]; then
 fi
 
 srcdir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# The nginx configuration parts every private nginx shares.
+source "$srcdir/nginx.sh"
 
 # meson passes NBDCURLD; by hand, use the usual build directory.
 NBDCURLD=${NBDCURLD:-$srcdir/../build/src/nbdcurld}
@@ -154,22 +156,14 @@ start_nginx() {
         NGINX_PORT=$(free_port)
         rm -f "$tmp/nginx.pid"
         cat > "$conf" <<EOF
-daemon off;
+$(nginx_main_conf "$tmp")
 master_process on;
 worker_processes 1;
 $user
-pid $tmp/nginx.pid;
-error_log $tmp/nginx-error.log;
 events { worker_connections 256; }
 http {
-    access_log off;
-    client_body_temp_path $tmp/nginx-body;
-    proxy_temp_path $tmp/nginx-proxy;
-    fastcgi_temp_path $tmp/nginx-fastcgi;
-    uwsgi_temp_path $tmp/nginx-uwsgi;
-    scgi_temp_path $tmp/nginx-scgi;
+$(nginx_http_conf "$tmp")
     types { application/octet-stream img; }
-    default_type application/octet-stream;
     sendfile on;
     server {
         listen 127.0.0.1:$NGINX_PORT;

@@ -14,6 +14,8 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 root=$(pwd)
+# The nginx configuration parts every private nginx shares.
+source "$root/tests/nginx.sh"
 
 PACKAGES=(
     meson ninja-build pkg-config gcc
@@ -120,19 +122,11 @@ demo() {
     # process (so it runs as us and can read our private directory).
     port=$(free_port)
     cat > "$demo_tmp/nginx.conf" <<EOF
-daemon off;
+$(nginx_main_conf "$demo_tmp")
 master_process off;
-pid $demo_tmp/nginx.pid;
-error_log $demo_tmp/nginx-error.log;
 events { worker_connections 64; }
 http {
-    access_log off;
-    client_body_temp_path $demo_tmp/nginx-body;
-    proxy_temp_path $demo_tmp/nginx-proxy;
-    fastcgi_temp_path $demo_tmp/nginx-fastcgi;
-    uwsgi_temp_path $demo_tmp/nginx-uwsgi;
-    scgi_temp_path $demo_tmp/nginx-scgi;
-    default_type application/octet-stream;
+$(nginx_http_conf "$demo_tmp")
     server {
         listen 127.0.0.1:$port;
         root $demo_tmp/www;

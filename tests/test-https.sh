@@ -60,21 +60,13 @@ start_nginx_tls() {
         TLS_PORT=$(free_port)
         rm -f "$tmp/nginx.pid"
         cat > "$conf" <<EOF
-daemon off;
+$(nginx_main_conf "$tmp")
 master_process on;
 worker_processes 1;
 $user
-pid $tmp/nginx.pid;
-error_log $tmp/nginx-error.log;
 events { worker_connections 256; }
 http {
-    access_log off;
-    client_body_temp_path $tmp/nginx-body;
-    proxy_temp_path $tmp/nginx-proxy;
-    fastcgi_temp_path $tmp/nginx-fastcgi;
-    uwsgi_temp_path $tmp/nginx-uwsgi;
-    scgi_temp_path $tmp/nginx-scgi;
-    default_type application/octet-stream;
+$(nginx_http_conf "$tmp")
     server {
         listen 127.0.0.1:$TLS_PORT ssl;
         ssl_certificate $tmp/private/server.pem;
