@@ -143,9 +143,13 @@ _wait_port() {
 
 # ---- web servers ----
 
-# start_nginx DIR: serve DIR at $NGINX_URL (http://127.0.0.1:$NGINX_PORT).
+# start_nginx DIR [LISTEN_OPTIONS [SERVER_LINES]]: serve DIR at $NGINX_URL
+# (http://127.0.0.1:$NGINX_PORT).  LISTEN_OPTIONS (e.g. "ssl") go on the
+# listen line and SERVER_LINES (e.g. certificate lines) into the server
+# block; a TLS caller builds its own URL from $NGINX_PORT.
 start_nginx() {
-    local dir=$1 conf=$tmp/nginx.conf user="" attempt i pid
+    local dir=$1 listen_options=${2:-} server_lines=${3:-}
+    local conf=$tmp/nginx.conf user="" attempt i pid
     requires /usr/sbin/nginx
     # Workers as root can read any test directory; as non-root nginx
     # ignores "user", and the test directory is the caller's anyway.
@@ -166,8 +170,9 @@ $(nginx_http_conf "$tmp")
     types { application/octet-stream img; }
     sendfile on;
     server {
-        listen 127.0.0.1:$NGINX_PORT;
+        listen 127.0.0.1:$NGINX_PORT $listen_options;
         root $dir;
+        $server_lines
     }
 }
 EOF

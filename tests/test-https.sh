@@ -52,44 +52,10 @@ chmod 644 ca/test-ca.pem capath/*
 make_image www/disk.img 8M
 sum=$(md5_of www/disk.img)
 
-# ---- nginx with ssl (as start_nginx in functions.sh, plus ssl) ----
-start_nginx_tls() {
-    local conf=$tmp/nginx-tls.conf user="" attempt i pid
-    [ "$(id -u)" -eq 0 ] && user="user root;"
-    for attempt in 1 2 3 4 5; do
-        TLS_PORT=$(free_port)
-        rm -f "$tmp/nginx.pid"
-        cat > "$conf" <<EOF
-$(nginx_main_conf "$tmp")
-master_process on;
-worker_processes 1;
-$user
-events { worker_connections 256; }
-http {
-$(nginx_http_conf "$tmp")
-    server {
-        listen 127.0.0.1:$TLS_PORT ssl;
-        ssl_certificate $tmp/private/server.pem;
-        ssl_certificate_key $tmp/private/server.key;
-        root $tmp/www;
-    }
-}
-EOF
-        /usr/sbin/nginx -p "$tmp" -e "$tmp/nginx-error.log" -c "$conf" &
-        pid=$!
-        kill_on_exit "$pid"
-        for i in $(seq 100); do
-            kill -0 "$pid" 2>/dev/null || break
-            if [ -s "$tmp/nginx.pid" ] && _wait_port "$TLS_PORT" "$pid"; then
-                return 0
-            fi
-            sleep 0.1
-        done
-        _stop_pid "$pid"
-    done
-    fail "nginx (ssl) did not start"
-}
-start_nginx_tls
+# ---- nginx with ssl ----
+start_nginx "$tmp/www" ssl "ssl_certificate $tmp/private/server.pem;
+        ssl_certificate_key $tmp/private/server.key;"
+TLS_PORT=$NGINX_PORT
 url=https://localhost:$TLS_PORT/disk.img
 
 # copy NAME ARGS...: nbdcurld ARGS copies the export to NAME.img, byte-exact.
