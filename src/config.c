@@ -34,6 +34,7 @@ config_send_frontend (int fd, const struct frontend_config *c)
     .handshake_timeout = c->handshake_timeout,
     .nexports = c->nexports,
     .nlisteners = c->nlisteners,
+    .client_memory = c->client_memory,
   };
   uint8_t buf[sizeof (struct export_config_wire) + 2 * NBD_MAX_STRING];
   uint32_t i;
@@ -135,9 +136,13 @@ config_recv_frontend (int fd, struct frontend_config *c)
   free (p);
   if (fw.nexports < 1 || fw.nexports > MAX_EXPORTS)
     fatal ("configuration: bad export count %u", fw.nexports);
+  if (fw.client_memory < MIN_CLIENT_MEMORY || fw.client_memory > MAX_CLIENT_MEMORY ||
+      fw.reserved != 0)
+    fatal ("configuration: bad client memory %u", fw.client_memory);
   c->flags = fw.flags;
   c->handshake_timeout = fw.handshake_timeout;
   c->nlisteners = fw.nlisteners;
+  c->client_memory = fw.client_memory;
   c->nexports = fw.nexports;
   c->exports = calloc (fw.nexports, sizeof *c->exports);
   if (c->exports == NULL)

@@ -22,6 +22,7 @@ struct frontend_config {
   uint32_t flags;             /* FRONTEND_* */
   uint32_t handshake_timeout;
   uint32_t nlisteners;
+  uint32_t client_memory;     /* --client-memory, bytes */
   uint32_t nexports;
   struct export_info *exports;
 };

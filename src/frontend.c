@@ -167,8 +167,7 @@ area_take (struct data_area *a, uint32_t len, struct area_span *span)
 
   /* Over the budget, wait for replies to free some; with nothing held,
    * any request fits (the area holds two of the largest). */
-  if (a->chunks_used > 0 &&
-      a->chunks_used + need > DATA_AREA_BUDGET / DATA_AREA_CHUNK)
+  if (a->chunks_used > 0 && a->chunks_used + need > a->budget)
     return -1;
 
   /* First fit: DATA_AREA_CHUNKS steps at most. */
@@ -239,6 +238,8 @@ area_map (int fd)
     return NULL;
   }
   a->refs = 1;                          /* the client's */
+  /* At least one chunk (checked at configuration), at most the area. */
+  a->budget = (fe.config.client_memory + DATA_AREA_CHUNK - 1) / DATA_AREA_CHUNK;
   return a;
 }
 
@@ -674,18 +675,35 @@ run_loop (void)
       }
     }
 
-    /* Input that waited (for a fetcher, for replies to drain) is handled
-     * now; queued replies go out now rather than after another poll; then
-     * handshake deadlines, and clients whose last reply has gone. */
+    /* Queued replies go out now rather than after another poll, and
+     * input that waited (for a fetcher, for replies to drain, for room in
+     * the data area) is handled now.  The two alternate while either makes
+     * progress: sending read data is what frees the data area, and a
+     * client that has sent every request it wants sends nothing more to
+     * wake us, so we may only wait once a flush sent nothing and the input
+     * that is left could not be taken after it.  Each pass sends bytes or
+     * consumes input, so the passes end.  Then handshake deadlines, and
+     * clients whose last reply has gone. */
     now = now_ms ();
     for (i = 0; i < fe.nclients; i++) {
       struct client *c = fe.clients[i];
       if (c->dead)
         continue;
-      if (c->in_len > 0)
+      for (;;) {
+        size_t queued = c->out.bytes, waiting;
+        if (queued && outq_flush (&c->out, c->wfd) == -1) {
+          client_close (c, "write error");
+          break;
+        }
+        if (c->in_len == 0)
+          break;
+        waiting = c->in_len;
         client_process_input (c);
-      if (!c->dead && c->out.bytes && outq_flush (&c->out, c->wfd) == -1)
-        client_close (c, "write error");
+        if (c->dead || (c->in_len == waiting && c->out.bytes == queued))
+          break;
+      }
+      if (c->dead)
+        continue;
       if (!c->dead && c->fetcher_fd >= 0 && c->to_fetcher.bytes &&
           outq_flush (&c->to_fetcher, c->fetcher_fd) == -1)
         transmission_fail_inflight (c);

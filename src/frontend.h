@@ -28,6 +28,7 @@ struct data_area {
   uint8_t *base;                        /* DATA_AREA_SIZE bytes, shared */
   unsigned refs;
   uint32_t chunks_used;                 /* count of 1s in used[] */
+  uint32_t budget;                      /* chunks: --client-memory */
   uint8_t used[DATA_AREA_CHUNKS];       /* 1: chunk handed out */
 };
 

@@ -19,7 +19,7 @@ enum {
   OPT_EXPORT = 256, OPT_EXPORT_RO, OPT_DESCRIPTION, OPT_RUN, OPT_EXIT_WITH_PARENT,
   OPT_PRINT_URI, OPT_CAINFO, OPT_CAPATH, OPT_INSECURE, OPT_CONNECTIONS,
   OPT_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_HANDSHAKE_TIMEOUT, OPT_HELP,
-  OPT_USER, OPT_GROUP, OPT_SANDBOX_DEBUG,
+  OPT_USER, OPT_GROUP, OPT_SANDBOX_DEBUG, OPT_CLIENT_MEMORY,
 };
 
 static const char short_options[] = "e:fi:p:P:rsU:vV";
@@ -47,6 +47,7 @@ static const struct option long_options[] = {
   { "capath",            required_argument, NULL, OPT_CAPATH },
   { "insecure",          no_argument,       NULL, OPT_INSECURE },
   { "connections",       required_argument, NULL, OPT_CONNECTIONS },
+  { "client-memory",     required_argument, NULL, OPT_CLIENT_MEMORY },
   { "timeout",           required_argument, NULL, OPT_TIMEOUT },
   { "connect-timeout",   required_argument, NULL, OPT_CONNECT_TIMEOUT },
   { "handshake-timeout", required_argument, NULL, OPT_HANDSHAKE_TIMEOUT },
@@ -87,6 +88,8 @@ usage (FILE *fp)
 "      --capath DIR          directory of CA certificates\n"
 "      --insecure            do not verify TLS certificates (testing only)\n"
 "      --connections N       connections per client to the web server (default %u)\n"
+"      --client-memory SIZE  data one client's reads may hold in flight\n"
+"                            (default %uM; K and M suffixes)\n"
 "      --timeout SECS        fail a transfer that takes longer (default: none)\n"
 "      --connect-timeout SECS  (default %u)\n"
 "      --handshake-timeout SECS  time a client has to negotiate (default %u)\n"
@@ -101,7 +104,8 @@ usage (FILE *fp)
 "                            (a diagnostic for policy work, not a way to run)\n"
 "      --help                this text\n"
 "See nbdcurld(8) for details.\n",
-           DEFAULT_CONNECTIONS, DEFAULT_CONNECT_TIMEOUT, DEFAULT_HANDSHAKE_TIMEOUT);
+           DEFAULT_CONNECTIONS, DEFAULT_CLIENT_MEMORY / (1024 * 1024),
+           DEFAULT_CONNECT_TIMEOUT, DEFAULT_HANDSHAKE_TIMEOUT);
 }
 
 __attribute__((noreturn, format (printf, 1, 2)))
@@ -129,6 +133,28 @@ parse_uint (const char *what, const char *arg, uint32_t min, uint32_t max)
     usage_error ("%s must be a number from %" PRIu32 " to %" PRIu32 ", not \"%s\"",
                  what, min, max, arg);
   return (uint32_t) v;
+}
+
+/* A size in bytes: digits, then nothing or one of K, M (powers of 1024,
+ * either case).  Errors name the limits in the units a user would type. */
+static uint32_t
+parse_size (const char *what, const char *arg, uint32_t min, uint32_t max)
+{
+  char *end;
+  unsigned long long v, unit = 1;
+
+  errno = 0;
+  v = strtoull (arg, &end, 10);
+  if (*end == 'k' || *end == 'K')
+    unit = 1024, end++;
+  else if (*end == 'm' || *end == 'M')
+    unit = 1024 * 1024, end++;
+  /* v <= ULLONG_MAX / unit is checked before multiplying. */
+  if (errno != 0 || end == arg || *end != '\0' || arg[0] == '-' ||
+      v > max / unit || v * unit < min)
+    usage_error ("%s must be a size from %" PRIu32 "K to %" PRIu32 "M, not \"%s\"",
+                 what, min / 1024, max / (1024 * 1024), arg);
+  return (uint32_t) (v * unit);
 }
 
 static struct export_spec *
@@ -179,6 +205,7 @@ options_parse (int argc, char **argv, struct options *o)
   o->connections = DEFAULT_CONNECTIONS;
   o->connect_timeout = DEFAULT_CONNECT_TIMEOUT;
   o->handshake_timeout = DEFAULT_HANDSHAKE_TIMEOUT;
+  o->client_memory = DEFAULT_CLIENT_MEMORY;
 
   while ((c = getopt_long (argc, argv, short_options, long_options, NULL)) != -1) {
     char *name;
@@ -226,6 +253,10 @@ options_parse (int argc, char **argv, struct options *o)
     case OPT_SANDBOX_DEBUG: o->sandbox_debug = true; break;
     case OPT_CONNECTIONS:
       o->connections = parse_uint ("--connections", optarg, 1, MAX_CONNECTIONS);
+      break;
+    case OPT_CLIENT_MEMORY:
+      o->client_memory = parse_size ("--client-memory", optarg,
+                                     MIN_CLIENT_MEMORY, MAX_CLIENT_MEMORY);
       break;
     case OPT_TIMEOUT:
       o->timeout = parse_uint ("--timeout", optarg, 1, MAX_TIMEOUT);

@@ -453,6 +453,7 @@ start_frontend (void)
              (opt.verbose ? FRONTEND_VERBOSE : 0) |
              (opt.sandbox_debug ? FRONTEND_SANDBOX_DEBUG : 0),
     .handshake_timeout = opt.handshake_timeout,
+    .client_memory = opt.client_memory,
     .nexports = opt.nexports,
     .nlisteners = opt.single ? 0 : nlisteners,
   };

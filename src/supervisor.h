@@ -45,6 +45,7 @@ struct options {
   uint32_t timeout;
   uint32_t connect_timeout;
   uint32_t handshake_timeout;
+  uint32_t client_memory;    /* --client-memory, bytes */
 };
 
 /* Parse argv into o; prints a message and exits 1 on any usage error,
