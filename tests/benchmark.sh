@@ -351,7 +351,7 @@ stop_bg() {
 # live in $tmp, which is ours; nbdcurld creates them as the supervisor.)
 serve_nbdcurld() {
     start_bg nbdcurld "$tmp/nbdcurld.sock" \
-        "$NBDCURLD" -f -r -U "$tmp/nbdcurld.sock" "$URL" &&
+        "$NBDCURLD" -f -r "$@" -U "$tmp/nbdcurld.sock" "$URL" &&
         buri="nbd+unix:///?socket=$tmp/nbdcurld.sock"
 }
 serve_nbdkit() {
@@ -380,8 +380,9 @@ serve_file() {
 # The python helpers: memory sampling and many clients.
 cat > "$tmp/mem.py" <<'EOF'
 # mem.py sample ROOT STOPFILE OUTFILE | once ROOT
-# Sum PSS and RSS (KiB) over ROOT and all its descendants; "sample" keeps
-# the peaks, every 0.2 s, until STOPFILE exists or ROOT is gone.
+# Sum PSS and RSS (KiB) over ROOT and all its descendants, and the PSS of
+# shared memory (nbdcurld's data areas); "sample" keeps the peaks, every
+# 0.2 s, until STOPFILE exists or ROOT is gone.
 import json, os, sys, time
 
 def tree(root):
@@ -404,22 +405,25 @@ def tree(root):
     return out
 
 def snapshot(root):
-    r = {'pss': 0, 'rss': 0, 'procs': 0, 'fe_pss': 0, 'fe_rss': 0}
+    r = {'pss': 0, 'rss': 0, 'procs': 0, 'fe_pss': 0, 'fe_rss': 0, 'shmem': 0}
     for pid in tree(root):
         try:
             with open('/proc/%d/comm' % pid) as f:
                 comm = f.read().strip()
-            pss = rss = 0
+            pss = rss = shmem = 0
             with open('/proc/%d/smaps_rollup' % pid) as f:
                 for line in f:
                     if line.startswith('Pss:'):
                         pss = int(line.split()[1])
                     elif line.startswith('Rss:'):
                         rss = int(line.split()[1])
+                    elif line.startswith('Pss_Shmem:'):
+                        shmem = int(line.split()[1])
         except (OSError, ValueError):
             continue
         r['pss'] += pss
         r['rss'] += rss
+        r['shmem'] += shmem
         r['procs'] += 1
         if comm == 'nbdcurld-fe':
             r['fe_pss'] += pss
@@ -431,7 +435,7 @@ if mode == 'once':
     print(json.dumps(snapshot(root)))
     sys.exit(0)
 stop, outfile = sys.argv[3], sys.argv[4]
-peak = {'pss': 0, 'rss': 0, 'procs': 0, 'fe_pss': 0, 'fe_rss': 0}
+peak = {'pss': 0, 'rss': 0, 'procs': 0, 'fe_pss': 0, 'fe_rss': 0, 'shmem': 0}
 samples = 0
 while not os.path.exists(stop) and os.path.exists('/proc/%d' % root):
     s = snapshot(root)
@@ -740,7 +744,8 @@ if want memory; then
             n_rss=$(json_get "$tmp/mem-nbdcurld.json" rss)
             n_procs=$(json_get "$tmp/mem-nbdcurld.json" procs)
             n_fe=$(json_get "$tmp/mem-nbdcurld.json" fe_pss)
-            report "nbdcurld peak PSS, all processes ($n_procs):  $(mib "$n_pss") MiB (RSS sum $(mib "$n_rss") MiB, front-end PSS $(mib "$n_fe") MiB)"
+            n_shm=$(json_get "$tmp/mem-nbdcurld.json" shmem)
+            report "nbdcurld peak PSS, all processes ($n_procs):  $(mib "$n_pss") MiB (RSS sum $(mib "$n_rss") MiB, front-end PSS $(mib "$n_fe") MiB, data areas $(mib "$n_shm") MiB)"
         else
             report "nbdcurld: the copy FAILED"
             broken+=("memory: nbdcurld copy")
@@ -833,6 +838,34 @@ if want memory; then
         report "nbdcurld did not start"
         broken+=("memory: nbdcurld did not start")
     fi
+
+    # The price of less memory: the same copy with smaller per-client
+    # budgets (--client-memory), each timed once while sampled.
+    for cm in 16M 4M 1M; do
+        if [ "$cm" = 16M ]; then
+            args=() label="default (16M)"
+        else
+            args=(--client-memory="$cm") label="--client-memory=$cm"
+        fi
+        serve_nbdcurld "${args[@]}" || { report "nbdcurld $label: did not start"; continue; }
+        cpid=$bg_pid
+        say "memory: nbdcurld $label during a copy"
+        if copy_sampled "$cpid" "$buri" "cm-$cm"; then
+            : > "$tmp/cm-times"
+            for i in $(seq "$runs"); do
+                t0=$(date +%s.%N)
+                timeout -k 10 "$copy_timeout" nbdcopy "$buri" null: || break
+                t1=$(date +%s.%N)
+                awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }' >> "$tmp/cm-times"
+            done
+            med=$(sort -n "$tmp/cm-times" | awk '{ t[NR] = $1 } END { if (NR) printf "%.2f", t[int((NR + 1) / 2)]; else print "?" }')
+            report "nbdcurld $label: copy median $med s of $runs, peak PSS $(mib "$(json_get "$tmp/mem-cm-$cm.json" pss)") MiB (data areas $(mib "$(json_get "$tmp/mem-cm-$cm.json" shmem)") MiB)"
+        else
+            report "nbdcurld $label: the copy FAILED"
+            broken+=("memory: nbdcurld $label copy")
+        fi
+        stop_bg "$cpid"
+    done
 fi
 
 # ---- stalls ----
