@@ -74,8 +74,11 @@ config_send_fetcher (int fd, const struct fetcher_config *c)
     .cainfo_len = (uint32_t) strlen (c->cainfo),
     .capath_len = (uint32_t) strlen (c->capath),
     .export_name_len = (uint32_t) strlen (c->export_name),
+    .auth_user_len = (uint32_t) strlen (c->auth_user),
+    .auth_password_len = (uint32_t) strlen (c->auth_password),
   };
-  uint8_t buf[sizeof fw + MAX_URL_LENGTH + 2 * MAX_PATH_LENGTH + NBD_MAX_STRING];
+  uint8_t buf[sizeof fw + MAX_URL_LENGTH + 2 * MAX_PATH_LENGTH + NBD_MAX_STRING +
+              2 * MAX_SECRET_LENGTH];
   struct writer w;
   int r;
 
@@ -84,12 +87,15 @@ config_send_fetcher (int fd, const struct fetcher_config *c)
       put_string (&w, c->url) == -1 ||
       put_string (&w, c->cainfo) == -1 ||
       put_string (&w, c->capath) == -1 ||
-      put_string (&w, c->export_name) == -1) {
+      put_string (&w, c->export_name) == -1 ||
+      put_string (&w, c->auth_user) == -1 ||
+      put_string (&w, c->auth_password) == -1) {
+    explicit_bzero (buf, sizeof buf);
     errno = E2BIG;
     return -1;
   }
   r = send_message (fd, IPC_CONFIG_FETCHER, buf, w.pos);
-  explicit_bzero (buf, sizeof buf);     /* the URL may hold a password */
+  explicit_bzero (buf, sizeof buf);     /* the URL or the password */
   if (r == -1)
     return -1;
   return send_message (fd, IPC_CONFIG_END, NULL, 0);
@@ -189,6 +195,8 @@ config_recv_fetcher (int fd, struct fetcher_config *c)
   c->cainfo = get_string (&r, fw.cainfo_len, MAX_PATH_LENGTH, "CA file");
   c->capath = get_string (&r, fw.capath_len, MAX_PATH_LENGTH, "CA directory");
   c->export_name = get_string (&r, fw.export_name_len, NBD_MAX_STRING, "export name");
+  c->auth_user = get_string (&r, fw.auth_user_len, MAX_SECRET_LENGTH, "user name");
+  c->auth_password = get_string (&r, fw.auth_password_len, MAX_SECRET_LENGTH, "password");
   if (reader_end (&r) == -1)
     fatal ("configuration: trailing bytes in fetcher message");
   explicit_bzero (p, len);

@@ -36,6 +36,8 @@ struct fetcher_config {
   char *cainfo;               /* "" when unset */
   char *capath;               /* "" when unset */
   char *export_name;
+  char *auth_user;            /* --auth-user, "" when unset */
+  char *auth_password;        /* --auth-password, "" when unset: never log it */
 };
 
 /* Supervisor side: write the whole configuration and IPC_CONFIG_END.

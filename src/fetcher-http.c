@@ -123,6 +123,7 @@ static struct {
   unsigned active;
   /* Pinned at open. */
   char *range_url;            /* final URL after redirects: may hold credentials */
+  bool range_same_origin;     /* range_url's scheme, host and port are the URL's */
   bool range_is_http;         /* else FTP(S) */
   char *etag, *last_modified; /* or NULL */
   struct curl_slist *preconditions; /* If-Match or If-Unmodified-Since */
@@ -648,6 +649,13 @@ transfer_setup (struct transfer *t)
   SETOPT (easy, CURLOPT_LOW_SPEED_TIME, (long) DEFAULT_STALL_TIMEOUT);
   if (cfg->cainfo[0] != '\0')
     SETOPT (easy, CURLOPT_CAINFO, cfg->cainfo);
+  /* --auth-user and --auth-password: libcurl sends them to the URL's host
+   * only, never to one a redirect leads to (no CURLOPT_UNRESTRICTED_AUTH);
+   * reads check the pinned URL the same way (transfer_setup_reads). */
+  if (cfg->auth_user[0] != '\0')
+    SETOPT (easy, CURLOPT_USERNAME, cfg->auth_user);
+  if (cfg->auth_password[0] != '\0')
+    SETOPT (easy, CURLOPT_PASSWORD, cfg->auth_password);
   if (cfg->capath[0] != '\0')
     SETOPT (easy, CURLOPT_CAPATH, cfg->capath);
   if (cfg->flags & FETCHER_INSECURE) {
@@ -675,6 +683,11 @@ transfer_setup_reads (struct transfer *t)
 {
   SETOPT (t->easy, CURLOPT_URL, http.range_url);
   SETOPT (t->easy, CURLOPT_FOLLOWLOCATION, 0L);
+  /* Redirected elsewhere: the credentials were for the first host. */
+  if (!http.range_same_origin) {
+    SETOPT (t->easy, CURLOPT_USERNAME, (char *) NULL);
+    SETOPT (t->easy, CURLOPT_PASSWORD, (char *) NULL);
+  }
   SETOPT (t->easy, CURLOPT_NOBODY, 0L);
   if (http.range_is_http) {
     SETOPT (t->easy, CURLOPT_HTTPGET, 1L);
@@ -792,6 +805,7 @@ pin_effective_url (struct transfer *t, bool *is_http)
   if (http.range_url == NULL)
     fatal_errno ("malloc");
   *is_http = kind == URL_HTTP || kind == URL_HTTPS;
+  http.range_same_origin = url_same_origin (effective, http.f->cfg->url);
   if (strcmp (effective, http.f->cfg->url) != 0 && log_verbose ()) {
     char *shown = url_for_log (effective);
     debug ("export \"%s\": redirected to %s; range requests go there",

@@ -330,6 +330,22 @@ client_new (int rfd, int wfd, const char *peer)
   return c;
 }
 
+/* A Unix socket's send buffer is the most a client has queued towards it,
+ * and it starts small (net.core.wmem_default): read replies are written a
+ * fraction of a request at a time, a wakeup each.  Larger, each write
+ * moves many replies.  The kernel caps it at net.core.wmem_max.  TCP
+ * sizes its own buffers (setting one would stop that). */
+static void
+enlarge_send_buffer (int fd)
+{
+  struct sockaddr_storage ss;
+  socklen_t sl = sizeof ss;
+  int size = CLIENT_UNIX_SEND_BUFFER;
+
+  if (getsockname (fd, (struct sockaddr *) &ss, &sl) == 0 && ss.ss_family == AF_UNIX)
+    (void) setsockopt (fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+}
+
 static void
 describe_peer (int fd, char *buf, size_t len)
 {
@@ -371,6 +387,7 @@ accept_clients (int lfd)
       return;
     }
     describe_peer (fd, peer, sizeof peer);
+    enlarge_send_buffer (fd);
     client_new (fd, fd, peer);
   }
 }

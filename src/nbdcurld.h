@@ -55,10 +55,16 @@
  * reading more requests from that client. */
 #define MAX_QUEUED_BYTES          (64u * 1024 * 1024)
 
+/* SO_SNDBUF asked for a client's Unix socket (the kernel caps it at
+ * net.core.wmem_max): several read replies per write. */
+#define CLIENT_UNIX_SEND_BUFFER   (4 * 1024 * 1024)
+
 /* Exports on one command line. */
 #define MAX_EXPORTS               64u
 /* Longest URL, CA path or other configured string. */
 #define MAX_URL_LENGTH            8192u
+/* Longest --auth-user name and --auth-password password. */
+#define MAX_SECRET_LENGTH         1024u
 #define MAX_PATH_LENGTH           4096u
 
 /* Fetcher: HTTP/FTP connections kept per fetcher (--connections). */
@@ -199,7 +205,10 @@ struct fetcher_config_wire {
   uint32_t cainfo_len;         /* 0 .. MAX_PATH_LENGTH */
   uint32_t capath_len;         /* 0 .. MAX_PATH_LENGTH */
   uint32_t export_name_len;    /* 0 .. NBD_MAX_STRING, for log lines */
-  /* then the url, cainfo, capath and export name bytes, in that order */
+  uint32_t auth_user_len;      /* 0 .. MAX_SECRET_LENGTH */
+  uint32_t auth_password_len;  /* 0 .. MAX_SECRET_LENGTH */
+  /* then the url, cainfo, capath, export name, user and password bytes,
+     in that order */
 };
 #define FETCHER_READONLY    (1u << 0)
 #define FETCHER_VERBOSE     (1u << 1)

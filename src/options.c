@@ -19,7 +19,8 @@ enum {
   OPT_EXPORT = 256, OPT_EXPORT_RO, OPT_DESCRIPTION, OPT_RUN, OPT_EXIT_WITH_PARENT,
   OPT_PRINT_URI, OPT_CAINFO, OPT_CAPATH, OPT_INSECURE, OPT_CONNECTIONS,
   OPT_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_HANDSHAKE_TIMEOUT, OPT_HELP,
-  OPT_USER, OPT_GROUP, OPT_SANDBOX_DEBUG, OPT_CLIENT_MEMORY,
+  OPT_USER, OPT_GROUP, OPT_SANDBOX_DEBUG, OPT_CLIENT_MEMORY, OPT_AUTH_USER,
+  OPT_AUTH_PASSWORD,
 };
 
 static const char short_options[] = "e:fi:p:P:rsU:vV";
@@ -48,6 +49,8 @@ static const struct option long_options[] = {
   { "insecure",          no_argument,       NULL, OPT_INSECURE },
   { "connections",       required_argument, NULL, OPT_CONNECTIONS },
   { "client-memory",     required_argument, NULL, OPT_CLIENT_MEMORY },
+  { "auth-user",         required_argument, NULL, OPT_AUTH_USER },
+  { "auth-password",     required_argument, NULL, OPT_AUTH_PASSWORD },
   { "timeout",           required_argument, NULL, OPT_TIMEOUT },
   { "connect-timeout",   required_argument, NULL, OPT_CONNECT_TIMEOUT },
   { "handshake-timeout", required_argument, NULL, OPT_HANDSHAKE_TIMEOUT },
@@ -87,6 +90,9 @@ usage (FILE *fp)
 "      --cainfo FILE         CA certificates for https and ftps\n"
 "      --capath DIR          directory of CA certificates\n"
 "      --insecure            do not verify TLS certificates (testing only)\n"
+"      --auth-user NAME      user name for the web or FTP server\n"
+"      --auth-password -|-FD|+FILE  its password: asked on the terminal,\n"
+"                            read from descriptor FD, or from FILE\n"
 "      --connections N       connections per client to the web server (default %u)\n"
 "      --client-memory SIZE  data one client's reads may hold in flight\n"
 "                            (default %uM; K and M suffixes)\n"
@@ -253,6 +259,23 @@ options_parse (int argc, char **argv, struct options *o)
     case OPT_SANDBOX_DEBUG: o->sandbox_debug = true; break;
     case OPT_CONNECTIONS:
       o->connections = parse_uint ("--connections", optarg, 1, MAX_CONNECTIONS);
+      break;
+    case OPT_AUTH_USER:
+      if (optarg[0] == '\0' || strlen (optarg) > MAX_SECRET_LENGTH)
+        usage_error ("--auth-user needs a name of 1 to %u bytes", MAX_SECRET_LENGTH);
+      o->auth_user = optarg;
+      break;
+    case OPT_AUTH_PASSWORD:
+      /* Never the password itself: every local user can read a command
+       * line (ps, /proc/PID/cmdline). */
+      if (!(strcmp (optarg, "-") == 0 || optarg[0] == '+' ||
+            (optarg[0] == '-' && optarg[1] != '\0' &&
+             strspn (optarg + 1, "0123456789") == strlen (optarg + 1))))
+        usage_error ("--auth-password takes -, -FD or +FILE, not a password: a "
+                     "command line is visible to every local user");
+      if (optarg[0] == '+' && optarg[1] == '\0')
+        usage_error ("--auth-password +FILE needs a file name");
+      o->auth_password_source = optarg;
       break;
     case OPT_CLIENT_MEMORY:
       o->client_memory = parse_size ("--client-memory", optarg,

@@ -34,6 +34,7 @@
 #include "ipc.h"
 #include "log.h"
 #include "sandbox.h"
+#include "secret.h"
 #include "supervisor.h"
 
 /* Fetchers alive at once: one per client, plus ones still exiting after
@@ -47,6 +48,7 @@ static unsigned nlisteners;
 static char *private_dir;             /* -U - or --run: mkdtemp'd */
 static char *unix_socket_path;        /* to unlink at exit */
 static bool socket_activated;
+static char *auth_password;           /* --auth-password's, for the fetchers */
 static bool multi_conn;
 
 static pid_t frontend_pid = -1;
@@ -106,8 +108,52 @@ check_exports (void)
     }
     if (!e->readonly)
       multi_conn = false;
+    if (url_has_password (e->url))
+      notice ("export \"%s\": the URL holds a password, which every local user "
+              "can read on the command line: use --auth-user and --auth-password "
+              "instead", e->name);
     free (shown);
   }
+}
+
+/* ---- Credentials. ---- */
+
+/* --auth-password: read once, before anything runs in the background,
+ * and handed to each fetcher through its configuration pipe. */
+static void
+read_auth_password (void)
+{
+  const char *source = opt.auth_password_source;
+  char err[512];
+  long fd = -1;
+  unsigned i;
+
+  if (source == NULL)
+    return;
+  if (opt.auth_user == NULL)
+    fatal ("--auth-password needs --auth-user (the user name it belongs to)");
+  if (source[0] == '-' && source[1] != '\0') {
+    fd = strtol (source + 1, NULL, 10);     /* digits: checked by options_parse */
+    for (i = 0; i < nlisteners; i++)
+      if (listeners[i] == fd)
+        fatal ("--auth-password %s: descriptor %ld is a socket-activated listener",
+               source, fd);
+  }
+  auth_password = secret_read (source, err, sizeof err);
+  if (auth_password == NULL)
+    fatal ("%s", err);
+  /* secret_read closed the descriptor; keep 0, 1 and 2 open (on
+   * /dev/null) so that nothing opened later takes their place. */
+  if (fd >= 0 && fd <= 2) {
+    int null_fd = open ("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null_fd == -1 || (null_fd != fd && dup2 (null_fd, (int) fd) == -1))
+      fatal_errno ("/dev/null");
+    if (null_fd != fd)
+      close (null_fd);
+    else if (fcntl (null_fd, F_SETFD, 0) == -1)
+      fatal_errno ("fcntl");
+  }
+  debug ("--auth-password: read a password for user %s", opt.auth_user);
 }
 
 /* ---- Paths. ---- */
@@ -553,6 +599,8 @@ spawn_fetcher (const struct ipc_header *req)
     .cainfo = (char *) (opt.cainfo ? opt.cainfo : ""),
     .capath = (char *) (opt.capath ? opt.capath : ""),
     .export_name = e->name,
+    .auth_user = (char *) (opt.auth_user ? opt.auth_user : ""),
+    .auth_password = auth_password ? auth_password : (char *) "",
   };
   area = make_data_area ();
   if (area == -1) {
@@ -804,6 +852,7 @@ supervisor_main (int argc, char **argv)
   log_init (NULL, opt.verbose);
   make_paths_absolute ();
   check_exports ();
+  read_auth_password ();
 
   if (geteuid () == 0) {
     char err[256];

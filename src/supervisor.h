@@ -39,6 +39,8 @@ struct options {
   const char *run;           /* --run CMD */
   const char *pidfile;
   const char *cainfo, *capath;
+  const char *auth_user;     /* --auth-user, or NULL */
+  const char *auth_password_source;  /* --auth-password: -, -FD or +FILE */
   const char *user, *group;  /* --user, --group: children run as these */
   bool sandbox_debug;        /* --sandbox-debug */
   uint32_t connections;

@@ -134,3 +134,41 @@ url_for_log (const char *url)
   curl_url_cleanup (u);
   return strdup ("(unparsable URL)");
 }
+
+bool
+url_has_password (const char *url)
+{
+  CURLU *u = curl_url ();
+  char *password = NULL;
+  bool has = false;
+
+  if (u != NULL && curl_url_set (u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+      curl_url_get (u, CURLUPART_PASSWORD, &password, 0) == CURLUE_OK)
+    has = true;
+  curl_free (password);
+  curl_url_cleanup (u);
+  return has;
+}
+
+bool
+url_same_origin (const char *a, const char *b)
+{
+  static const CURLUPart parts[] = { CURLUPART_SCHEME, CURLUPART_HOST, CURLUPART_PORT };
+  CURLU *ua = curl_url (), *ub = curl_url ();
+  bool same = ua != NULL && ub != NULL &&
+    curl_url_set (ua, CURLUPART_URL, a, 0) == CURLUE_OK &&
+    curl_url_set (ub, CURLUPART_URL, b, 0) == CURLUE_OK;
+  size_t i;
+
+  for (i = 0; same && i < sizeof parts / sizeof parts[0]; i++) {
+    char *pa = NULL, *pb = NULL;
+    same = curl_url_get (ua, parts[i], &pa, CURLU_DEFAULT_PORT) == CURLUE_OK &&
+      curl_url_get (ub, parts[i], &pb, CURLU_DEFAULT_PORT) == CURLUE_OK &&
+      strcasecmp (pa, pb) == 0;
+    curl_free (pa);
+    curl_free (pb);
+  }
+  curl_url_cleanup (ua);
+  curl_url_cleanup (ub);
+  return same;
+}

@@ -7,6 +7,7 @@
 #ifndef NBDCURLD_URL_H
 #define NBDCURLD_URL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 enum url_kind { URL_HTTP, URL_HTTPS, URL_FTP, URL_FTPS, URL_FILE };
@@ -28,5 +29,12 @@ int url_kind_is_readonly (enum url_kind kind);
  * fragment (presigned URLs carry signatures there).  malloc'd; never
  * NULL (falls back to a placeholder). */
 char *url_for_log (const char *url);
+
+/* Does the URL carry a password (user:password@host)? */
+bool url_has_password (const char *url);
+
+/* Same scheme, host and port (default ports filled in)?  Credentials
+ * given for one origin are sent to no other. */
+bool url_same_origin (const char *a, const char *b);
 
 #endif

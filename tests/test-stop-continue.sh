@@ -26,6 +26,7 @@ h.shutdown()
 print('read after resume: ok', flush=True)
 PY
 client=$!
+kill_on_exit "$client"
 for i in $(seq 100); do
     grep -q connected client.txt 2>/dev/null && break
     sleep 0.1

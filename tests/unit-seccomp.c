@@ -24,6 +24,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <netinet/in.h>
 
 #include "policy.h"
 #include "sandbox.h"
@@ -119,6 +120,9 @@ static const struct call forbidden_frontend[] = {
   CALL (SYS_connect, -1, 0, 0),
   CALL (SYS_clone, CLONE_VM | CLONE_THREAD | CLONE_SIGHAND, 0, 0, 0, 0),
   CALL (SYS_newfstatat, AT_FDCWD, 0, 0, 0),
+  /* Only SO_SNDBUF may be set: not SO_RCVBUF, not a TCP option. */
+  CALL (SYS_setsockopt, -1, SOL_SOCKET, SO_RCVBUF, 0, 0),
+  CALL (SYS_setsockopt, -1, IPPROTO_TCP, 1 /* TCP_NODELAY */, 0, 0),
 };
 
 /* Refused in fetchers: creating or truncating files, packet sockets,
@@ -141,6 +145,8 @@ static const struct call allowed_frontend[] = {
   CALL (SYS_mmap, 0, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
   CALL (SYS_fcntl, -1, F_GETFL),
   CALL (SYS_getpid),
+  CALL (SYS_setsockopt, -1, SOL_SOCKET, SO_SNDBUF, 0, 0),
+  CALL (SYS_restart_syscall),
 };
 
 static const struct call allowed_fetcher[] = {

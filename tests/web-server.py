@@ -19,8 +19,9 @@
 #   /head-405/FILE      HEAD refused with 405; GET works
 #   /redirect-file/FILE every request: 302 to file:///etc/passwd
 #   /redirect/FILE      every request: 302 to /good/FILE
-#   /redirect-to/PORT/FILE  every request: 302 to
-#                       http://127.0.0.1:PORT/good/FILE (another server)
+#   /redirect-to/[ADDR:]PORT/FILE  every request: 302 to
+#                       http://ADDR:PORT/good/FILE (another server; ADDR is
+#                       a 127.x.y.z address, 127.0.0.1 when not given)
 #   /status-500/FILE    every request: 500
 #   /stall/FILE         HEAD works; GET sends its headers, then nothing
 #   /slow-head/FILE     HEAD sends nothing for a long time; GET works
@@ -32,10 +33,11 @@
 # The port is printed on stdout (one line) once the server listens, so a
 # test can start it with port 0 and read the port back.  One line per
 # request goes to the log (stderr by default):
-#   GET /ignore-range/disk.img range=bytes=0-4095 status=200 body_bytes_sent=N path_total=M
+#   GET /ignore-range/disk.img range=bytes=0-4095 status=200 body_bytes_sent=N path_total=M auth=no
 # body_bytes_sent counts what this response wrote to the socket (also when
 # the client hung up early); path_total sums it over all requests for the
-# path, so a test can prove that no whole body was sent.
+# path, so a test can prove that no whole body was sent; auth says whether
+# the request carried an Authorization header.
 #
 # Only the standard library, and only for tests on 127.0.0.1.
 
@@ -121,9 +123,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with log_lock:
             total = path_totals.get(self.path, 0) + sent
             path_totals[self.path] = total
-        log("%s %s range=%s status=%d body_bytes_sent=%d path_total=%d" % (
+        log("%s %s range=%s status=%d body_bytes_sent=%d path_total=%d auth=%s" % (
             self.command, self.path, self.headers.get("Range", "-"),
-            status, sent, total))
+            status, sent, total,
+            "yes" if "Authorization" in self.headers else "no"))
 
     def reply(self, status, headers=(), body=b""):
         """A complete small response with an exact Content-Length."""
@@ -159,12 +162,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def resolve(self):
         """Map /MODE/FILE to (mode, path in DIR, name), or reply 404."""
         parts = self.path.split("?", 1)[0].split("/")
-        # /redirect-to/PORT/FILE: FILE is on the other server, not here.
-        if (len(parts) == 4 and parts[0] == "" and parts[1] == "redirect-to"
-                and re.fullmatch(r"[0-9]{1,5}", parts[2])
-                and 0 < int(parts[2]) < 65536
+        # /redirect-to/[ADDR:]PORT/FILE: FILE is on the other server, not
+        # here (ADDR: a loopback address, 127.0.0.1 when not given).
+        m = (re.fullmatch(r"(127\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}:)?([0-9]{1,5})", parts[2])
+             if len(parts) == 4 else None)
+        if (m and parts[0] == "" and parts[1] == "redirect-to"
+                and 0 < int(m.group(2)) < 65536
                 and parts[3] not in ("", ".", "..")):
-            return parts[1], None, "%d/%s" % (int(parts[2]), parts[3])
+            return parts[1], None, "%s%d/%s" % (m.group(1) or "127.0.0.1:",
+                                                int(m.group(2)), parts[3])
         if (len(parts) != 3 or parts[0] != "" or parts[1] not in MODES
                 or parts[2] in ("", ".", "..")):
             self.reply(404, body=b"not found\n")
@@ -237,9 +243,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.reply(302, [("Location", "/good/" + name)])
             return
         if mode == "redirect-to":
-            port, name = name.split("/", 1)
-            self.reply(302, [("Location",
-                              "http://127.0.0.1:%s/good/%s" % (port, name))])
+            where, name = name.split("/", 1)
+            self.reply(302, [("Location", "http://%s/good/%s" % (where, name))])
             return
         if head and mode in ("head-403", "head-405"):
             status = int(mode[5:])

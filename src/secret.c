@@ -1,0 +1,167 @@
+/* secret.c: passwords from a terminal, a descriptor or a file. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "nbdcurld.h"
+#include "secret.h"
+
+/* Read fd to its end into buf (cap bytes at most); returns the length, or
+ * -1 with errno (E2BIG: longer than cap).  For the terminal, one line. */
+static ssize_t
+read_all (int fd, char *buf, size_t cap, bool one_line)
+{
+  size_t len = 0;
+
+  for (;;) {
+    ssize_t r;
+    if (len == cap) {
+      errno = E2BIG;
+      return -1;
+    }
+    r = read (fd, buf + len, cap - len);
+    if (r == -1 && errno == EINTR)
+      continue;
+    if (r == -1)
+      return -1;
+    if (r == 0)
+      return (ssize_t) len;
+    len += (size_t) r;                  /* r <= cap - len */
+    if (one_line && buf[len - 1] == '\n')
+      return (ssize_t) len;
+  }
+}
+
+/* What went wrong reading: read_all's E2BIG is a password too long. */
+static const char *
+read_error (int e)
+{
+  static char too_long[64];
+
+  if (e != E2BIG)
+    return strerror (e);
+  snprintf (too_long, sizeof too_long, "the password is longer than %u bytes",
+            MAX_SECRET_LENGTH);
+  return too_long;
+}
+
+/* Ask on the controlling terminal with echo off; restored afterwards. */
+static ssize_t
+read_from_terminal (char *buf, size_t cap, char *err, size_t errlen)
+{
+  static const char prompt[] = "nbdcurld: password: ";
+  struct termios saved, quiet;
+  ssize_t len;
+  int fd = open ("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
+  int saved_errno;
+
+  if (fd == -1) {
+    snprintf (err, errlen, "--auth-password -: no terminal to ask on (%s); "
+              "use --auth-password +FILE or -FD", strerror (errno));
+    return -1;
+  }
+  if (tcgetattr (fd, &saved) == -1) {
+    snprintf (err, errlen, "--auth-password -: /dev/tty: %s", strerror (errno));
+    close (fd);
+    return -1;
+  }
+  quiet = saved;
+  quiet.c_lflag &= (tcflag_t) ~(ECHO | ECHOE | ECHOK | ECHONL);
+  quiet.c_lflag |= ICANON;
+  /* Echo off (and type-ahead dropped) before the prompt: what is typed
+   * after it is never shown. */
+  if (tcsetattr (fd, TCSAFLUSH, &quiet) == -1 ||
+      write (fd, prompt, sizeof prompt - 1) == -1) {
+    tcsetattr (fd, TCSAFLUSH, &saved);
+    snprintf (err, errlen, "--auth-password -: /dev/tty: %s", strerror (errno));
+    close (fd);
+    return -1;
+  }
+  len = read_all (fd, buf, cap, true);
+  saved_errno = errno;
+  tcsetattr (fd, TCSAFLUSH, &saved);
+  if (write (fd, "\n", 1) == -1) {
+    /* The echo of the line end is cosmetic. */
+  }
+  close (fd);
+  if (len == -1)
+    snprintf (err, errlen, "--auth-password -: reading the terminal: %s",
+              read_error (saved_errno));
+  return len;
+}
+
+char *
+secret_read (const char *source, char *err, size_t errlen)
+{
+  /* One byte more than allowed to tell "too long", two for CR LF. */
+  char buf[MAX_SECRET_LENGTH + 2];
+  ssize_t len = -1;
+  char *secret;
+
+  if (strcmp (source, "-") == 0)
+    len = read_from_terminal (buf, sizeof buf, err, errlen);
+  else if (source[0] == '-') {
+    char *end;
+    long fd;
+    errno = 0;
+    fd = strtol (source + 1, &end, 10);
+    if (errno != 0 || *end != '\0' || fd < 0 || fd > 65535) {
+      snprintf (err, errlen, "--auth-password %s: not a descriptor number", source);
+      return NULL;
+    }
+    len = read_all ((int) fd, buf, sizeof buf, false);
+    if (len == -1)
+      snprintf (err, errlen, "--auth-password: reading descriptor %ld: %s", fd,
+                read_error (errno));
+    close ((int) fd);
+  }
+  else if (source[0] == '+') {
+    int fd = open (source + 1, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd == -1) {
+      snprintf (err, errlen, "--auth-password: %s: %s", source + 1, strerror (errno));
+      return NULL;
+    }
+    len = read_all (fd, buf, sizeof buf, false);
+    if (len == -1)
+      snprintf (err, errlen, "--auth-password: %s: %s", source + 1,
+                read_error (errno));
+    close (fd);
+  }
+  else {
+    snprintf (err, errlen, "--auth-password takes -, -FD or +FILE");
+    return NULL;
+  }
+  if (len == -1)
+    goto fail;
+
+  /* Drop one line end: LF or CR LF (len >= 1 before each check). */
+  if (len > 0 && buf[len - 1] == '\n')
+    len--;
+  if (len > 0 && buf[len - 1] == '\r')
+    len--;
+  if ((size_t) len > MAX_SECRET_LENGTH) {
+    snprintf (err, errlen, "--auth-password: the password is longer than %u bytes",
+              MAX_SECRET_LENGTH);
+    goto fail;
+  }
+  if (memchr (buf, '\0', (size_t) len) || memchr (buf, '\n', (size_t) len) ||
+      memchr (buf, '\r', (size_t) len)) {
+    snprintf (err, errlen, "--auth-password: the password must be one line without "
+              "NUL bytes");
+    goto fail;
+  }
+  secret = strndup (buf, (size_t) len);
+  explicit_bzero (buf, sizeof buf);
+  if (secret == NULL)
+    snprintf (err, errlen, "--auth-password: out of memory");
+  return secret;
+
+ fail:
+  explicit_bzero (buf, sizeof buf);
+  return NULL;
+}

@@ -1,0 +1,19 @@
+/*
+ * secret.h: reading a password from where --auth-password says, so that
+ * it is never on a command line (visible to every local user) or in the
+ * environment (inherited, and readable in /proc by the same user).
+ */
+#ifndef NBDCURLD_SECRET_H
+#define NBDCURLD_SECRET_H
+
+#include <stddef.h>
+
+/* SOURCE is "-" (ask on the controlling terminal, without echo), "-FD"
+ * (read descriptor FD to its end, then close it) or "+FILE" (read FILE).
+ * One trailing newline (LF or CR LF) is dropped; the rest must be at most
+ * MAX_SECRET_LENGTH bytes without NUL or line breaks.  Returns the
+ * malloc'd password, or NULL with a message for the user in err (the
+ * message never quotes the password). */
+char *secret_read (const char *source, char *err, size_t errlen);
+
+#endif
