@@ -22,7 +22,7 @@ PACKAGES=(
     libcurl4-openssl-dev libseccomp-dev libcap-ng-dev
     libnbd-bin python3-libnbd nbdkit nginx-light qemu-utils
     mandoc openssl curl procps iproute2
-    hyperfine fio qemu-block-extra
+    hyperfine fio qemu-block-extra python3-pyftpdlib
 )
 
 say() { printf '==> %s\n' "$*"; }
