@@ -13,6 +13,7 @@
 
 #include "config-build.h"
 #include "log.h"
+#include "secret.h"
 #include "supervisor.h"
 
 enum {
@@ -66,7 +67,8 @@ usage (FILE *fp)
   fprintf (fp,
 "Usage: nbdcurld [OPTIONS] URL\n"
 "       nbdcurld [OPTIONS] --export NAME=URL [--export NAME=URL ...]\n"
-"Serve http, https, ftp, ftps or file URLs as NBD exports.\n"
+"Serve http, https, ftp, ftps or file URLs as NBD exports.  A URL given as\n"
+"+FILE is read from FILE (keeps secrets in URLs off the command line).\n"
 "\n"
 "Exports:\n"
 "  -e, --exportname NAME     name of the single URL export (default \"\")\n"
@@ -178,7 +180,18 @@ add_export (struct options *o, const char *name, const char *url, bool ro)
       usage_error ("export \"%s\" is given twice", name);
   e = &o->exports[o->nexports++];
   e->name = strdup (name);
-  e->url = strdup (url);
+  /* "+FILE": the URL is in FILE, so that a presigned URL's signature or a
+   * password is not on the command line.  No URL starts with "+" (a
+   * scheme starts with a letter). */
+  if (url[0] == '+') {
+    char err[512];
+    e->url = secret_read_url (url, err, sizeof err);
+    if (e->url == NULL)
+      usage_error ("export \"%s\": %s", name, err);
+    e->url_from_file = true;
+  }
+  else
+    e->url = strdup (url);
   e->description = strdup ("");
   if (e->name == NULL || e->url == NULL || e->description == NULL)
     fatal_errno ("strdup");

@@ -37,22 +37,30 @@ read_all (int fd, char *buf, size_t cap, bool one_line)
   }
 }
 
-/* What went wrong reading: read_all's E2BIG is a password too long. */
+/* What is read, for messages. */
+struct secret_kind {
+  const char *option;           /* "--auth-password" */
+  const char *noun;             /* "password" */
+  size_t max;                   /* longest accepted */
+};
+
+/* What went wrong reading: read_all's E2BIG is a secret too long. */
 static const char *
-read_error (int e)
+read_error (const struct secret_kind *k, int e)
 {
-  static char too_long[64];
+  static char too_long[96];
 
   if (e != E2BIG)
     return strerror (e);
-  snprintf (too_long, sizeof too_long, "the password is longer than %u bytes",
-            MAX_SECRET_LENGTH);
+  snprintf (too_long, sizeof too_long, "the %s is longer than %zu bytes",
+            k->noun, k->max);
   return too_long;
 }
 
 /* Ask on the controlling terminal with echo off; restored afterwards. */
 static ssize_t
-read_from_terminal (char *buf, size_t cap, char *err, size_t errlen)
+read_from_terminal (const struct secret_kind *k, char *buf, size_t cap,
+                    char *err, size_t errlen)
 {
   static const char prompt[] = "nbdcurld: password: ";
   struct termios saved, quiet;
@@ -91,77 +99,99 @@ read_from_terminal (char *buf, size_t cap, char *err, size_t errlen)
   close (fd);
   if (len == -1)
     snprintf (err, errlen, "--auth-password -: reading the terminal: %s",
-              read_error (saved_errno));
+              read_error (k, saved_errno));
   return len;
 }
 
-char *
-secret_read (const char *source, char *err, size_t errlen)
+/* Read a secret from SOURCE (see secret.h); with allow_prompt and
+ * allow_fd false only "+FILE" is accepted. */
+static char *
+read_secret (const struct secret_kind *k, const char *source, bool allow_other,
+             char *err, size_t errlen)
 {
   /* One byte more than allowed to tell "too long", two for CR LF. */
-  char buf[MAX_SECRET_LENGTH + 2];
+  size_t cap = k->max + 2;
+  char *buf = malloc (cap);
   ssize_t len = -1;
-  char *secret;
+  char *secret = NULL;
 
-  if (strcmp (source, "-") == 0)
-    len = read_from_terminal (buf, sizeof buf, err, errlen);
-  else if (source[0] == '-') {
+  if (buf == NULL) {
+    snprintf (err, errlen, "%s: out of memory", k->option);
+    return NULL;
+  }
+  if (allow_other && strcmp (source, "-") == 0)
+    len = read_from_terminal (k, buf, cap, err, errlen);
+  else if (allow_other && source[0] == '-') {
     char *end;
     long fd;
     errno = 0;
     fd = strtol (source + 1, &end, 10);
     if (errno != 0 || *end != '\0' || fd < 0 || fd > 65535) {
-      snprintf (err, errlen, "--auth-password %s: not a descriptor number", source);
-      return NULL;
+      snprintf (err, errlen, "%s %s: not a descriptor number", k->option, source);
+      goto out;
     }
-    len = read_all ((int) fd, buf, sizeof buf, false);
+    len = read_all ((int) fd, buf, cap, false);
     if (len == -1)
-      snprintf (err, errlen, "--auth-password: reading descriptor %ld: %s", fd,
-                read_error (errno));
+      snprintf (err, errlen, "%s: reading descriptor %ld: %s", k->option, fd,
+                read_error (k, errno));
     close ((int) fd);
   }
   else if (source[0] == '+') {
     int fd = open (source + 1, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd == -1) {
-      snprintf (err, errlen, "--auth-password: %s: %s", source + 1, strerror (errno));
-      return NULL;
+      snprintf (err, errlen, "%s: %s: %s", k->option, source + 1, strerror (errno));
+      goto out;
     }
-    len = read_all (fd, buf, sizeof buf, false);
+    len = read_all (fd, buf, cap, false);
     if (len == -1)
-      snprintf (err, errlen, "--auth-password: %s: %s", source + 1,
-                read_error (errno));
+      snprintf (err, errlen, "%s: %s: %s", k->option, source + 1, read_error (k, errno));
     close (fd);
   }
   else {
-    snprintf (err, errlen, "--auth-password takes -, -FD or +FILE");
-    return NULL;
+    snprintf (err, errlen, allow_other ? "%s takes -, -FD or +FILE" : "%s takes +FILE",
+              k->option);
+    goto out;
   }
   if (len == -1)
-    goto fail;
+    goto out;
 
   /* Drop one line end: LF or CR LF (len >= 1 before each check). */
   if (len > 0 && buf[len - 1] == '\n')
     len--;
   if (len > 0 && buf[len - 1] == '\r')
     len--;
-  if ((size_t) len > MAX_SECRET_LENGTH) {
-    snprintf (err, errlen, "--auth-password: the password is longer than %u bytes",
-              MAX_SECRET_LENGTH);
-    goto fail;
+  if ((size_t) len > k->max) {
+    snprintf (err, errlen, "%s: the %s is longer than %zu bytes", k->option,
+              k->noun, k->max);
+    goto out;
   }
   if (memchr (buf, '\0', (size_t) len) || memchr (buf, '\n', (size_t) len) ||
       memchr (buf, '\r', (size_t) len)) {
-    snprintf (err, errlen, "--auth-password: the password must be one line without "
-              "NUL bytes");
-    goto fail;
+    snprintf (err, errlen, "%s: the %s must be one line without NUL bytes",
+              k->option, k->noun);
+    goto out;
   }
   secret = strndup (buf, (size_t) len);
-  explicit_bzero (buf, sizeof buf);
   if (secret == NULL)
-    snprintf (err, errlen, "--auth-password: out of memory");
+    snprintf (err, errlen, "%s: out of memory", k->option);
+ out:
+  explicit_bzero (buf, cap);
+  free (buf);
   return secret;
+}
 
- fail:
-  explicit_bzero (buf, sizeof buf);
-  return NULL;
+char *
+secret_read (const char *source, char *err, size_t errlen)
+{
+  static const struct secret_kind password = {
+    "--auth-password", "password", MAX_SECRET_LENGTH,
+  };
+  return read_secret (&password, source, true, err, errlen);
+}
+
+char *
+secret_read_url (const char *source, char *err, size_t errlen)
+{
+  static const struct secret_kind url = { "URL file", "URL", MAX_URL_LENGTH };
+  return read_secret (&url, source, false, err, errlen);
 }

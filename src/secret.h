@@ -16,4 +16,9 @@
  * message never quotes the password). */
 char *secret_read (const char *source, char *err, size_t errlen);
 
+/* A URL given as "+FILE" (presigned URLs carry their signature in the
+ * query string): the first line of FILE, at most MAX_URL_LENGTH bytes,
+ * under the same rules. */
+char *secret_read_url (const char *source, char *err, size_t errlen);
+
 #endif

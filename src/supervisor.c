@@ -108,10 +108,10 @@ check_exports (void)
     }
     if (!e->readonly)
       multi_conn = false;
-    if (url_has_password (e->url))
+    if (url_has_password (e->url) && !e->url_from_file)
       notice ("export \"%s\": the URL holds a password, which every local user "
-              "can read on the command line: use --auth-user and --auth-password "
-              "instead", e->name);
+              "can read on the command line: use --auth-user and --auth-password, "
+              "or give the URL as +FILE", e->name);
     free (shown);
   }
 }

@@ -14,6 +14,7 @@
 struct export_spec {
   char *name;
   char *url;                 /* may hold credentials: log url_for_log() */
+  bool url_from_file;        /* given as +FILE, not on the command line */
   char *description;         /* "" when none */
   bool readonly;             /* -r, --export-ro, or a protocol that cannot write */
   enum url_kind kind;

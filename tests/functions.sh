@@ -194,6 +194,18 @@ EOF
     fail "nginx did not start"
 }
 
+# port_from FILE WHAT: the port a server started in the background prints
+# as the first line of FILE once it listens (waits up to 10 s).
+port_from() {
+    local file=$1 what=$2 i
+    for i in $(seq 100); do
+        [ -s "$file" ] && break
+        sleep 0.1
+    done
+    [ -s "$file" ] || fail "$what did not start"
+    head -n 1 "$file"
+}
+
 # start_web_server DIR: serve DIR with tests/web-server.py at $WEB_URL
 # (paths /MODE/FILE, see web-server.py); its request log is $WEB_LOG.
 start_web_server() {

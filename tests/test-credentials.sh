@@ -118,20 +118,11 @@ no_password_in inurl.log
 $PY "$srcdir/web-server.py" --bind 127.0.0.2 --log "$tmp/target.log" \
     "$tmp/www" > target.port &
 kill_on_exit $!
-for i in $(seq 100); do
-    [ -s target.port ] && break
-    sleep 0.1
-done
-target_port=$(head -n 1 target.port)
-[ -n "$target_port" ] || fail "the second web server did not start"
+target_port=$(port_from target.port "the second web server")
 $PY "$srcdir/web-server.py" --bind 127.0.0.1 --port "$target_port" \
     --log "$tmp/first.log" "$tmp/www" > first.port &
 kill_on_exit $!
-for i in $(seq 100); do
-    [ -s first.port ] && break
-    sleep 0.1
-done
-[ -s first.port ] || fail "the first web server did not start (port $target_port taken?)"
+port_from first.port "the first web server (on port $target_port)" > /dev/null
 serve redirect.log --auth-user alice --auth-password "+$tmp/pw.txt" \
     "http://127.0.0.1:$target_port/redirect-to/127.0.0.2:$target_port/disk.img" ||
     fail "redirected: $(tail -n 3 redirect.log)"
@@ -141,3 +132,13 @@ grep -q 'range=bytes' target.log || fail "no reads reached the second server"
 ! grep -q 'auth=yes' target.log ||
     fail "credentials went to the host a redirect led to: $(grep 'auth=yes' target.log | head -n 2)"
 no_password_in redirect.log
+
+# The whole URL from a file ("+FILE"), as for a presigned URL: served, no
+# notice (it is not on the command line), nothing of it in the log.
+printf 'http://alice:%s@127.0.0.1:%s/disk.img\n' "$password" "$NGINX_PORT" > url.txt
+serve urlfile.log "+$tmp/url.txt" || fail "URL from a file: $(tail -n 3 urlfile.log)"
+copied || fail "URL from a file: copy differs"
+! grep -q 'holds a password' urlfile.log || fail "a notice about a URL that came from a file"
+no_password_in urlfile.log
+serve urlfile2.log --export-ro "disk=+$tmp/url.txt" || fail "--export NAME=+FILE: $(tail -n 3 urlfile2.log)"
+expect_message 'URL file.*no such file' "+$tmp/no-url.txt"

@@ -36,12 +36,7 @@ PY
 : > ftp.port
 $PY ftp-server.py "$tmp/pub" "$tmp/home" "$password" > ftp.port 2> ftp.log &
 kill_on_exit $!
-for i in $(seq 100); do
-    [ -s ftp.port ] && break
-    sleep 0.1
-done
-port=$(head -n 1 ftp.port)
-[ -n "$port" ] || fail "the FTP server did not start: $(tail -n 5 ftp.log)"
+port=$(port_from ftp.port "the FTP server")
 url=ftp://127.0.0.1:$port
 
 # Size and a whole copy.
