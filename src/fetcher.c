@@ -315,7 +315,7 @@ fetcher_sandbox (const struct fetcher *f)
       paths[npaths++] = (struct sandbox_path) { cfg->cainfo, SANDBOX_READ };
     if (cfg->capath[0])
       paths[npaths++] = (struct sandbox_path) { cfg->capath, SANDBOX_READ };
-    nports = sandbox_url_ports (cfg->url, ports, sizeof ports / sizeof ports[0], &any_port);
+    nports = url_connect_ports (cfg->url, ports, sizeof ports / sizeof ports[0], &any_port);
     if (nports < 0)
       fatal ("export \"%s\": cannot find the port of %s", f->export_name, f->log_url);
   }

@@ -1,7 +1,8 @@
 /*
- * main.c: one binary, three roles.  The supervisor re-executes this same
- * binary for each child with a role argument that users never type; the
- * child then reads everything else from its fixed fds (nbdcurld.h).
+ * main.c: the supervisor, and the fetchers it starts by re-executing this
+ * same binary with a role argument that users never type; a child then
+ * reads everything else from its fixed fds (nbdcurld.h).  The front-end
+ * is its own executable (frontend-main.c).
  */
 #include <string.h>
 
@@ -10,8 +11,6 @@
 int
 main (int argc, char **argv)
 {
-  if (argc == 2 && strcmp (argv[1], ROLE_ARG_FRONTEND) == 0)
-    return frontend_main ();
   if (argc == 2 && strcmp (argv[1], ROLE_ARG_FETCHER) == 0)
     return fetcher_main ();
   return supervisor_main (argc, argv);

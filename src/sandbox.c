@@ -24,7 +24,6 @@
 #include <unistd.h>
 #include <linux/capability.h>
 #include <cap-ng.h>
-#include <curl/curl.h>
 
 #include "log.h"
 #include "sandbox.h"
@@ -380,42 +379,6 @@ const struct sandbox_path sandbox_network_paths[] = {
   { "/var/lib/ca-certificates", SANDBOX_READ },     /* openSUSE */
 };
 const size_t sandbox_network_npaths = sizeof sandbox_network_paths / sizeof sandbox_network_paths[0];
-
-int
-sandbox_url_ports (const char *url, uint16_t *ports, size_t max, bool *any_port)
-{
-  CURLU *u = curl_url ();
-  char *scheme = NULL, *port = NULL, *host = NULL;
-  unsigned char addr[16];
-  int n = -1;
-  long p;
-
-  *any_port = false;
-  if (u == NULL || max < 2)
-    goto out;
-  if (curl_url_set (u, CURLUPART_URL, url, 0) != CURLUE_OK ||
-      curl_url_get (u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
-      curl_url_get (u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
-      curl_url_get (u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK)
-    goto out;
-  p = strtol (port, NULL, 10);
-  if (p < 1 || p > 65535)
-    goto out;
-  n = 0;
-  ports[n++] = (uint16_t) p;
-  /* FTP data connections (passive mode) go to a port the server names. */
-  if (strcasecmp (scheme, "ftp") == 0 || strcasecmp (scheme, "ftps") == 0)
-    *any_port = true;
-  /* A host name: DNS answers too long for UDP are asked again over TCP. */
-  if (host[0] != '[' && inet_pton (AF_INET, host, addr) != 1 && p != 53)
-    ports[n++] = 53;
- out:
-  curl_free (scheme);
-  curl_free (host);
-  curl_free (port);
-  curl_url_cleanup (u);
-  return n;
-}
 
 /* ---- For the supervisor ---- */
 

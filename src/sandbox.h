@@ -94,12 +94,6 @@ void sandbox_prepare_fetcher (bool network);
 extern const struct sandbox_path sandbox_network_paths[];
 extern const size_t sandbox_network_npaths;
 
-/* TCP ports a fetcher must reach for url: its port (or the scheme's
- * default), and 53 for DNS over TCP when the host is a name.  Sets
- * *any_port for ftp and ftps (passive data connections go to a port the
- * server picks).  Returns the number of ports, or -1 if url does not
- * parse. */
-int sandbox_url_ports (const char *url, uint16_t *ports, size_t max, bool *any_port);
 
 /* The supervisor, before its own sandbox: look up --user and --group
  * (NULL: "nobody" and that user's group).  Returns 0, or -1 after

@@ -30,6 +30,7 @@
 #include <netinet/tcp.h>
 #include <unistd.h>
 
+#include "config-build.h"
 #include "config.h"
 #include "ipc.h"
 #include "log.h"
@@ -43,6 +44,7 @@
 
 static struct options opt;
 static int self_exe_fd = -1;          /* this binary, for fexecve */
+static int frontend_exe_fd = -1;      /* the front-end's executable */
 static int listeners[64];
 static unsigned nlisteners;
 static char *private_dir;             /* -U - or --run: mkdtemp'd */
@@ -114,6 +116,43 @@ check_exports (void)
               "or give the URL as +FILE", e->name);
     free (shown);
   }
+}
+
+/* ---- Executables. ---- */
+
+/* The front-end is its own executable, FRONTEND_EXE, linked without
+ * libcurl, OpenSSL and their libraries: the process that reads every
+ * client byte maps none of their code, and starts in a fraction of the
+ * memory.  It is looked for next to this binary (a build tree, or a
+ * package that installs both in one directory), then in LIBEXECDIR.
+ * Opened now, before any privilege is dropped, and executed by
+ * descriptor. */
+static int
+open_frontend_executable (void)
+{
+  char self[4096], *slash, *path = NULL;
+  ssize_t n = readlink ("/proc/self/exe", self, sizeof self - 1);
+  int fd = -1;
+
+  if (n > 0) {
+    self[n] = '\0';
+    slash = strrchr (self, '/');
+    if (slash != NULL) {
+      *slash = '\0';
+      if (asprintf (&path, "%s/%s", self, FRONTEND_EXE) == -1)
+        fatal_errno ("asprintf");
+      fd = open (path, O_RDONLY | O_CLOEXEC);
+      free (path);
+    }
+  }
+  if (fd == -1) {
+    fd = open (LIBEXECDIR "/" FRONTEND_EXE, O_RDONLY | O_CLOEXEC);
+    if (fd == -1)
+      fatal_errno ("cannot open the front-end executable %s (next to this "
+                   "program or in %s): is nbdcurld installed completely?",
+                   FRONTEND_EXE, LIBEXECDIR);
+  }
+  return fd;
 }
 
 /* ---- Credentials. ---- */
@@ -411,8 +450,9 @@ child_environment (void)
   return env;
 }
 
-/* fork+exec this binary as `role` with fds[i] at fd 3 + i and nothing
- * else open but stdin, stdout and stderr.  Returns the pid. */
+/* fork+exec this binary (the front-end's executable for the front-end)
+ * as `role` with fds[i] at fd 3 + i and nothing else open but stdin,
+ * stdout and stderr.  Returns the pid. */
 static pid_t
 spawn_child (const char *role_arg, const int *fds, unsigned nfds)
 {
@@ -428,7 +468,8 @@ spawn_child (const char *role_arg, const int *fds, unsigned nfds)
 
     /* Move every fd out of the way first (this binary's too), so that no
      * dup2 below can overwrite one that has not been placed yet. */
-    exe = fcntl (self_exe_fd, F_DUPFD_CLOEXEC, 100);
+    exe = fcntl (strcmp (role_arg, ROLE_ARG_FRONTEND) == 0 ? frontend_exe_fd : self_exe_fd,
+                 F_DUPFD_CLOEXEC, 100);
     if (exe == -1)
       _exit (127);
     for (i = 0; i < nfds; i++) {
@@ -874,6 +915,7 @@ supervisor_main (int argc, char **argv)
   self_exe_fd = open ("/proc/self/exe", O_RDONLY | O_CLOEXEC);
   if (self_exe_fd == -1)
     fatal_errno ("cannot open /proc/self/exe to start the other processes");
+  frontend_exe_fd = open_frontend_executable ();
 
   if (socket_activated) {
     if (opt.single || opt.port || opt.ipaddr || opt.unix_path)

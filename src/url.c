@@ -1,5 +1,6 @@
 /* url.c: see url.h.  Parsing is libcurl's URL API, so the fetcher and the
  * supervisor agree with libcurl itself about what a URL means. */
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -171,4 +172,40 @@ url_same_origin (const char *a, const char *b)
   curl_url_cleanup (ua);
   curl_url_cleanup (ub);
   return same;
+}
+
+int
+url_connect_ports (const char *url, uint16_t *ports, size_t max, bool *any_port)
+{
+  CURLU *u = curl_url ();
+  char *scheme = NULL, *port = NULL, *host = NULL;
+  unsigned char addr[16];
+  int n = -1;
+  long p;
+
+  *any_port = false;
+  if (u == NULL || max < 2)
+    goto out;
+  if (curl_url_set (u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+      curl_url_get (u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+      curl_url_get (u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
+      curl_url_get (u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK)
+    goto out;
+  p = strtol (port, NULL, 10);
+  if (p < 1 || p > 65535)
+    goto out;
+  n = 0;
+  ports[n++] = (uint16_t) p;
+  /* FTP data connections (passive mode) go to a port the server names. */
+  if (strcasecmp (scheme, "ftp") == 0 || strcasecmp (scheme, "ftps") == 0)
+    *any_port = true;
+  /* A host name: DNS answers too long for UDP are asked again over TCP. */
+  if (host[0] != '[' && inet_pton (AF_INET, host, addr) != 1 && p != 53)
+    ports[n++] = 53;
+ out:
+  curl_free (scheme);
+  curl_free (host);
+  curl_free (port);
+  curl_url_cleanup (u);
+  return n;
 }

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 enum url_kind { URL_HTTP, URL_HTTPS, URL_FTP, URL_FTPS, URL_FILE };
 
@@ -36,5 +37,12 @@ bool url_has_password (const char *url);
 /* Same scheme, host and port (default ports filled in)?  Credentials
  * given for one origin are sent to no other. */
 bool url_same_origin (const char *a, const char *b);
+
+/* TCP ports a fetcher must reach for url: its port (or the scheme's
+ * default), and 53 for DNS over TCP when the host is a name.  Sets
+ * *any_port for ftp and ftps (passive data connections go to a port the
+ * server picks).  Returns the number of ports, or -1 if url does not
+ * parse. */
+int url_connect_ports (const char *url, uint16_t *ports, size_t max, bool *any_port);
 
 #endif
