@@ -39,7 +39,7 @@
 set -euo pipefail
 
 srcdir=$(cd "$(dirname "$0")" && pwd)
-# The nginx configuration parts every private nginx shares.
+# What every private nginx shares (nginx_launch, free_port), and stop_pid.
 source "$srcdir/nginx.sh"
 root=$(cd "$srcdir/.." && pwd)
 PY=/usr/bin/python3
@@ -192,19 +192,6 @@ tmp=$(mktemp -d "${TMPDIR:-/var/tmp}/nbdcurld-bench.XXXXXX")
 bg_pids=()
 nginx_pid=""
 
-stop_pid() {
-    local pid=$1 i
-    if kill "$pid" 2>/dev/null; then
-        for i in $(seq 50); do
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.1
-        done
-        # qemu-nbd stuck in its curl driver ignores SIGTERM.
-        kill -KILL "$pid" 2>/dev/null || true
-    fi
-    wait "$pid" 2>/dev/null || true
-}
-
 cleanup() {
     local status=$? p
     set +e
@@ -259,20 +246,11 @@ else
 fi
 size_mib=$(( size_bytes / 1048576 ))
 
-free_port() {
-    "$PY" -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
-}
-
-start_nginx() {
-    local user="" attempt i port
+# The benchmark's nginx: two workers, keep-alive for the whole run.
+bench_nginx_conf() {
+    local user=""
     [ "$(id -u)" -eq 0 ] && user="user root;"
-    for attempt in 1 2 3 4 5; do
-        port=$(free_port)
-        rm -f "$tmp/nginx.pid"
-        cat > "$tmp/nginx.conf" <<EOF
+    cat <<EOF
 $(nginx_main_conf "$tmp")
 master_process on;
 worker_processes 2;
@@ -285,29 +263,16 @@ $(nginx_http_conf "$tmp")
     keepalive_requests 100000;
     keepalive_timeout 300s;
     server {
-        listen 127.0.0.1:$port;
+        listen 127.0.0.1:$1;
         root $tmp/www;
     }
 }
 EOF
-        /usr/sbin/nginx -p "$tmp" -e "$tmp/nginx-error.log" \
-            -c "$tmp/nginx.conf" </dev/null >/dev/null 2>&1 &
-        nginx_pid=$!
-        URL=http://127.0.0.1:$port/disk.img
-        for i in $(seq 100); do
-            kill -0 "$nginx_pid" 2>/dev/null || break
-            if [ -s "$tmp/nginx.pid" ] &&
-                    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-                return 0
-            fi
-            sleep 0.1
-        done
-        stop_pid "$nginx_pid"
-        nginx_pid=""
-    done
-    die "nginx did not start: $(tail -n 5 "$tmp/nginx-error.log" 2>/dev/null)"
 }
-start_nginx
+nginx_launch "$tmp" bench_nginx_conf ||
+    die "nginx did not start: $(tail -n 5 "$tmp/nginx-error.log" 2>/dev/null)"
+nginx_pid=$NGINX_PID
+URL=http://127.0.0.1:$NGINX_PORT/disk.img
 say "nginx serves $URL"
 say "warming the page cache"
 cat "$image" > /dev/null

@@ -13,7 +13,7 @@ if [ "$(ps -o sid= -p $$ | tr -d ' ')" != "$$" ]; then
 fi
 
 srcdir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# The nginx configuration parts every private nginx shares.
+# What every private nginx shares (nginx_launch, free_port), and stop_pid.
 source "$srcdir/nginx.sh"
 
 # meson passes NBDCURLD; by hand, use the usual build directory.
@@ -42,18 +42,7 @@ _cleanup_fns=()
 cleanup_fn() { _cleanup_fns+=("$*"); }
 
 # Kill PID at exit: TERM, then KILL if it is still there after 5 s.
-kill_on_exit() { cleanup_fn _stop_pid "$1"; }
-_stop_pid() {
-    local pid=$1 i
-    kill "$pid" 2>/dev/null || return 0
-    for i in $(seq 50); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    kill -KILL "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-    return 0
-}
+kill_on_exit() { cleanup_fn stop_pid "$1"; }
 
 _cleanup() {
     local status=$? i
@@ -122,25 +111,6 @@ md5_of() { md5sum < "$1" | cut -d' ' -f1; }
 # make_image FILE SIZE: SIZE in bytes or with head's suffixes (10M = 10 MiB).
 make_image() { head -c "$2" /dev/urandom > "$1"; }
 
-# Print a TCP port that was free a moment ago.
-free_port() {
-    $PY -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
-}
-
-# Wait up to 10 s for a TCP port on 127.0.0.1 to accept connections.
-_wait_port() {
-    local port=$1 pid=$2 i
-    for i in $(seq 100); do
-        kill -0 "$pid" 2>/dev/null || return 1
-        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
-
 # ---- web servers ----
 
 # start_nginx DIR [LISTEN_OPTIONS [SERVER_LINES]]: serve DIR at $NGINX_URL
@@ -148,18 +118,19 @@ _wait_port() {
 # listen line and SERVER_LINES (e.g. certificate lines) into the server
 # block; a TLS caller builds its own URL from $NGINX_PORT.
 start_nginx() {
-    local dir=$1 listen_options=${2:-} server_lines=${3:-}
-    local conf=$tmp/nginx.conf user="" attempt i pid
+    _nginx_dir=$1 _nginx_listen_options=${2:-} _nginx_server_lines=${3:-}
     requires /usr/sbin/nginx
+    nginx_launch "$tmp" _nginx_conf ||
+        fail "nginx did not start: $(tail -n 5 "$tmp/nginx-error.log" 2>/dev/null)"
+    kill_on_exit "$NGINX_PID"
+    NGINX_URL=http://127.0.0.1:$NGINX_PORT
+}
+_nginx_conf() {
+    local user=""
     # Workers as root can read any test directory; as non-root nginx
     # ignores "user", and the test directory is the caller's anyway.
     [ "$(id -u)" -eq 0 ] && user="user root;"
-    # A port free a moment ago may be taken by a test running in parallel
-    # before nginx binds it: then try another.
-    for attempt in 1 2 3 4 5; do
-        NGINX_PORT=$(free_port)
-        rm -f "$tmp/nginx.pid"
-        cat > "$conf" <<EOF
+    cat <<EOF
 $(nginx_main_conf "$tmp")
 master_process on;
 worker_processes 1;
@@ -170,28 +141,12 @@ $(nginx_http_conf "$tmp")
     types { application/octet-stream img; }
     sendfile on;
     server {
-        listen 127.0.0.1:$NGINX_PORT $listen_options;
-        root $dir;
-        $server_lines
+        listen 127.0.0.1:$1 $_nginx_listen_options;
+        root $_nginx_dir;
+        $_nginx_server_lines
     }
 }
 EOF
-        # -e: the error log before the config is read, not /var/log/nginx.
-        /usr/sbin/nginx -p "$tmp" -e "$tmp/nginx-error.log" -c "$conf" &
-        pid=$!
-        kill_on_exit "$pid"
-        # nginx writes its pid file only after binding its sockets.
-        for i in $(seq 100); do
-            kill -0 "$pid" 2>/dev/null || break
-            if [ -s "$tmp/nginx.pid" ] && _wait_port "$NGINX_PORT" "$pid"; then
-                NGINX_URL=http://127.0.0.1:$NGINX_PORT
-                return 0
-            fi
-            sleep 0.1
-        done
-        _stop_pid "$pid"
-    done
-    fail "nginx did not start"
 }
 
 # port_from FILE WHAT: the port a server started in the background prints
@@ -256,7 +211,7 @@ start_nbdcurld() {
 nbd_uri() { echo "nbd+unix:///$1?socket=$NBD_SOCK"; }
 
 # Stop the nbdcurld started last (e.g. to restart it with other options).
-stop_nbdcurld() { _stop_pid "$NBDCURLD_PID"; }
+stop_nbdcurld() { stop_pid "$NBDCURLD_PID"; }
 
 # Processes named like nbdcurld's in this session (meson gives every test
 # its own session): anything listed after a server was stopped was leaked.

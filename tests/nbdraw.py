@@ -608,6 +608,16 @@ class Conn:
 
 # ---- The server under test ----
 
+def import_nbd():
+    """libnbd's Python module, or a TAP skip (exit 77) without it."""
+    try:
+        import nbd
+    except ImportError:
+        print("1..0 # SKIP python3-libnbd (import nbd) not available")
+        sys.exit(77)
+    return nbd
+
+
 def nbdcurld_path():
     return os.environ.get("NBDCURLD", DEFAULT_NBDCURLD)
 
@@ -837,9 +847,11 @@ class Tap:
         return 0 if self.failed == 0 else 1
 
 
-def run_cases_against_server(cases, img_size, watchdog_seconds, setup, teardown=None):
+def run_cases_against_server(cases, img_size, watchdog_seconds, namespace, teardown=None):
     """The main of a test over one read-only file: export: make the image,
-    start the server, let setup(tmp, img, server) keep them, run the cases
+    start the server, set TMP, IMG and SRV in namespace (the test module's
+    globals(), which its cases read) to the directory, the image and the
+    server, run the cases
     as TAP (a case during which the server died fails), then teardown()
     and stop.  Returns the exit status: 0 only if every case passed and
     the server was alive to the end."""
@@ -856,7 +868,7 @@ def run_cases_against_server(cases, img_size, watchdog_seconds, setup, teardown=
         diag(e)
         rmtree(tmp)
         return 1
-    setup(tmp, img, srv)
+    namespace.update(TMP=tmp, IMG=img, SRV=srv)
 
     def check_alive():
         if not srv.alive():

@@ -14,7 +14,7 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 root=$(pwd)
-# The nginx configuration parts every private nginx shares.
+# What every private nginx shares (nginx_launch), and stop_pid.
 source "$root/tests/nginx.sh"
 
 PACKAGES=(
@@ -83,27 +83,33 @@ build() {
 
 # ---- demo ----
 
-free_port() {
-    /usr/bin/python3 -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
-}
-
 demo_tmp=""
 nginx_pid=""
 demo_cleanup() {
-    if [ -n "$nginx_pid" ]; then
-        kill "$nginx_pid" 2>/dev/null || true
-        wait "$nginx_pid" 2>/dev/null || true
-    fi
+    [ -z "$nginx_pid" ] || stop_pid "$nginx_pid"
     if [ -n "$demo_tmp" ]; then
         rm -rf "$demo_tmp"
     fi
 }
 
+# The demo's nginx: one process (master_process off), so it runs as us.
+demo_nginx_conf() {
+    cat <<EOF
+$(nginx_main_conf "$demo_tmp")
+master_process off;
+events { worker_connections 64; }
+http {
+$(nginx_http_conf "$demo_tmp")
+    server {
+        listen 127.0.0.1:$1;
+        root $demo_tmp/www;
+    }
+}
+EOF
+}
+
 demo() {
-    local port url sum_image sum_copy
+    local url sum_image sum_copy
     install_deps
     build build
     if ! command -v nbdinfo >/dev/null || ! command -v nbdcopy >/dev/null; then
@@ -118,31 +124,12 @@ demo() {
     say "making a 64 MiB sample image"
     head -c 64M /dev/urandom > "$demo_tmp/www/sample.img"
 
-    # nginx with its own configuration, in the foreground and as one
-    # process (so it runs as us and can read our private directory).
-    port=$(free_port)
-    cat > "$demo_tmp/nginx.conf" <<EOF
-$(nginx_main_conf "$demo_tmp")
-master_process off;
-events { worker_connections 64; }
-http {
-$(nginx_http_conf "$demo_tmp")
-    server {
-        listen 127.0.0.1:$port;
-        root $demo_tmp/www;
-    }
-}
-EOF
-    /usr/sbin/nginx -p "$demo_tmp" -e "$demo_tmp/nginx-error.log" \
-        -c "$demo_tmp/nginx.conf" &
-    nginx_pid=$!
-    url=http://127.0.0.1:$port/sample.img
-    for _ in $(seq 100); do
-        curl -sf -r 0-0 -o /dev/null "$url" && break
-        kill -0 "$nginx_pid" 2>/dev/null ||
-            die "nginx did not start: $(cat "$demo_tmp/nginx-error.log")"
-        sleep 0.1
-    done
+    # nginx with its own configuration, as one process (so it runs as us
+    # and can read our private directory).
+    nginx_launch "$demo_tmp" demo_nginx_conf ||
+        die "nginx did not start: $(cat "$demo_tmp/nginx-error.log")"
+    nginx_pid=$NGINX_PID
+    url=http://127.0.0.1:$NGINX_PORT/sample.img
     say "nginx serves $url"
 
     say "nbdcurld -r $url --run 'nbdinfo ... && nbdcopy ...'"

@@ -216,6 +216,12 @@ class Fetcher:
         self.log.seek(0)
         return self.log.read().decode(errors="replace")
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
     def close(self):
         self.sock.close()
         if self.status is None:
@@ -282,21 +288,17 @@ def check_reads(fx, data, reads):
 # ---- file: tests ----
 
 def t_opened_and_reads():
-    fx = Fetcher(URL)
-    try:
+    with Fetcher(URL) as fx:
         check_opened(fx, IMAGE_SIZE, FETCHER_CAN_WRITE | FETCHER_CAN_FLUSH | FETCHER_CAN_FUA)
         check_reads(fx, IMAGE, ODD_READS)
         fx.sock.shutdown(socket.SHUT_WR)
         check(fx.wait() == 0, "exit status %s after EOF" % fx.status)
-    finally:
-        fx.close()
 
 
 def t_write_lands():
     copy = os.path.join(tmpdir, "write.img")
     shutil.copyfile(image, copy)
-    fx = Fetcher("file://" + copy)
-    try:
+    with Fetcher("file://" + copy) as fx:
         check_opened(fx, IMAGE_SIZE, 7)
         new = os.urandom(10001)
         off = 54321
@@ -311,21 +313,16 @@ def t_write_lands():
             check(f.read() == expect, "the file on disk does not hold the write")
         fx.sock.shutdown(socket.SHUT_WR)
         check(fx.wait() == 0, "exit status %s" % fx.status)
-    finally:
-        fx.close()
 
 
 def t_readonly():
-    fx = Fetcher(URL, flags=FETCHER_READONLY)
-    try:
+    with Fetcher(URL, flags=FETCHER_READONLY) as fx:
         check_opened(fx, IMAGE_SIZE, 0)
         check_reads(fx, IMAGE, [(3, 5)])
         fx.write(1, 0, b"x")
         fx.expect_nothing_then_eof()
         st = fx.wait()
         check(st > 0, "exit status %s after a write to a read-only export" % st)
-    finally:
-        fx.close()
     with open(image, "rb") as f:
         check(f.read() == IMAGE, "a read-only image changed")
 
@@ -333,28 +330,22 @@ def t_readonly():
 def t_missing_file():
     """A file: fetcher started without the image's descriptor (the
     supervisor never does that) refuses to open, naming the export."""
-    fx = Fetcher("file://" + os.path.join(tmpdir, "no-such.img"))
-    try:
+    with Fetcher("file://" + os.path.join(tmpdir, "no-such.img")) as fx:
         size, flags, err = fx.opened()
         check(err == errno.EBADF, "OPENED error %d, expected EBADF" % err)
         check(size == 0 and flags == 0, "OPENED with an error has size and flags 0")
         check(fx.wait() == 1, "exit status %s" % fx.status)
         check("no-such.img" in fx.stderr(), "the log names the file")
-    finally:
-        fx.close()
 
 
 def t_eof_mid_header():
-    fx = Fetcher(URL)
-    try:
+    with Fetcher(URL) as fx:
         check_opened(fx, IMAGE_SIZE, 7)
         fx.send(header(IPC_READ, id_=1, offset=0, length=1)[:20])
         fx.sock.shutdown(socket.SHUT_WR)
         fx.expect_nothing_then_eof()
         st = fx.wait()
         check(st > 0, "exit status %s" % st)
-    finally:
-        fx.close()
 
 
 BAD_REQUESTS = [
@@ -395,8 +386,7 @@ def make_bad_request_test(name, data):
         # only, not because the export is read-only.
         copy = os.path.join(tmpdir, "bad.img")
         shutil.copyfile(image, copy)
-        fx = Fetcher("file://" + copy)
-        try:
+        with Fetcher("file://" + copy) as fx:
             check_opened(fx, IMAGE_SIZE, 7)
             # A good read first: the process is serving.
             check_reads(fx, IMAGE, [(10, 10)])
@@ -408,8 +398,6 @@ def make_bad_request_test(name, data):
             check(st > 0, "killed by signal %d" % -st)
             check("protocol violation" in fx.stderr(),
                   "no warning logged: %r" % fx.stderr())
-        finally:
-            fx.close()
         with open(copy, "rb") as f:
             check(f.read() == IMAGE, "the image changed")
     test.__name__ = name
@@ -438,14 +426,11 @@ def http_open_ok(mode, connections=4):
 
 def make_http_good_test(mode, connections):
     def test():
-        fx = http_open_ok(mode, connections)
-        try:
+        with http_open_ok(mode, connections) as fx:
             reads = ODD_READS + [(i * 65536 + 17, 65536) for i in range(40)]
             check_reads(fx, IMAGE, reads)
             fx.sock.shutdown(socket.SHUT_WR)
             check(fx.wait() == 0, "exit status %s" % fx.status)
-        finally:
-            fx.close()
     test.__name__ = "http %s: open and pipelined reads (%d connections)" % (mode, connections)
     return test
 
@@ -453,20 +438,16 @@ def make_http_good_test(mode, connections):
 def t_http_queue_full():
     # More requests than transfers plus the fetcher's queue (128): it must
     # stop reading, then go on as replies drain, and answer every one.
-    fx = http_open_ok("good", 2)
-    try:
+    with http_open_ok("good", 2) as fx:
         reads = [((i * 7919) % (IMAGE_SIZE - 4096), 4096) for i in range(200)]
         check_reads(fx, IMAGE, reads)
         fx.sock.shutdown(socket.SHUT_WR)
         check(fx.wait() == 0, "exit status %s" % fx.status)
-    finally:
-        fx.close()
 
 
 def t_http_half_close():
     # shutdown(SHUT_WR) right after the requests: the replies still come.
-    fx = http_open_ok("good", 3)
-    try:
+    with http_open_ok("good", 3) as fx:
         reads = [(i * 100003, 50000) for i in range(20)]
         for i, (off, ln) in enumerate(reads):
             fx.read(i, off, ln)
@@ -476,29 +457,23 @@ def t_http_half_close():
             off, ln = reads[id_]
             check(err == 0 and payload == IMAGE[off:off + ln], "read %d: wrong reply" % id_)
         check(fx.wait() == 0, "exit status %s" % fx.status)
-    finally:
-        fx.close()
 
 
 def t_http_close_while_stalled():
     # Closing the socket entirely, with a read stuck on a stalled server:
     # the fetcher leaves at once instead of waiting for the transfer.
-    fx = http_open_ok("stall", 1)
-    try:
+    with http_open_ok("stall", 1) as fx:
         fx.read(1, 0, 4096)
         time.sleep(0.3)
         fx.sock.close()
         start = time.time()
         check(fx.wait() == 0, "exit status %s" % fx.status)
         check(time.time() - start < 5, "took %.1f s to exit" % (time.time() - start))
-    finally:
-        fx.close()
 
 
 def make_http_eio_test(mode, expect_log):
     def test():
-        fx = http_open_ok(mode)
-        try:
+        with http_open_ok(mode) as fx:
             fx.read(5, 1000, 100000)
             id_, err, payload = fx.reply()
             check((id_, err, payload) == (5, errno.EIO, b""),
@@ -506,36 +481,28 @@ def make_http_eio_test(mode, expect_log):
             check(expect_log in fx.stderr(), "log lacks %r: %r" % (expect_log, fx.stderr()))
             fx.sock.shutdown(socket.SHUT_WR)
             check(fx.wait() == 0, "exit status %s" % fx.status)
-        finally:
-            fx.close()
     test.__name__ = "http %s: read fails with EIO" % mode
     return test
 
 
 def make_http_refused_test(path, expect_errno, expect_log):
     def test():
-        fx = Fetcher(web_url + path)
-        try:
+        with Fetcher(web_url + path) as fx:
             size, flags, err = fx.opened()
             check(err == expect_errno, "OPENED error %d, expected %d" % (err, expect_errno))
             check(fx.wait() == 1, "exit status %s" % fx.status)
             check(expect_log in fx.stderr(), "log lacks %r: %r" % (expect_log, fx.stderr()))
-        finally:
-            fx.close()
     test.__name__ = "http %s: open refused (errno %d)" % (path, expect_errno)
     return test
 
 
 def t_http_ignore_range_not_downloaded():
     # HEAD claims ranges, GET ignores them: the reply is cut off at once.
-    fx = http_open_ok("ignore-range")
-    try:
+    with http_open_ok("ignore-range") as fx:
         fx.read(1, 0, 4096)
         check(fx.reply()[:2] == (1, errno.EIO), "expected EIO")
         fx.sock.shutdown(socket.SHUT_WR)
         fx.wait()
-    finally:
-        fx.close()
     # The server logs a response when it is over, which is when the
     # fetcher hung up.
     sent = []
@@ -566,14 +533,11 @@ def t_python_http_server_refused():
                 break
             except OSError:
                 time.sleep(0.05)
-        fx = Fetcher("http://127.0.0.1:%d/disk.img" % port)
-        try:
+        with Fetcher("http://127.0.0.1:%d/disk.img" % port) as fx:
             size, flags, err = fx.opened()
             check(err == errno.EIO, "OPENED error %d, expected EIO" % err)
             check(fx.wait() == 1, "exit status %s" % fx.status)
             check("does not support byte ranges" in fx.stderr(), "log: %r" % fx.stderr())
-        finally:
-            fx.close()
     finally:
         srv.kill()
         srv.wait()

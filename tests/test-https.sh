@@ -101,7 +101,7 @@ kill_on_exit "$bg_pid"
 nbdcopy "nbd+unix:///?socket=$tmp/bg.sock" bg.img ||
     fail "background: copy failed: $(cat bg.log)"
 [ "$(md5_of bg.img)" = "$sum" ] || fail "background: copy differs"
-_stop_pid "$bg_pid" || true    # (not set -e safe)
+stop_pid "$bg_pid"
 
 # Without the CA: the export cannot be opened; no data, a reason in the log.
 echo "== no CA"

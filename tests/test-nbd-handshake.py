@@ -262,33 +262,25 @@ def test_info_name_length_overflow():
     server_accepts_new_client()
 
 
+def invalid_or_closed(opt, data):
+    """Option opt with a malformed payload on a new connection: answered
+    ERR_INVALID with the connection still usable, or closed."""
+    with new() as c:
+        try:
+            final = expect_reply(c, opt, data)
+            assert final.reply == N.REP_ERR_INVALID, final
+            still_works(c)
+        except Closed:
+            pass
+
+
 def test_info_request_count_overflow():
     """INFO whose info-request count runs past the option length ->
     ERR_INVALID (or closed); trailing bytes after the list too"""
-    with new() as c:
-        data = N.info_payload("")[:-2] + struct.pack(">H", 0xFFFF)
-        try:
-            final = expect_reply(c, N.OPT_INFO, data)
-            assert final.reply == N.REP_ERR_INVALID, final
-            still_works(c)
-        except Closed:
-            pass
-    with new() as c:
-        data = N.info_payload("", [N.INFO_EXPORT]) + b"\x00"
-        try:
-            final = expect_reply(c, N.OPT_INFO, data)
-            assert final.reply == N.REP_ERR_INVALID, final
-            still_works(c)
-        except Closed:
-            pass
-    with new() as c:
-        # Too short to hold even the name length.
-        try:
-            final = expect_reply(c, N.OPT_GO, b"\x00\x00")
-            assert final.reply == N.REP_ERR_INVALID, final
-            still_works(c)
-        except Closed:
-            pass
+    invalid_or_closed(N.OPT_INFO, N.info_payload("")[:-2] + struct.pack(">H", 0xFFFF))
+    invalid_or_closed(N.OPT_INFO, N.info_payload("", [N.INFO_EXPORT]) + b"\x00")
+    # Too short to hold even the name length.
+    invalid_or_closed(N.OPT_GO, b"\x00\x00")
     server_accepts_new_client()
 
 
@@ -606,10 +598,7 @@ CASES = [
 
 
 def main():
-    def keep(tmp, img, srv):
-        global TMP, IMG, SRV
-        TMP, IMG, SRV = tmp, img, srv
-    return N.run_cases_against_server(CASES, IMG_SIZE, 300, keep)
+    return N.run_cases_against_server(CASES, IMG_SIZE, 300, globals())
 
 
 if __name__ == "__main__":

@@ -539,10 +539,7 @@ CASES = [
 
 
 def main():
-    def keep(tmp, img, srv):
-        global TMP, IMG, SRV
-        TMP, IMG, SRV = tmp, img, srv
-    return N.run_cases_against_server(CASES, IMG_SIZE, 400, keep)
+    return N.run_cases_against_server(CASES, IMG_SIZE, 400, globals())
 
 
 if __name__ == "__main__":

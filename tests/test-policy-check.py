@@ -11,20 +11,13 @@ sees exactly what the build compiles.  sanitizer.policy is not checked
 against these lists: it is only in sanitizer builds, never in releases.
 """
 
-import importlib.util
 import os
 import subprocess
 import sys
 import tempfile
 
-sys.dont_write_bytecode = True   # no __pycache__ in the source tree
-SRCDIR = os.environ.get('srcdir') or os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(SRCDIR)
-GENERATOR = os.path.join(ROOT, 'policy', 'compile-policy.py')
-
-spec = importlib.util.spec_from_file_location('compile_policy', GENERATOR)
-cp = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(cp)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from policytest import ROOT, GENERATOR, policy, result, finish  # noqa: E402
 
 # Allowed in no role, supervisor included: its filter is inherited by every
 # child.
@@ -61,25 +54,6 @@ NEVER_FRONTEND = NEVER_CHILDREN | {
     'faccessat2', 'readlink', 'readlinkat', 'getdents64', 'chdir', 'fchdir',
     'sendfile', 'ioctl',
 }
-
-tests = 0
-failures = 0
-
-
-def result(ok, text, detail=None):
-    global tests, failures
-    tests += 1
-    print(f'{"ok" if ok else "not ok"} {tests} - {text}')
-    if not ok:
-        failures += 1
-        if detail:
-            for line in str(detail).splitlines():
-                print(f'# {line}')
-
-
-def policy(role):
-    return cp.parse_file(os.path.join(ROOT, 'policy', f'{role}.policy'))[0]
-
 
 def allowing(rules):
     """Names of calls some rule lets through (errno rules let nothing
@@ -194,5 +168,4 @@ with tempfile.TemporaryDirectory() as tmp:
         result(f'#line 5 "{good}"' in text and text.count('SCMP_SYS (socket)') == 3,
                'generated table: one rule per alternative, #line per rule', text)
 
-print(f'1..{tests}')
-sys.exit(1 if failures else 0)
+finish()

@@ -18,11 +18,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nbdraw as N                                       # noqa: E402
 
-try:
-    import nbd
-except ImportError:
-    print("1..0 # SKIP python3-libnbd (import nbd) not available")
-    sys.exit(77)
+nbd = N.import_nbd()
 
 NCLIENTS = 3
 IMG_SIZE = 8 * 1024 * 1024
@@ -232,10 +228,7 @@ def disconnect_all():
 
 
 def main():
-    def keep(tmp, img, srv):
-        global TMP, IMG, SRV
-        TMP, IMG, SRV = tmp, img, srv
-    return N.run_cases_against_server(CASES, IMG_SIZE, 120, keep, teardown=disconnect_all)
+    return N.run_cases_against_server(CASES, IMG_SIZE, 120, globals(), teardown=disconnect_all)
 
 
 if __name__ == "__main__":

@@ -91,7 +91,7 @@ for name in direct same-port on-b; do
 done
 grep -q ' /good/disk.img ' "$B_LOG" || fail "on-b: B logged no request"
 
-stop_nbdcurld || true       # (_stop_pid is not set -e safe)
+stop_nbdcurld
 if grep -h 'killed by signal' probe.log "$NBDCURLD_LOG"; then
     fail "a process was killed by a signal"
 fi

@@ -62,7 +62,7 @@ wait "$copy_pid" || fail "local: the parallel copy failed"
 [ "$(md5_of local1.img)" = "$sum" ] || fail "local: copy 1 differs"
 [ "$(md5_of local2.img)" = "$sum" ] || fail "local: copy 2 differs"
 
-stop_nbdcurld || true    # (_stop_pid is not set -e safe)
+stop_nbdcurld
 if grep -h 'killed by signal' run.log "$NBDCURLD_LOG"; then
     fail "a process was killed by a signal (seccomp refusing a resolver call?)"
 fi

@@ -27,11 +27,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nbdraw as N                                       # noqa: E402
 
-try:
-    import nbd
-except ImportError:
-    print("1..0 # SKIP python3-libnbd (import nbd) not available")
-    sys.exit(77)
+nbd = N.import_nbd()
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TEST_BINARY = os.environ.get("NBDCURLD_TEST", "build/src/nbdcurld-test")

@@ -24,44 +24,21 @@ binary).
 """
 
 import glob
-import importlib.util
 import os
 import re
 import subprocess
 import sys
 
-sys.dont_write_bytecode = True   # no __pycache__ in the source tree
-SRCDIR = os.environ.get('srcdir') or os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.abspath(SRCDIR))
-GENERATOR = os.path.join(ROOT, 'policy', 'compile-policy.py')
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from policytest import ROOT, policy, result, finish  # noqa: E402
 SECURITY_MD = os.path.join(ROOT, 'SECURITY.md')
 MANPAGE = os.path.join(ROOT, 'man', 'nbdcurld.8')
 NBDCURLD = os.environ.get('NBDCURLD') or os.path.join(ROOT, 'build', 'src', 'nbdcurld')
-
-spec = importlib.util.spec_from_file_location('compile_policy', GENERATOR)
-cp = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(cp)
 
 # Table column -> policy file.  sanitizer.policy is only in sanitizer
 # builds, never in releases: the table describes release builds.
 ROLES = {'supervisor': 'supervisor', 'front-end': 'frontend', 'fetcher': 'fetcher'}
 MASK64 = (1 << 64) - 1
-
-tests = 0
-failures = 0
-
-
-def result(ok, text, detail=None):
-    global tests, failures
-    tests += 1
-    print(f'{"ok" if ok else "not ok"} {tests} - {text}')
-    if not ok:
-        failures += 1
-        if detail:
-            for line in str(detail).splitlines():
-                print(f'# {line}')
-    return ok
-
 
 # ---- Constants that policy conditions and table values use ----
 
@@ -236,10 +213,6 @@ def native_syscalls():
     return names or None
 
 
-def policy(role_file):
-    return cp.parse_file(os.path.join(ROOT, 'policy', f'{role_file}.policy'))[0]
-
-
 def allows(rules, name, args, names):
     """Some allow entry for name whose conditions can hold for args."""
     return [r for r in rules if r.name == name and r.errno is None and
@@ -382,5 +355,4 @@ def check_options():
 check_table()
 check_limits()
 check_options()
-print(f'1..{tests}')
-sys.exit(1 if failures else 0)
+finish()
