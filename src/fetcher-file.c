@@ -4,6 +4,7 @@
  * Requests are served one at a time, in order: a local pread or pwrite is
  * quick next to the round trip through the front-end, and the page cache
  * does the read-ahead.  Writable unless the configuration says read-only.
+ * Reads of a read-only export go through the data pipe when they fit.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -113,6 +115,65 @@ file_read (struct fetcher *f, const struct fetcher_request *req)
   return 0;
 }
 
+/* A read of a read-only export through the data pipe (nbdcurld.h): the
+ * page cache's pages go into the pipe, and no byte is copied here.
+ * Returns true when the read was answered (with its data announced, or
+ * EIO), false when it must go through the data area instead: the pipe
+ * filled with this read's own bytes before it was complete, which only
+ * pieces smaller than a page can do (the bytes already in are dropped). */
+static bool
+file_read_piped (struct fetcher *f, const struct fetcher_request *req)
+{
+  loff_t offset = (loff_t) req->offset;
+  size_t done = 0;
+
+  /* Each pass moves at least one byte, waits for room, or returns. */
+  while (done < req->length) {
+    ssize_t r = splice (image_fd, &offset, fetcher_pipe_fd, NULL, req->length - done,
+                        SPLICE_F_NONBLOCK);
+    if (r > 0) {
+      done += (size_t) r;
+      continue;
+    }
+    if (r == -1 && errno == EINTR)
+      continue;
+    if (r == -1 && errno == EPIPE) {
+      /* The front-end closed the pipe: its client is gone. */
+      debug ("the front-end closed the data pipe; exiting");
+      exit (EXIT_SUCCESS);
+    }
+    if (r == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      struct pollfd pfd = { .fd = fetcher_pipe_fd, .events = POLLOUT };
+      int queued = 0;
+      /* The front-end drains only what it was told about. */
+      fetcher_flush_replies ();
+      if (ioctl (fetcher_pipe_fd, FIONREAD, &queued) == 0 && queued >= 0 &&
+          (size_t) queued <= done) {
+        if (done > 0)
+          fetcher_pipe_discard ((uint32_t) done);
+        return false;
+      }
+      if (poll (&pfd, 1, -1) == -1 && errno != EINTR)
+        fatal_errno ("poll");
+      continue;
+    }
+    if (r == 0)
+      warn ("export \"%s\": read of %" PRIu32 " bytes at offset %" PRIu64
+            " from %s hit the end of the file after %zu bytes: the file "
+            "shrank while it was served", f->export_name, req->length,
+            req->offset, f->log_url, done);
+    else
+      warn_errno ("export \"%s\": read of %" PRIu32 " bytes at offset %" PRIu64
+                  " from %s", f->export_name, req->length, req->offset, f->log_url);
+    if (done > 0)
+      fetcher_pipe_discard ((uint32_t) done);
+    fetcher_reply (req->id, EIO);
+    return true;
+  }
+  fetcher_reply_piped (req->id);
+  return true;
+}
+
 static uint32_t
 file_write (struct fetcher *f, const struct fetcher_request *req)
 {
@@ -181,6 +242,8 @@ file_serve (struct fetcher *f)
 
     switch (req.type) {
     case IPC_READ:
+      if (req.length <= fetcher_pipe_read_max && file_read_piped (f, &req))
+        continue;                    /* answered */
       error = file_read (f, &req);   /* straight into the data area */
       break;
     case IPC_WRITE:

@@ -32,107 +32,11 @@
 #include <curl/curl.h>
 
 #include "config-build.h"
-#include "fetcher.h"
-#include "log.h"
+#include "fetcher-http.h"
 
-/* Requests waiting for a free transfer.  A well-behaved front-end keeps
- * at most MAX_INFLIGHT_PER_CLIENT requests in flight, so this only fills
- * when it misbehaves; then its socket is simply not read until a transfer
- * finishes. */
-#define QUEUE_SIZE MAX_INFLIGHT_PER_CLIENT
+struct http_state http;
 
-/* libcurl's receive buffer per transfer: bigger than the 16 KiB default
- * means fewer callbacks for large reads; small enough that a body we
- * refuse is cut off early. */
-#define CURL_RECEIVE_BUFFER (128L * 1024)
-
-/* Sequential reads waiting together are fetched as one ranged GET of up
- * to this many bytes (and parts): fewer HTTP requests for the server, the
- * connection and libcurl to handle.  Each part is answered as soon as its
- * last byte arrives, so coalescing adds no wait; the data goes straight to
- * each request's place in the data area, so it adds no memory either. */
-#define COALESCE_MAX_BYTES (8u * 1024 * 1024)
-#define COALESCE_MAX_PARTS 32
-
-/* How much of a server's header value a log line quotes. */
-#define LOG_QUOTE_MAX 128
-
-/* Longest message about one transfer's problem. */
-#define PROBLEM_MAX 384
-
-enum transfer_mode {
-  MODE_HEAD,                  /* open: HEAD (or FTP SIZE), redirects followed */
-  MODE_PROBE,                 /* open: GET bytes=0-0, redirects followed */
-  MODE_READ,                  /* serve: one range of the pinned URL */
-};
-
-enum accept_ranges { RANGES_UNSAID, RANGES_BYTES, RANGES_NONE, RANGES_OTHER };
-
-/* What the headers of one HTTP response said.  Cleared at every status
- * line, so only the last response of a transfer counts (a transfer sees
- * interim 1xx responses, and redirects while opening). */
-struct response {
-  bool have_content_range;
-  bool content_range_bad;       /* unparsable */
-  bool content_range_repeated;
-  bool content_range_unsatisfied; /* "bytes * /TOTAL" (416) */
-  uint64_t range_first, range_last, range_total;
-  bool range_total_known;
-  char content_range_text[LOG_QUOTE_MAX];
-  enum accept_ranges accept_ranges;
-  bool content_encoded;
-  char content_encoding_text[LOG_QUOTE_MAX];
-  /* MODE_READ: a validator differs from the one pinned at open. */
-  bool etag_differs, last_modified_differs;
-  char validator_text[LOG_QUOTE_MAX];
-  /* Open modes: the validators, to pin (malloc'd, or NULL). */
-  char *etag, *last_modified;
-};
-
-struct transfer {
-  CURL *easy;
-  struct transfer *next_free;
-  enum transfer_mode mode;
-  bool parse_headers;         /* HTTP, not FTP */
-  /* The request: one range, offset and length (the whole range). */
-  uint64_t id, offset;
-  uint32_t length;
-  uint8_t *data;              /* probe: exactly length bytes; reads: NULL */
-  size_t received;            /* <= length */
-  /* Reads: the requests the range covers, in order, each with its place
-   * in the data area; parts before next_part are complete and answered. */
-  struct {
-    uint64_t id;
-    uint8_t *data;
-    uint32_t length;
-  } parts[COALESCE_MAX_PARTS];
-  unsigned nparts, next_part;
-  size_t part_received;       /* of parts[next_part] */
-  bool response_checked;      /* check_response ran, at the first body byte */
-  struct response resp;
-  char problem[PROBLEM_MAX];  /* first thing found wrong, or "" */
-  char errbuf[CURL_ERROR_SIZE];
-  char message[CURL_ERROR_SIZE + 64];  /* curl_message's text */
-};
-
-static struct {
-  struct fetcher *f;
-  CURLM *multi;
-  struct transfer *pool;      /* f->cfg->connections transfers */
-  struct transfer *free_list;
-  unsigned active;
-  /* Pinned at open. */
-  char *range_url;            /* final URL after redirects: may hold credentials */
-  bool range_same_origin;     /* range_url's scheme, host and port are the URL's */
-  bool range_is_http;         /* else FTP(S) */
-  char *etag, *last_modified; /* or NULL */
-  struct curl_slist *preconditions; /* If-Match or If-Unmodified-Since */
-  /* Requests waiting for a transfer: ring buffer. */
-  struct fetcher_request queue[QUEUE_SIZE];
-  unsigned queue_head, queue_len;
-} http;
-
-PRINTF_LIKE (2, 3) static void
+PRINTF_LIKE (2, 3) void
 set_problem (struct transfer *t, const char *fmt, ...)
 {
   va_list ap;
@@ -160,7 +64,7 @@ quote_for_log (char *dst, size_t cap, const char *src, size_t len)
 
 /* A decimal number of 1 to 19 digits, at most INT64_MAX: sizes and
  * offsets must fit off_t and curl_off_t. */
-static bool
+bool
 parse_decimal (const char *s, size_t len, uint64_t *out)
 {
   uint64_t v = 0;
@@ -295,7 +199,7 @@ copy_value (const char *v, size_t len)
   return s;
 }
 
-static void
+void
 response_clear (struct response *resp)
 {
   free (resp->etag);
@@ -332,7 +236,7 @@ header_name (const char *name, size_t len)
 }
 
 /* One header line of an HTTP response (not NUL-terminated). */
-static void
+void
 header_line (struct transfer *t, const char *line, size_t len)
 {
   struct response *resp = &t->resp;
@@ -444,13 +348,15 @@ response_status (struct transfer *t)
 {
   long status = 0;
 
+  if (t->direct)
+    return t->status;
   if (curl_easy_getinfo (t->easy, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK)
     return 0;
   return status;
 }
 
 /* Is this range reply the bytes we asked for?  Sets the problem if not. */
-static bool
+bool
 check_read_response (struct transfer *t)
 {
   const struct response *resp = &t->resp;
@@ -596,6 +502,14 @@ transfer_reset (struct transfer *t, enum transfer_mode mode)
   t->part_received = 0;
   t->received = 0;
   t->response_checked = false;
+  /* A direct read's connection (t->sock) stays for the next. */
+  t->direct = false;
+  t->status = 0;
+  t->request_len = t->request_sent = 0;
+  t->head_len = t->body_pos = 0;
+  t->conn_close = false;
+  t->deadline_ms = 0;
+  t->next_owner = NULL;
   t->problem[0] = '\0';
   t->errbuf[0] = '\0';
 }
@@ -1000,7 +914,7 @@ build_preconditions (void)
   if (list == NULL)
     fatal ("libcurl: out of memory");
   http.preconditions = list;
-  free (line);
+  http.precondition = line;
 }
 
 static void
@@ -1036,6 +950,7 @@ http_open (struct fetcher *f)
   if (http.pool == NULL)
     fatal_errno ("calloc");
   for (i = 0; i < n; i++) {
+    http.pool[i].sock = -1;
     http.pool[i].easy = curl_easy_init ();
     if (http.pool[i].easy == NULL)
       fatal ("libcurl: curl_easy_init failed");
@@ -1051,6 +966,7 @@ http_open (struct fetcher *f)
 
   if (http.range_is_http)
     build_preconditions ();
+  direct_prepare (&http.pool[0]);
   for (i = 0; i < n; i++) {
     http.pool[i].parse_headers = http.range_is_http;
     if (transfer_setup_reads (&http.pool[i]) == -1)
@@ -1087,47 +1003,23 @@ queue_pop (void)
   return req;
 }
 
-static void
+void
 release (struct transfer *t)
 {
   t->data = NULL;               /* the data area's, not ours */
+  t->direct = false;            /* its connection (t->sock) stays */
   t->next_free = http.free_list;
   http.free_list = t;
+  http.active--;                /* counted by start_read */
 }
 
-static void
-start_read (const struct fetcher_request *req)
+void
+start_curl_read (struct transfer *t)
 {
-  struct transfer *t = http.free_list;
   char range[64];
   CURLMcode mc;
-  unsigned i;
 
-  http.free_list = t->next_free;
-  transfer_reset (t, MODE_READ);
-  t->id = req->id;
-  t->offset = req->offset;
-  t->length = req->length;
-  /* The body goes straight into each request's place in the data area
-   * (lengths checked: 1 .. NBD_MAX_REQUEST_SIZE, inside the area). */
-  t->parts[0].id = req->id;
-  t->parts[0].data = req->data;
-  t->parts[0].length = req->length;
-  t->nparts = 1;
-  /* Queued reads that continue this one join it (see COALESCE_MAX_*).
-   * Reads are inside the export, so offset + length < 2^63 throughout. */
-  while (http.queue_len > 0 && t->nparts < COALESCE_MAX_PARTS) {
-    const struct fetcher_request *next = &http.queue[http.queue_head];
-    if (next->offset != t->offset + t->length ||
-        next->length > COALESCE_MAX_BYTES - t->length)   /* length <= MAX */
-      break;
-    t->parts[t->nparts].id = next->id;
-    t->parts[t->nparts].data = next->data;
-    t->parts[t->nparts].length = next->length;
-    t->nparts++;
-    t->length += next->length;
-    (void) queue_pop ();
-  }
+  t->direct = false;
   /* Inclusive range; length >= 1. */
   snprintf (range, sizeof range, "%" PRIu64 "-%" PRIu64,
             t->offset, t->offset + t->length - 1);
@@ -1136,14 +1028,64 @@ start_read (const struct fetcher_request *req)
   else
     mc = curl_multi_add_handle (http.multi, t->easy);
   if (mc != CURLM_OK) {
-    warn ("export \"%s\": libcurl could not start a read: %s",
-          http.f->export_name, curl_multi_strerror (mc));
-    for (i = 0; i < t->nparts; i++)
-      fetcher_reply (t->parts[i].id, EIO);
+    char why[PROBLEM_MAX];
+    snprintf (why, sizeof why, "libcurl could not start it: %s", curl_multi_strerror (mc));
+    fail_read (t, why);
     release (t);
-    return;
   }
+}
+
+static void
+start_read (const struct fetcher_request *req)
+{
+  struct transfer *t = http.free_list;
+  /* Through the data pipe if it takes reads this size. */
+  bool direct = http.direct && req->length <= fetcher_pipe_read_max;
+
+  http.free_list = t->next_free;
   http.active++;
+  transfer_reset (t, MODE_READ);
+  t->offset = req->offset;
+  t->length = req->length;
+  /* The body goes straight into each request's place in the data area
+   * (lengths checked: 1 .. NBD_MAX_REQUEST_SIZE, inside the area), or
+   * into the data pipe. */
+  t->parts[0].id = req->id;
+  t->parts[0].data = req->data;
+  t->parts[0].length = req->length;
+  t->nparts = 1;
+  /* Queued reads that continue this one join it (see COALESCE_MAX_*),
+   * if they go the same way.  Reads are inside the export, so offset +
+   * length < 2^63 throughout. */
+  while (http.queue_len > 0 && t->nparts < COALESCE_MAX_PARTS) {
+    const struct fetcher_request *next = &http.queue[http.queue_head];
+    if (next->offset != t->offset + t->length ||
+        next->length > COALESCE_MAX_BYTES - t->length ||   /* length <= MAX */
+        (direct && next->length > fetcher_pipe_read_max))
+      break;
+    t->parts[t->nparts].id = next->id;
+    t->parts[t->nparts].data = next->data;
+    t->parts[t->nparts].length = next->length;
+    t->nparts++;
+    t->length += next->length;
+    (void) queue_pop ();
+  }
+  if (direct)
+    direct_start (t);
+  else
+    start_curl_read (t);
+}
+
+void
+fail_read (struct transfer *t, const char *why)
+{
+  unsigned i;
+
+  warn ("export \"%s\" (%s): read of %" PRIu32 " bytes at offset %" PRIu64
+        " failed: %s", http.f->export_name, http.f->log_url, t->length,
+        t->offset, why);
+  for (i = t->next_part; i < t->nparts; i++)
+    fetcher_reply (t->parts[i].id, EIO);
 }
 
 /* A finished read: the parts not answered yet (at least the last) get EIO
@@ -1153,7 +1095,6 @@ finish_read (struct transfer *t, CURLcode rc)
 {
   const char *why = NULL;
   char short_body[PROBLEM_MAX];
-  unsigned i;
 
   if (t->problem[0] != '\0')
     why = t->problem;
@@ -1173,13 +1114,8 @@ finish_read (struct transfer *t, CURLcode rc)
     why = short_body;
   }
 
-  if (why != NULL) {
-    warn ("export \"%s\" (%s): read of %" PRIu32 " bytes at offset %" PRIu64
-          " failed: %s", http.f->export_name, http.f->log_url, t->length,
-          t->offset, why);
-    for (i = t->next_part; i < t->nparts; i++)
-      fetcher_reply (t->parts[i].id, EIO);
-  }
+  if (why != NULL)
+    fail_read (t, why);
   else if (t->next_part + 1 != t->nparts)
     fatal ("internal error: a complete read left %u parts unanswered",
            t->nparts - t->next_part);
@@ -1205,7 +1141,6 @@ finish_done_transfers (void)
     if (curl_easy_getinfo (easy, CURLINFO_PRIVATE, (char **) &t) != CURLE_OK || t == NULL)
       fatal ("internal error: a transfer without its state");
     curl_multi_remove_handle (http.multi, easy);
-    http.active--;              /* every added handle was counted */
     finish_read (t, rc);
   }
 }
@@ -1218,7 +1153,10 @@ http_serve (struct fetcher *f)
 
   /* Runs until the front-end closes its end and every read is answered. */
   for (;;) {
-    struct curl_waitfd peer = { .fd = CHILD_FD_PEER, .events = CURL_WAIT_POLLIN };
+    const struct curl_waitfd peer = { .fd = CHILD_FD_PEER, .events = CURL_WAIT_POLLIN };
+    struct curl_waitfd wait[1 + MAX_CONNECTIONS + 1];
+    unsigned nwait;
+    long direct_timeout;
     bool want_input;
     CURLMcode mc;
     int running;
@@ -1267,13 +1205,21 @@ http_serve (struct fetcher *f)
       return;
 
     want_input = input_open && http.queue_len < QUEUE_SIZE;
-    /* libcurl's own timeout (0 after a handle was added) bounds the wait. */
-    mc = curl_multi_poll (http.multi, want_input ? &peer : NULL,
-                          want_input ? 1 : 0, 1000, NULL);
+    nwait = 0;
+    if (want_input)
+      wait[nwait++] = peer;
+    /* Direct reads' sockets and the data pipe wait in the same poll;
+     * libcurl's own timeout (0 after a handle was added) and the direct
+     * reads' deadlines bound it. */
+    nwait += direct_wait_fds (wait + nwait, MAX_CONNECTIONS + 1, &direct_timeout);
+    mc = curl_multi_poll (http.multi, nwait ? wait : NULL, nwait,
+                          direct_timeout >= 0 && direct_timeout < 1000
+                          ? (int) direct_timeout : 1000, NULL);
     if (mc != CURLM_OK)
       fatal ("libcurl: curl_multi_poll: %s", curl_multi_strerror (mc));
-    if (want_input && peer.revents != 0)
+    if (want_input && wait[0].revents != 0)
       input_ready = true;
+    direct_progress (want_input ? wait + 1 : wait, want_input ? nwait - 1 : nwait);
     mc = curl_multi_perform (http.multi, &running);
     if (mc != CURLM_OK)
       fatal ("libcurl: curl_multi_perform: %s", curl_multi_strerror (mc));

@@ -19,6 +19,7 @@
  */
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -255,12 +256,64 @@ fetcher_flush_replies (void)
   replies.n = 0;
 }
 
-void
-fetcher_reply (uint64_t id, uint32_t error)
+/* Replies and discards keep their order: the front-end takes the pipe's
+ * bytes in the order of the messages that announce them. */
+static void
+queue_message (const struct ipc_header *h)
 {
   if (replies.n == sizeof replies.h / sizeof replies.h[0])
     fetcher_flush_replies ();
-  replies.h[replies.n++] = (struct ipc_header) { .type = IPC_REPLY, .id = id, .error = error };
+  replies.h[replies.n++] = *h;
+}
+
+void
+fetcher_reply (uint64_t id, uint32_t error)
+{
+  queue_message (&(struct ipc_header) { .type = IPC_REPLY, .id = id, .error = error });
+}
+
+int fetcher_pipe_fd = -1;
+uint32_t fetcher_pipe_read_max;
+
+void
+fetcher_reply_piped (uint64_t id)
+{
+  queue_message (&(struct ipc_header) {
+      .type = IPC_REPLY, .flags = IPC_REPLY_PIPED, .id = id });
+}
+
+void
+fetcher_pipe_discard (uint32_t length)
+{
+  queue_message (&(struct ipc_header) { .type = IPC_PIPE_DISCARD, .length = length });
+}
+
+/* Take the data pipe, if the front-end reads it (FETCHER_DATA_PIPE; else
+ * it is closed).  Before the sandbox: F_GETPIPE_SZ is not in the policy. */
+static void
+take_data_pipe (const struct fetcher *f)
+{
+  int capacity, flags;
+
+  /* A writable file: export reads through the data area: a read's pages
+   * in the pipe would show a write that came after the read. */
+  if (!(f->cfg->flags & FETCHER_DATA_PIPE) ||
+      (f->kind == URL_FILE && !(f->cfg->flags & FETCHER_READONLY))) {
+    close (CHILD_FD_DATA_PIPE);
+    return;
+  }
+  capacity = fcntl (CHILD_FD_DATA_PIPE, F_GETPIPE_SZ);
+  flags = fcntl (CHILD_FD_DATA_PIPE, F_GETFL);
+  if (capacity <= 0 || flags == -1 ||
+      fcntl (CHILD_FD_DATA_PIPE, F_SETFL, flags | O_NONBLOCK) == -1)
+    fatal ("fd %d is not the data pipe", CHILD_FD_DATA_PIPE);
+  fetcher_pipe_fd = CHILD_FD_DATA_PIPE;
+  /* A quarter of the capacity: a read waits for room only while earlier
+   * ones drain, and a server's small segments (each takes a pipe slot of
+   * its own) rarely fill the pipe before a read is complete. */
+  fetcher_pipe_read_max = (uint32_t) capacity / 4;
+  if (fetcher_pipe_read_max > DATA_PIPE_READ_MAX)
+    fetcher_pipe_read_max = DATA_PIPE_READ_MAX;
 }
 
 static void
@@ -381,6 +434,7 @@ fetcher_main (void)
     send_opened (0, 0, EINVAL);
     exit (EXIT_FAILURE);
   }
+  take_data_pipe (&f);
   backend = f.kind == URL_FILE ? &fetcher_file_backend : &fetcher_http_backend;
   debug ("export \"%s\": %s backend for %s", f.export_name, backend->name, f.log_url);
   if (backend->init)

@@ -92,4 +92,16 @@ bool fetcher_front_end_gone (void);
 void fetcher_reply (uint64_t id, uint32_t error);
 void fetcher_flush_replies (void);
 
+/* The data pipe (nbdcurld.h) of a network export: its write end, made
+ * non-blocking, or -1 when the supervisor gave none; and the largest read
+ * that may go through it (0 when none may). */
+extern int fetcher_pipe_fd;
+extern uint32_t fetcher_pipe_read_max;
+/* Queue IPC_REPLY with IPC_REPLY_PIPED: every byte of the read is in the
+ * pipe now, after those of earlier announcements. */
+void fetcher_reply_piped (uint64_t id);
+/* Queue IPC_PIPE_DISCARD: the next length bytes in the pipe, after those
+ * of earlier announcements, belong to no reply. */
+void fetcher_pipe_discard (uint32_t length);
+
 #endif

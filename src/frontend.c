@@ -74,6 +74,8 @@ outq_push_owned (struct outq *q, void *alloc, uint8_t *data, size_t len)
   ch->len = len;
   ch->to_free = alloc;
   ch->span = (struct area_span) { 0 };
+  ch->pipe = NULL;
+  ch->discard = false;
   if (q->tail)
     q->tail->next = ch;
   else
@@ -87,6 +89,34 @@ outq_push_span (struct outq *q, struct area_span span, size_t len)
 {
   outq_push_owned (q, NULL, area_address (&span), len);
   q->tail->span = span;
+}
+
+static void
+pipe_unref (struct data_pipe *p)
+{
+  if (--p->refs == 0) {                 /* refs >= 1 while referenced */
+    close (p->fd);
+    free (p);
+  }
+}
+
+void
+outq_push_pipe (struct outq *q, struct data_pipe *p, size_t len, bool discard)
+{
+  outq_push_owned (q, NULL, NULL, len);
+  q->tail->pipe = p;
+  q->tail->discard = discard;
+  p->refs++;
+}
+
+static void
+chunk_free (struct chunk *ch)
+{
+  free (ch->to_free);
+  area_release (&ch->span);
+  if (ch->pipe)
+    pipe_unref (ch->pipe);
+  free (ch);
 }
 
 void
@@ -105,12 +135,41 @@ outq_clear (struct outq *q)
   struct chunk *ch = q->head, *next;
   for (; ch; ch = next) {
     next = ch->next;
-    free (ch->to_free);
-    area_release (&ch->span);
-    free (ch);
+    chunk_free (ch);
   }
   q->head = q->tail = NULL;
   q->bytes = 0;
+}
+
+/* Move bytes of a pipe chunk: splice them to fd, or drop them.  Returns
+ * the count, 0 when fd cannot take more now, or -1: an error on fd, or
+ * the fetcher announced bytes it never put in the pipe (announced bytes
+ * are all there before the announcement, so an empty pipe is a lie). */
+static ssize_t
+pipe_chunk_move (struct chunk *ch, int fd)
+{
+  struct pollfd pfd = { .fd = ch->pipe->fd, .events = POLLIN };
+  ssize_t r;
+
+  if (ch->discard) {
+    uint8_t scratch[16 * 1024];
+    r = read (ch->pipe->fd, scratch, ch->len < sizeof scratch ? ch->len : sizeof scratch);
+  }
+  else
+    r = splice (ch->pipe->fd, NULL, fd, NULL, ch->len, SPLICE_F_NONBLOCK);
+  if (r > 0)
+    return r;
+  if (r == -1 && errno == EINTR)
+    return 0;
+  if (r == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+    /* The socket is full, unless the pipe is empty. */
+    if (!ch->discard && poll (&pfd, 1, 0) == 1)
+      return 0;
+  }
+  else if (r == -1 && !ch->discard)
+    return -1;                          /* the client's socket */
+  warn ("a fetcher announced %zu bytes that are not in its data pipe", ch->len);
+  return -1;
 }
 
 /* Write as much of the queue as the socket takes now.  Returns 0, or -1 if
@@ -124,23 +183,32 @@ outq_flush (struct outq *q, int fd)
     int n = 0;
     ssize_t r;
 
-    for (; ch && n < 64; ch = ch->next, n++) {
-      iov[n].iov_base = ch->data;
-      iov[n].iov_len = ch->len;
+    if (ch->pipe) {
+      r = pipe_chunk_move (ch, fd);
+      if (r <= 0)
+        return (int) r;
     }
-    r = writev (fd, iov, n);
-    if (r == -1) {
-      if (errno == EINTR)
-        continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK)
-        return 0;
-      return -1;
+    else {
+      /* Memory chunks up to the next pipe chunk, in one write. */
+      for (; ch && !ch->pipe && n < 64; ch = ch->next, n++) {
+        iov[n].iov_base = ch->data;
+        iov[n].iov_len = ch->len;
+      }
+      r = writev (fd, iov, n);
+      if (r == -1) {
+        if (errno == EINTR)
+          continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+          return 0;
+        return -1;
+      }
     }
-    q->bytes -= (size_t) r;        /* cannot underflow: r <= sum of iov */
+    q->bytes -= (size_t) r;        /* cannot underflow: r <= sum of the chunks */
     while (r > 0) {
       ch = q->head;
       if ((size_t) r < ch->len) {
-        ch->data += r;
+        if (ch->data)
+          ch->data += r;
         ch->len -= (size_t) r;
         break;
       }
@@ -148,9 +216,7 @@ outq_flush (struct outq *q, int fd)
       q->head = ch->next;
       if (q->head == NULL)
         q->tail = NULL;
-      free (ch->to_free);
-      area_release (&ch->span);
-      free (ch);
+      chunk_free (ch);
     }
   }
   return 0;
@@ -257,6 +323,10 @@ drop_fetcher (struct client *c)
   if (c->area) {
     area_unref (c->area);           /* replies still queued keep it */
     c->area = NULL;
+  }
+  if (c->pipe) {
+    pipe_unref (c->pipe);           /* so do chunks still queued */
+    c->pipe = NULL;
   }
 }
 
@@ -527,7 +597,7 @@ frontend_dispatch_supervisor (void)
   if (h.type != IPC_FETCHER_SPAWNED)
     fatal ("unexpected message type %u from the supervisor", h.type);
 
-  if ((h.error == 0 && nfds != 2) || (h.error != 0 && nfds != 0))
+  if ((h.error == 0 && nfds != 2 && nfds != 3) || (h.error != 0 && nfds != 0))
     fatal ("the supervisor sent %u descriptors with a fetcher", nfds);
 
   c = find_client (h.id);
@@ -546,8 +616,17 @@ frontend_dispatch_supervisor (void)
   close (fds[1]);                       /* the mapping stays */
   if (c->area == NULL) {
     close (fds[0]);
+    if (nfds == 3)
+      close (fds[2]);
     handshake_fetcher_opened (c, EIO);
     return;
+  }
+  if (nfds == 3) {
+    c->pipe = malloc (sizeof *c->pipe);
+    if (c->pipe == NULL)
+      fatal_errno ("malloc");
+    set_nonblocking (fds[2]);
+    *c->pipe = (struct data_pipe) { .fd = fds[2], .refs = 1 };   /* the client's */
   }
   set_nonblocking (fds[0]);
   c->fetcher_fd = fds[0];

@@ -32,6 +32,14 @@ struct data_area {
   uint8_t used[DATA_AREA_CHUNKS];       /* 1: chunk handed out */
 };
 
+/* A fetcher's data pipe (nbdcurld.h), read end.  Counted references like
+ * the data area: the client while the fetcher is attached, and each queued
+ * chunk that reads from it. */
+struct data_pipe {
+  int fd;
+  unsigned refs;
+};
+
 /* A part of a data area held by one request. */
 struct area_span {
   struct data_area *area;               /* NULL: none */
@@ -45,6 +53,10 @@ struct chunk {
   size_t len;             /* unsent bytes from data */
   void *to_free;          /* the allocation holding data, or NULL */
   struct area_span span;  /* or the data area part holding data */
+  /* Or len bytes that are next in a data pipe: spliced to the peer, or
+   * with discard, read and dropped (a failed read's partial body). */
+  struct data_pipe *pipe;
+  bool discard;
 };
 
 struct outq {
@@ -130,6 +142,7 @@ struct client {
   unsigned ninflight;
   uint64_t request_serial;      /* for inflight.ipc_id */
   struct data_area *area;       /* the attached fetcher's, or NULL */
+  struct data_pipe *pipe;       /* its data pipe, or NULL (file: exports) */
   uint32_t payload_slot;        /* the WRITE whose data is being collected */
   uint8_t *payload;             /* where: in its span of the data area */
   size_t payload_got;
@@ -156,6 +169,9 @@ void outq_push_copy (struct outq *q, const void *data, size_t len);
 void outq_push_owned (struct outq *q, void *alloc, uint8_t *data, size_t len);
 /* Queue len bytes of a data area span; the span is released once sent. */
 void outq_push_span (struct outq *q, struct area_span span, size_t len);
+/* Queue len bytes that are next in a data pipe: to be spliced to the peer,
+ * or with discard, dropped. */
+void outq_push_pipe (struct outq *q, struct data_pipe *p, size_t len, bool discard);
 /* Data area parts: take enough chunks for len bytes (returns -1 when the
  * area has no room now), give them back, and their address. */
 int area_take (struct data_area *a, uint32_t len, struct area_span *span);

@@ -110,13 +110,35 @@ static_assert (DATA_AREA_SIZE >= 2 * NBD_MAX_REQUEST_SIZE, "data area too small"
 #define MAX_CLIENT_MEMORY         (DATA_AREA_SIZE / 2)
 static_assert (DATA_AREA_SIZE % DATA_AREA_CHUNK == 0, "data area in chunks");
 
+/* The data pipe: one pipe per fetcher, made by the supervisor, written by
+ * the fetcher, read by the front-end.  Reads of plain http URLs skip
+ * libcurl: the fetcher splices the body from its TCP socket into the pipe
+ * and the front-end splices it on into the client's socket, so the bytes
+ * are never copied in user space (the data area path copies them three
+ * times: socket to libcurl, libcurl to the area, area to the client's
+ * socket).  Reads of read-only file: exports splice the page cache's pages
+ * the same way.  A reply is announced only once all of its bytes
+ * are in the pipe, so a body that fails half-way costs the client nothing
+ * but that read's error.  The supervisor asks for DATA_PIPE_SIZE bytes of
+ * capacity (the kernel may give less: fs.pipe-max-size,
+ * fs.pipe-user-pages-soft); a read goes through the pipe only if it is at
+ * most a quarter of the capacity it got and at most DATA_PIPE_READ_MAX. */
+#define DATA_PIPE_SIZE            (1024u * 1024)
+#define DATA_PIPE_READ_MAX        (256u * 1024)
+/* Fetcher: longest header section of a reply to a direct (spliced) read;
+ * a longer one fails that read. */
+#define MAX_RESPONSE_HEADER_BYTES (16u * 1024)
+/* Fetcher: interim (1xx) responses skipped before a direct read's reply. */
+#define MAX_INTERIM_RESPONSES     4u
+
 /* ---- Fixed file descriptors of each child after exec. ---- */
 #define CHILD_FD_PEER             3   /* front-end: control socket to supervisor;
                                          fetcher: data socket to front-end */
 #define CHILD_FD_CONFIG           4   /* pipe: configuration messages, then EOF */
 #define FRONTEND_FD_FIRST_LISTENER 5  /* listeners, or -s client read then write */
 #define CHILD_FD_DATA_AREA        5   /* fetcher: the data area (memfd) */
-#define CHILD_FD_EXPORT           6   /* fetcher of a file: export: the image,
+#define CHILD_FD_DATA_PIPE        6   /* fetcher: the data pipe's write end */
+#define CHILD_FD_EXPORT           7   /* fetcher of a file: export: the image,
                                          opened by the supervisor */
 
 #define ROLE_ARG_FRONTEND         "--internal-role=front-end"
@@ -147,8 +169,10 @@ enum ipc_type {
   IPC_SPAWN_FETCHER = 16,  /* fe -> sup: id = client token, length = export
                               index; payload 0 */
   IPC_FETCHER_SPAWNED,     /* sup -> fe: id = client token, error = 0 with
-                              two fds (SCM_RIGHTS): the fetcher's socket and
-                              its data area; or an errno without; payload 0 */
+                              two or three fds (SCM_RIGHTS): the fetcher's
+                              socket, its data area and the data pipe's read
+                              end (unless FETCHER_DATA_PIPE is off); or an
+                              errno without; payload 0 */
 
   /* Data, front-end <-> fetcher on the SOCK_STREAM socket. */
   IPC_FETCHER_OPENED = 32, /* fetcher -> fe, first message: offset = export
@@ -160,7 +184,12 @@ enum ipc_type {
                               (the data is there), flags IPC_FLAG_FUA; payload 0 */
   IPC_FLUSH,               /* fe -> fetcher: id; payload 0 */
   IPC_REPLY,               /* fetcher -> fe: id, error; payload 0 (a read's
-                              data is in the data area) */
+                              data is in the data area, or with flags
+                              IPC_REPLY_PIPED, all of it is in the data pipe,
+                              after the bytes of earlier announcements) */
+  IPC_PIPE_DISCARD,        /* fetcher -> fe: length = bytes of a failed read
+                              that are next in the data pipe: drop them;
+                              payload 0 */
 };
 
 /* IPC_FETCHER_OPENED flags: what the opened export can do. */
@@ -170,6 +199,8 @@ enum ipc_type {
 
 /* IPC_WRITE flags. */
 #define IPC_FLAG_FUA        (1u << 0)
+/* IPC_REPLY flags. */
+#define IPC_REPLY_PIPED     (1u << 0)
 
 /* Front-end configuration: sent first, then nexports IPC_CONFIG_EXPORT. */
 struct frontend_config_wire {
@@ -214,6 +245,7 @@ struct fetcher_config_wire {
 #define FETCHER_VERBOSE     (1u << 1)
 #define FETCHER_INSECURE    (1u << 2)  /* --insecure: skip TLS peer and host checks */
 #define FETCHER_SANDBOX_DEBUG  (1u << 3)  /* --sandbox-debug: trap and name calls */
+#define FETCHER_DATA_PIPE   (1u << 4)  /* the front-end reads the data pipe */
 
 
 /* Role entry points (main.c dispatches on argv[1]). */

@@ -118,6 +118,9 @@ check_exports (void)
   }
 }
 
+/* False when the one client of -s sits on something splice cannot write. */
+static bool data_pipe_usable = true;
+
 /* ---- Executables. ---- */
 
 /* The front-end is its own executable, FRONTEND_EXE, linked without
@@ -571,7 +574,14 @@ start_frontend (void)
   for (i = 0; i < nlisteners; i++)
     close (listeners[i]);
   if (opt.single) {
-    int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
+    struct stat st;
+    int null;
+
+    /* splice(2) writes to sockets and pipes only: a client on another
+     * kind of standard output gets its reads through the data area. */
+    data_pipe_usable = fstat (STDOUT_FILENO, &st) == 0 &&
+      (S_ISSOCK (st.st_mode) || S_ISFIFO (st.st_mode));
+    null = open ("/dev/null", O_RDWR | O_CLOEXEC);
     if (null >= 0) {
       dup2 (null, STDIN_FILENO);
       dup2 (null, STDOUT_FILENO);
@@ -611,6 +621,19 @@ make_data_area (void)
   return fd;
 }
 
+/* A fetcher's data pipe (nbdcurld.h), with as much capacity as the
+ * kernel gives up to DATA_PIPE_SIZE: a refusal (fs.pipe-max-size, or a user
+ * over fs.pipe-user-pages-soft) leaves the default, and the fetcher then
+ * sends fewer reads through it. */
+static int
+make_data_pipe (int fds[2])
+{
+  if (pipe2 (fds, O_CLOEXEC) == -1)
+    return -1;
+  (void) fcntl (fds[1], F_SETPIPE_SZ, (int) DATA_PIPE_SIZE);
+  return 0;
+}
+
 /* IPC_SPAWN_FETCHER: start a fetcher for export `length` and give the
  * front-end its socket.  Returns the errno to report, 0 on success. */
 static int
@@ -619,7 +642,7 @@ spawn_fetcher (const struct ipc_header *req)
   const struct export_spec *e;
   struct fetcher_config fc;
   struct ipc_header reply = { .type = IPC_FETCHER_SPAWNED, .id = req->id };
-  int sv[2], area, extra[2], err = 0;
+  int sv[2], area, extra[3], pipe_fds[2], err = 0;
   unsigned nextra = 0;
   pid_t pid;
 
@@ -655,27 +678,41 @@ spawn_fetcher (const struct ipc_header *req)
     close (area);
     goto reply;
   }
+  if (make_data_pipe (pipe_fds) == -1) {
+    err = errno;
+    warn_errno ("making the data pipe for a fetcher");
+    close (sv[0]);
+    close (sv[1]);
+    close (area);
+    goto reply;
+  }
   extra[nextra++] = area;              /* CHILD_FD_DATA_AREA */
+  extra[nextra++] = pipe_fds[1];       /* CHILD_FD_DATA_PIPE */
   if (e->fd >= 0)
     extra[nextra++] = e->fd;           /* CHILD_FD_EXPORT */
+  if (data_pipe_usable)
+    fc.flags |= FETCHER_DATA_PIPE;
   pid = start_child (ROLE_ARG_FETCHER, sv[1], extra, nextra, send_fetcher_config, &fc);
   close (sv[1]);
+  close (pipe_fds[1]);
   if (pid == -1) {
     err = errno;
     warn_errno ("starting a fetcher");
     close (sv[0]);
     close (area);
+    close (pipe_fds[0]);
     goto reply;
   }
   fetcher_pids[nfetchers++] = pid;
   debug ("started fetcher %d for export \"%s\"", (int) pid, e->name);
   {
-    const int pass[2] = { sv[0], area };
-    if (ipc_send_packet (control_fd, &reply, pass, 2) == -1)
+    const int pass[3] = { sv[0], area, pipe_fds[0] };
+    if (ipc_send_packet (control_fd, &reply, pass, data_pipe_usable ? 3 : 2) == -1)
       fatal_errno ("passing a fetcher to the front-end");
   }
   close (sv[0]);
   close (area);
+  close (pipe_fds[0]);
   return 0;
  reply:
   reply.error = (uint32_t) err;

@@ -361,6 +361,11 @@ fetcher_message_done (struct client *c, const struct ipc_header *h)
     handshake_fetcher_opened (c, h->error);
     return;
   }
+  if (h->type == IPC_PIPE_DISCARD) {
+    /* In order with the announced reads around it. */
+    outq_push_pipe (&c->out, c->pipe, h->length, true);
+    return;
+  }
 
   slot = (uint32_t) (h->id & ((1u << IPC_ID_SLOT_BITS) - 1));
   s = &c->slots[slot];                  /* checked by check_fetcher_header */
@@ -384,8 +389,12 @@ fetcher_message_done (struct client *c, const struct ipc_header *h)
            writer_put_u64_be (&w, s->cookie) == -1)
     fatal ("read reply header does not fit");
   outq_push_copy (&c->out, buf, w.pos);
-  outq_push_span (&c->out, s->span, s->length);
-  s->span.area = NULL;                 /* the queue releases it once sent */
+  if (h->flags & IPC_REPLY_PIPED)
+    outq_push_pipe (&c->out, c->pipe, s->length, false);  /* span unused */
+  else {
+    outq_push_span (&c->out, s->span, s->length);
+    s->span.area = NULL;               /* the queue releases it once sent */
+  }
   finish_slot (c, slot);
 }
 
@@ -403,6 +412,9 @@ check_fetcher_header (const struct client *c, const struct ipc_header *h)
     return h->type == IPC_FETCHER_OPENED && c->state == CLIENT_WAIT_FETCHER &&
       !(h->error == 0 &&
         (h->flags & ~(FETCHER_CAN_WRITE | FETCHER_CAN_FLUSH | FETCHER_CAN_FUA)));
+  if (h->type == IPC_PIPE_DISCARD)
+    return c->pipe != NULL && h->id == 0 && h->flags == 0 && h->offset == 0 &&
+      h->error == 0 && h->length >= 1 && h->length <= DATA_PIPE_READ_MAX;
   if (h->type != IPC_REPLY)
     return false;
   slot = (uint32_t) (h->id & ((1u << IPC_ID_SLOT_BITS) - 1));
@@ -412,7 +424,13 @@ check_fetcher_header (const struct client *c, const struct ipc_header *h)
   if (!s->used || s->ipc_id != h->id ||
       (c->state == CLIENT_WRITE_PAYLOAD && slot == c->payload_slot))
     return false;                       /* never sent, or answered already */
-  return h->flags == 0 && h->offset == 0 && h->length == 0;
+  if (h->offset != 0 || h->length != 0)
+    return false;
+  /* Data in the pipe: only a successful read, of a size the pipe takes. */
+  if (h->flags == IPC_REPLY_PIPED)
+    return c->pipe != NULL && h->error == 0 && s->type == NBD_CMD_READ &&
+      s->length <= DATA_PIPE_READ_MAX;
+  return h->flags == 0;
 }
 
 int

@@ -17,6 +17,10 @@
  *   die           exits on the first request
  *   bad-open      IPC_FETCHER_OPENED with unknown capability flags
  *   garbage       random bytes instead of a header
+ *   pipe-lie      a read reply that says its data is in the data pipe,
+ *                 with nothing written there
+ *   pipe-short    the same with a byte fewer written than the read asked
+ *   pipe-discard  IPC_PIPE_DISCARD longer than any read that the pipe takes
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +92,18 @@ hostile_fetcher_main (const char *mode)
       if (write_full (CHILD_FD_PEER, &rep, sizeof rep) == -1)
         exit (EXIT_FAILURE);
       continue;
+    }
+    else if (strncmp (mode, "pipe-", 5) == 0) {
+      if (strcmp (mode, "pipe-short") == 0 &&
+          write_full (CHILD_FD_DATA_PIPE, area + req.area_offset, req.length - 1) == -1)
+        exit (EXIT_FAILURE);
+      if (strcmp (mode, "pipe-discard") == 0) {
+        rep.type = IPC_PIPE_DISCARD;
+        rep.id = 0;
+        rep.length = DATA_PIPE_READ_MAX + 1;
+      }
+      else
+        rep.flags = IPC_REPLY_PIPED;
     }
     else if (strcmp (mode, "garbage") == 0) {
       uint8_t junk[IPC_HEADER_SIZE];

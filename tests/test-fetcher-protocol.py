@@ -113,8 +113,10 @@ class Fetcher:
         actions.append((os.POSIX_SPAWN_DUP2, hi_area, 5))
         self.next_area = 0
         self.pending = {}
-        # A file: export's image comes opened at fd 6, as the supervisor
-        # passes it (read-only unless the export is writable).
+        # A file: export's image comes opened at fd 7, as the supervisor
+        # passes it (read-only unless the export is writable); fd 6, the
+        # data pipe, is not given (no FETCHER_DATA_PIPE): data comes
+        # through the area.
         hi_img = None
         path = url[len("file://"):] if url.startswith("file://") else None
         if path and os.path.exists(path):
@@ -122,7 +124,7 @@ class Fetcher:
             img = os.open(path, mode | os.O_CLOEXEC)
             hi_img = fcntl.fcntl(img, fcntl.F_DUPFD_CLOEXEC, 10)
             os.close(img)
-            actions.append((os.POSIX_SPAWN_DUP2, hi_img, 6))
+            actions.append((os.POSIX_SPAWN_DUP2, hi_img, 7))
         # The environment the supervisor gives a fetcher: nothing but the
         # sanitizer settings (a sanitizer build needs them in every process).
         env = {k: v for k, v in os.environ.items()

@@ -25,6 +25,18 @@
 #   /status-500/FILE    every request: 500
 #   /stall/FILE         HEAD works; GET sends its headers, then nothing
 #   /slow-head/FILE     HEAD sends nothing for a long time; GET works
+#   Correct data in forms that nbdcurld's direct (spliced) reads leave to
+#   libcurl or must cope with (tests/test-direct-reads.sh):
+#   /chunked/FILE       206 bodies with Transfer-Encoding: chunked
+#   /http10/FILE        replies say HTTP/1.0; the connection closes after each
+#   /interim/FILE       a 100 Continue before each 206
+#   /trickle/FILE       the first TRICKLE_BYTES of each 206 body one byte per
+#                       segment, a millisecond apart
+#   /drop-idle/FILE     the connection is closed after each 206 without
+#                       saying so (no Connection: close)
+#   /bare-lf/FILE       header lines of 206 replies end in LF, not CRLF
+#   /huge-headers/FILE  206 replies carry 20 KiB of extra headers
+#   /garbage-status/FILE  GET replies start with a line that is not HTTP
 #   /changing/FILE      from the second request on, ETag, Last-Modified and
 #                       the size (Content-Length of HEAD, the total in
 #                       Content-Range) are different on every request, as if
@@ -59,7 +71,10 @@ MODES = {
     "good", "ignore-range", "short-body", "long-body", "wrong-range",
     "no-length", "head-403", "head-405", "redirect-file", "redirect",
     "status-500", "stall", "slow-head", "changing",
+    "chunked", "http10", "interim", "trickle", "drop-idle", "bare-lf",
+    "huge-headers", "garbage-status",
 }
+TRICKLE_BYTES = 600
 
 log_lock = threading.Lock()
 log_file = sys.stderr
@@ -327,12 +342,37 @@ class Handler(http.server.BaseHTTPRequestHandler):
             first += shift
             last += shift
 
+        if mode in ("chunked", "bare-lf", "garbage-status"):
+            self.send_unusual_range(mode, path, first, count, total, validators)
+            return
+        if mode == "interim":
+            self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        if mode == "http10":
+            self.protocol_version = "HTTP/1.0"
+            self.close_connection = True
         self.send_response(206)
         for k, v in validators:
             self.send_header(k, v)
         self.send_header("Content-Range", "bytes %d-%d/%d" % (first, last, total))
         self.send_header("Content-Length", str(length))
+        if mode == "huge-headers":
+            for i in range(20):
+                self.send_header("X-Padding-%d" % i, "p" * 1024)
         self.end_headers()
+
+        if mode == "trickle":
+            with open(path, "rb") as f:
+                f.seek(first)
+                head = f.read(min(TRICKLE_BYTES, count))
+            for i in range(len(head)):
+                self.wfile.write(head[i:i + 1])
+                time.sleep(0.001)
+            first += len(head)
+            count -= len(head)
+            body = count
+            sent_head = len(head)
+        else:
+            sent_head = 0
 
         if mode == "stall":
             time.sleep(STALL_SECONDS)
@@ -341,7 +381,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
 
         with open(path, "rb") as f:
-            sent = self.send_file_bytes(f, first, min(body, count))
+            sent = sent_head + self.send_file_bytes(f, first, min(body, count))
+        if mode == "drop-idle":
+            self.close_connection = True
         if body > count:         # long-body: pad past the range
             try:
                 self.wfile.write(b"\xa5" * (body - count))
@@ -359,9 +401,46 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.finish_log(206, sent)
 
 
+    def send_unusual_range(self, mode, path, first, count, total, validators):
+        """A 206 written by hand: chunked, with bare LF line ends, or after
+        a line that is not a status line."""
+        eol = b"\n" if mode == "bare-lf" else b"\r\n"
+        lines = [b"garbage, not a status line" if mode == "garbage-status"
+                 else b"HTTP/1.1 206 Partial Content"]
+        lines += [("%s: %s" % kv).encode() for kv in validators]
+        lines.append(("Content-Range: bytes %d-%d/%d" % (first, first + count - 1,
+                                                         total)).encode())
+        if mode == "chunked":
+            lines.append(b"Transfer-Encoding: chunked")
+        else:
+            lines.append(("Content-Length: %d" % count).encode())
+        with open(path, "rb") as f:
+            f.seek(first)
+            data = f.read(count)
+        out = eol.join(lines) + eol + eol
+        if mode == "chunked":
+            for i in range(0, len(data), 65536):
+                piece = data[i:i + 65536]
+                out += b"%x\r\n" % len(piece) + piece + b"\r\n"
+            out += b"0\r\n\r\n"
+        else:
+            out += data
+        try:
+            self.wfile.write(out)
+        except ConnectionError:
+            self.close_connection = True
+        if mode == "garbage-status":
+            self.close_connection = True
+        self.finish_log(206, count)
+
+
 class Server(http.server.ThreadingHTTPServer):
     daemon_threads = True       # a stalled handler must not block exit
     allow_reuse_address = True
+    # The listen backlog: socketserver's default of 5 overflows when many
+    # fetchers reconnect at once (/drop-idle/), and a connection the kernel
+    # then drops waits seconds for its retransmits.
+    request_queue_size = 128
 
     def handle_error(self, request, client_address):
         # Hang-ups are expected; anything else is a bug in this script.

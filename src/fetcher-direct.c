@@ -1,0 +1,883 @@
+/*
+ * fetcher-direct.c: range reads of plain http URLs without libcurl, their
+ * bodies spliced from the server's socket into the data pipe.
+ *
+ * Why: libcurl reads every body into its own buffer, and the data area
+ * path then copies it again; for a sequential copy those copies were a
+ * quarter of all CPU time on a two-CPU machine (README, Performance).
+ * Here the kernel moves the body's pages from the TCP socket into the
+ * pipe, and the front-end moves them on into the client's socket.
+ *
+ * What: libcurl still opens the export (redirects, HEAD, probe) and pins
+ * the URL, its size and validators.  Then, if the pinned URL is plain
+ * http, carries no credentials and the supervisor gave a data pipe, each
+ * slot of the transfer pool keeps its own kept-alive TCP connection to
+ * the address libcurl used, and sends
+ *     GET path HTTP/1.1, Host, User-Agent, Range, If-Match or
+ *     If-Unmodified-Since
+ * The reply's header section is read into one bounded buffer and parsed
+ * line by line; the same checks as for libcurl's replies decide whether
+ * it is the range asked for (check_read_response), and on top of that
+ * Content-Length must be exactly the range's length.  Anything this
+ * parser does not handle (chunked or other transfer codings, no
+ * Content-Length, obsolete line folding, bare LF line ends, a header
+ * section over MAX_RESPONSE_HEADER_BYTES) sends the read and every later
+ * one back to libcurl, which handles them: the direct path only ever takes
+ * the plain case.
+ *
+ * The pipe has one writer at a time: reads whose headers passed wait in
+ * an owner queue, and the owner splices its body part by part; each part
+ * is announced to the front-end (fetcher_reply_piped) once all its bytes
+ * are in the pipe.  If the body then fails, the part's bytes already in
+ * the pipe are announced as discarded and the parts left fail with EIO, as
+ * they would through libcurl.  A pipe slot holds one piece of the socket's
+ * data however small, so a server sending tiny segments can fill the pipe
+ * before a part is complete: then the part goes back to libcurl too.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config-build.h"
+#include "fetcher-http.h"
+#include "wire.h"
+
+enum direct_state {
+  DIRECT_CONNECTING,          /* non-blocking connect: wait POLLOUT */
+  DIRECT_SENDING,             /* the request: wait POLLOUT */
+  DIRECT_HEADERS,             /* the reply's header section: wait POLLIN */
+  DIRECT_QUEUED,              /* headers good: waiting to own the pipe */
+  DIRECT_BODY,                /* owner: splicing the body */
+};
+
+static struct {
+  bool prepared;
+  struct sockaddr_storage addr;     /* where libcurl connected */
+  socklen_t addr_len;
+  char *request_head;               /* every header but Range */
+  /* Owner queue: the head is the pipe's writer. */
+  struct transfer *owner, *owner_tail;
+  /* The owner's last attempt: waiting for room in the pipe, not data. */
+  bool owner_wants_pipe;
+} direct;
+
+static uint64_t
+clock_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+/* ---- Preparing ---- */
+
+/* Visible ASCII only: nothing that could end a request line or header. */
+static bool
+is_visible_ascii (const char *s)
+{
+  for (; *s; s++)
+    if (*s <= 0x20 || *s >= 0x7f)
+      return false;
+  return true;
+}
+
+/* Why the pinned URL cannot be read directly, or NULL if it can; builds
+ * the request head when it can. */
+static const char *
+build_request_head (void)
+{
+  CURLU *u = curl_url ();
+  char *scheme = NULL, *host = NULL, *port = NULL, *path = NULL, *query = NULL;
+  char *user = NULL, *password = NULL;
+  const char *why = NULL;
+
+  if (u == NULL)
+    fatal ("libcurl: out of memory");
+  if (curl_url_set (u, CURLUPART_URL, http.range_url, 0) != CURLUE_OK ||
+      curl_url_get (u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+      curl_url_get (u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
+      curl_url_get (u, CURLUPART_PATH, &path, 0) != CURLUE_OK)
+    why = "libcurl cannot take the URL apart";
+  else if (strcasecmp (scheme, "http") != 0)
+    why = "not plain http";
+  else if (curl_url_get (u, CURLUPART_USER, &user, 0) == CURLUE_OK ||
+           curl_url_get (u, CURLUPART_PASSWORD, &password, 0) == CURLUE_OK ||
+           (http.range_same_origin && http.f->cfg->auth_user[0] != '\0'))
+    why = "credentials (libcurl sends them)";
+  else {
+    (void) curl_url_get (u, CURLUPART_PORT, &port, 0);    /* only if given */
+    (void) curl_url_get (u, CURLUPART_QUERY, &query, 0);
+    if (!is_visible_ascii (host) || !is_visible_ascii (path) ||
+        (port && !is_visible_ascii (port)) || (query && !is_visible_ascii (query)))
+      why = "the URL has bytes that need encoding";
+    else if (asprintf (&direct.request_head,
+                       "GET %s%s%s HTTP/1.1\r\n"
+                       "Host: %s%s%s\r\n"
+                       "User-Agent: nbdcurld/" PACKAGE_VERSION "\r\n"
+                       "Accept: */*\r\n"
+                       "%s%s",
+                       path, query ? "?" : "", query ? query : "",
+                       host, port ? ":" : "", port ? port : "",
+                       http.precondition ? http.precondition : "",
+                       http.precondition ? "\r\n" : "") == -1)
+      fatal_errno ("malloc");
+  }
+  curl_free (scheme);
+  curl_free (host);
+  curl_free (port);
+  curl_free (path);
+  curl_free (query);
+  curl_free (user);
+  curl_free (password);
+  curl_url_cleanup (u);
+  return why;
+}
+
+/* The address libcurl's connection for the open went to (after any
+ * redirect, with --resolve applied): range reads go to the same one. */
+static const char *
+take_address (struct transfer *opened)
+{
+  char *ip = NULL;
+  long port = 0;
+
+  if (curl_easy_getinfo (opened->easy, CURLINFO_PRIMARY_IP, &ip) != CURLE_OK ||
+      ip == NULL ||
+      curl_easy_getinfo (opened->easy, CURLINFO_PRIMARY_PORT, &port) != CURLE_OK ||
+      port <= 0 || port > 65535)
+    return "libcurl did not say where it connected";
+  memset (&direct.addr, 0, sizeof direct.addr);
+  {
+    struct sockaddr_in *sin = (struct sockaddr_in *) &direct.addr;
+    struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *) &direct.addr;
+    if (inet_pton (AF_INET, ip, &sin->sin_addr) == 1) {
+      sin->sin_family = AF_INET;
+      sin->sin_port = htons ((uint16_t) port);
+      direct.addr_len = sizeof *sin;
+    }
+    else if (inet_pton (AF_INET6, ip, &sin6->sin6_addr) == 1 &&
+             !IN6_IS_ADDR_LINKLOCAL (&sin6->sin6_addr)) {   /* needs a scope */
+      sin6->sin6_family = AF_INET6;
+      sin6->sin6_port = htons ((uint16_t) port);
+      direct.addr_len = sizeof *sin6;
+    }
+    else
+      return "an address it cannot reach again";
+  }
+  return NULL;
+}
+
+void
+direct_prepare (struct transfer *opened)
+{
+  const char *why;
+
+  http.direct = false;
+  if (!http.range_is_http)
+    why = "FTP";
+  else if (fetcher_pipe_fd < 0 || fetcher_pipe_read_max == 0)
+    why = "no data pipe";
+  else if ((why = build_request_head ()) == NULL)
+    why = take_address (opened);
+  if (why != NULL) {
+    debug ("export \"%s\": reads go through libcurl (%s)", http.f->export_name, why);
+    return;
+  }
+  direct.prepared = true;
+  http.direct = true;
+  debug ("export \"%s\": reads of up to %" PRIu32 " bytes go direct, spliced "
+         "into the data pipe", http.f->export_name, fetcher_pipe_read_max);
+}
+
+/* ---- Connections ---- */
+
+static void
+close_connection (struct transfer *t)
+{
+  if (t->sock >= 0)
+    close (t->sock);
+  t->sock = -1;
+  t->sock_reused = false;
+}
+
+/* The next wait on the server may last this long, and never past the
+ * read's --timeout. */
+static void
+set_deadline (struct transfer *t, unsigned seconds)
+{
+  t->deadline_ms = clock_ms () + (uint64_t) seconds * 1000;
+  if (t->deadline_ms > t->limit_ms)
+    t->deadline_ms = t->limit_ms;
+}
+
+/* A kept connection may be used again only if the server has neither
+ * closed it nor sent anything unasked. */
+static bool
+connection_usable (int sock)
+{
+  char byte;
+  ssize_t r = recv (sock, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return r == -1 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+static int
+open_connection (struct transfer *t)
+{
+  const struct fetcher_config *cfg = http.f->cfg;
+  int one = 1;
+
+  t->sock = socket (direct.addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (t->sock == -1)
+    return -1;
+  t->sock_reused = false;
+  /* As libcurl's own connections (transfer_setup): no Nagle delay on the
+   * request, and keep-alive probes on a connection kept idle. */
+  (void) setsockopt (t->sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  (void) setsockopt (t->sock, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+  if (connect (t->sock, (struct sockaddr *) &direct.addr, direct.addr_len) == -1 &&
+      errno != EINPROGRESS) {
+    int e = errno;
+    close_connection (t);
+    errno = e;
+    return -1;
+  }
+  t->dstate = DIRECT_CONNECTING;
+  set_deadline (t, cfg->connect_timeout ? cfg->connect_timeout : DEFAULT_CONNECT_TIMEOUT);
+  return 0;
+}
+
+/* ---- Ending a read ---- */
+
+static void
+owner_queue_remove (struct transfer *t)
+{
+  struct transfer **pp = &direct.owner;
+
+  for (; *pp; pp = &(*pp)->next_owner)
+    if (*pp == t) {
+      *pp = t->next_owner;
+      break;
+    }
+  direct.owner_tail = NULL;
+  for (t = direct.owner; t; t = t->next_owner)
+    direct.owner_tail = t;
+  direct.owner_wants_pipe = false;
+}
+
+/* The read failed: the bytes of the current part already in the pipe are
+ * dropped, the parts left get EIO. */
+static void
+direct_fail (struct transfer *t, const char *why)
+{
+  if (t->dstate == DIRECT_BODY && t->part_received > 0)
+    fetcher_pipe_discard ((uint32_t) t->part_received);
+  if (t->dstate == DIRECT_QUEUED || t->dstate == DIRECT_BODY)
+    owner_queue_remove (t);
+  close_connection (t);
+  fail_read (t, why);
+  release (t);
+}
+
+PRINTF_LIKE (2, 3) static void
+direct_failf (struct transfer *t, const char *fmt, ...)
+{
+  char why[PROBLEM_MAX];
+  va_list ap;
+
+  va_start (ap, fmt);
+  vsnprintf (why, sizeof why, fmt, ap);
+  va_end (ap);
+  direct_fail (t, why);
+}
+
+/* The parts left go to libcurl, and so does every later read: this
+ * server's replies are not the plain case (see the top of the file). */
+static void
+direct_give_up (struct transfer *t, const char *why)
+{
+  uint64_t done = 0;
+  unsigned i;
+
+  if (http.direct)
+    debug ("export \"%s\": reads go through libcurl from now on: %s",
+           http.f->export_name, why);
+  http.direct = false;
+  if (t->dstate == DIRECT_BODY && t->part_received > 0)
+    fetcher_pipe_discard ((uint32_t) t->part_received);
+  if (t->dstate == DIRECT_QUEUED || t->dstate == DIRECT_BODY)
+    owner_queue_remove (t);
+  close_connection (t);
+  /* Keep the parts not answered; their bytes start where the answered
+   * ones end. */
+  for (i = 0; i < t->next_part; i++)
+    done += t->parts[i].length;
+  memmove (&t->parts[0], &t->parts[t->next_part],
+           (t->nparts - t->next_part) * sizeof t->parts[0]);
+  t->nparts -= t->next_part;
+  t->next_part = 0;
+  t->offset += done;
+  t->length -= (uint32_t) done;       /* done < length: a part is left */
+  t->part_received = 0;
+  t->received = 0;
+  t->problem[0] = '\0';
+  start_curl_read (t);
+}
+
+/* ---- The request ---- */
+
+static void
+start_request (struct transfer *t)
+{
+  char range[80];
+  size_t head_len = strlen (direct.request_head);
+  int n = snprintf (range, sizeof range, "Range: bytes=%" PRIu64 "-%" PRIu64 "\r\n\r\n",
+                    t->offset, t->offset + t->length - 1);
+
+  free (t->request);
+  t->request = malloc (head_len + (size_t) n);
+  if (t->request == NULL)
+    fatal_errno ("malloc");
+  memcpy (t->request, direct.request_head, head_len);
+  memcpy (t->request + head_len, range, (size_t) n);
+  t->request_len = head_len + (size_t) n;
+  t->request_sent = 0;
+  t->head_len = t->body_pos = 0;
+}
+
+void
+direct_start (struct transfer *t)
+{
+  uint32_t timeout = http.f->cfg->timeout;
+
+  t->direct = true;
+  t->limit_ms = timeout ? clock_ms () + (uint64_t) timeout * 1000 : UINT64_MAX;
+  if (t->head == NULL) {
+    t->head = malloc (MAX_RESPONSE_HEADER_BYTES);
+    if (t->head == NULL)
+      fatal_errno ("malloc");
+  }
+  start_request (t);
+  if (t->sock >= 0 && connection_usable (t->sock)) {
+    t->sock_reused = true;
+    t->dstate = DIRECT_SENDING;
+    set_deadline (t, DEFAULT_STALL_TIMEOUT);
+    return;
+  }
+  close_connection (t);
+  if (open_connection (t) == -1)
+    direct_failf (t, "cannot connect to the web server: %s", strerror (errno));
+}
+
+/* ---- The reply's header section ---- */
+
+static bool
+is_token_char (char c)
+{
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+    strchr ("!#$%&'*+-.^_`|~", c) != NULL;
+}
+
+/* Does a comma-separated header value hold this token? */
+static bool
+value_has_token (const char *v, size_t len, const char *token)
+{
+  size_t tlen = strlen (token), i = 0;
+
+  while (i < len) {
+    size_t start;
+    while (i < len && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
+      i++;
+    start = i;
+    while (i < len && v[i] != ',' && v[i] != ' ' && v[i] != '\t')
+      i++;
+    if (i - start == tlen && strncasecmp (v + start, token, tlen) == 0)
+      return true;
+  }
+  return false;
+}
+
+enum parse_result { PARSE_OK, PARSE_FAIL, PARSE_GIVE_UP };
+
+/* One header section, exactly len bytes ending in the blank line, read
+ * through the bounded reader.  Sets t->status and t->resp (header_line);
+ * *length is the Content-Length or UINT64_MAX.  A problem is in
+ * t->problem (FAIL), or in *why (GIVE_UP: let libcurl handle it). */
+static enum parse_result
+parse_header_section (struct transfer *t, const uint8_t *data, size_t len,
+                      uint64_t *length, const char **why)
+{
+  struct reader r;
+  const uint8_t *line;
+  size_t line_len;
+  unsigned major, minor;
+  bool first = true;
+
+  *length = UINT64_MAX;
+  reader_init (&r, data, len);
+  /* Each pass consumes one line including its CRLF. */
+  while (reader_remaining (&r) > 0) {
+    const uint8_t *rest = r.data + r.pos;
+    const uint8_t *lf = memchr (rest, '\n', reader_remaining (&r));
+    const char *s;
+
+    if (lf == NULL)
+      break;                    /* cannot happen: the section ends in CRLF */
+    line_len = (size_t) (lf - rest) + 1;
+    if (reader_get_span (&r, &line, line_len) == -1)
+      break;
+    if (line_len < 2 || line[line_len - 2] != '\r') {
+      *why = "a line of the reply ends in a bare LF";
+      return PARSE_GIVE_UP;
+    }
+    line_len -= 2;              /* the CRLF */
+    s = (const char *) line;
+    if (first) {
+      /* "HTTP/" DIGIT "." DIGIT SP 3DIGIT [SP reason] */
+      first = false;
+      if (line_len < 12 || memcmp (s, "HTTP/", 5) != 0 ||
+          s[5] < '0' || s[5] > '9' || s[6] != '.' || s[7] < '0' || s[7] > '9' ||
+          s[8] != ' ' || s[9] < '0' || s[9] > '9' || s[10] < '0' || s[10] > '9' ||
+          s[11] < '0' || s[11] > '9' || (line_len > 12 && s[12] != ' ')) {
+        char shown[64];
+        size_t i, n = line_len < sizeof shown - 1 ? line_len : sizeof shown - 1;
+        for (i = 0; i < n; i++)
+          shown[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
+        shown[n] = '\0';
+        set_problem (t, "the reply does not start with an HTTP status line: \"%s\"", shown);
+        return PARSE_FAIL;
+      }
+      major = (unsigned) (s[5] - '0');
+      minor = (unsigned) (s[7] - '0');
+      if (major != 1) {
+        set_problem (t, "the server answered in HTTP/%u.%u", major, minor);
+        return PARSE_FAIL;
+      }
+      /* HTTP/1.0 keeps no connection unless asked, and we do not ask. */
+      t->conn_close = minor == 0;
+      t->status = (s[9] - '0') * 100 + (s[10] - '0') * 10 + (s[11] - '0');
+      continue;
+    }
+    if (line_len == 0)
+      break;                    /* the blank line: the end */
+    if (s[0] == ' ' || s[0] == '\t') {
+      *why = "the reply folds a header over lines";
+      return PARSE_GIVE_UP;
+    }
+    {
+      const char *colon = memchr (s, ':', line_len);
+      size_t name_len, value_len, i;
+      const char *value;
+
+      if (colon == NULL || colon == s) {
+        set_problem (t, "the reply has a header line without a name");
+        return PARSE_FAIL;
+      }
+      name_len = (size_t) (colon - s);
+      for (i = 0; i < name_len; i++)
+        if (!is_token_char (s[i])) {
+          set_problem (t, "the reply has a header name with a forbidden byte");
+          return PARSE_FAIL;
+        }
+      value = colon + 1;
+      value_len = line_len - name_len - 1;    /* the colon is in the line */
+      while (value_len > 0 && (value[0] == ' ' || value[0] == '\t')) {
+        value++;
+        value_len--;
+      }
+      while (value_len > 0 && (value[value_len - 1] == ' ' || value[value_len - 1] == '\t'))
+        value_len--;
+      if (name_len == 14 && strncasecmp (s, "Content-Length", 14) == 0) {
+        uint64_t v;
+        if (!parse_decimal (value, value_len, &v) ||
+            (*length != UINT64_MAX && *length != v)) {
+          set_problem (t, "the reply has an unusable or repeated Content-Length");
+          return PARSE_FAIL;
+        }
+        *length = v;
+      }
+      else if (name_len == 17 && strncasecmp (s, "Transfer-Encoding", 17) == 0) {
+        *why = "the reply has a Transfer-Encoding";
+        return PARSE_GIVE_UP;
+      }
+      else if (name_len == 10 && strncasecmp (s, "Connection", 10) == 0) {
+        if (value_has_token (value, value_len, "close"))
+          t->conn_close = true;
+      }
+      else
+        header_line (t, s, line_len);
+    }
+  }
+  return PARSE_OK;
+}
+
+/* Find the end of the header section in head[0..head_len): the offset
+ * just past its empty line, or 0.  An empty line ending in a bare LF ends
+ * it too, so that a server using them is told apart (the parser leaves
+ * it to libcurl) instead of waited for. */
+static size_t
+header_section_end (const struct transfer *t)
+{
+  size_t i;
+
+  for (i = 1; i < t->head_len; i++)
+    if (t->head[i] == '\n' &&
+        (t->head[i - 1] == '\n' ||
+         (i >= 2 && t->head[i - 1] == '\r' && t->head[i - 2] == '\n')))
+      return i + 1;
+  return 0;
+}
+
+static void
+owner_queue_add (struct transfer *t)
+{
+  t->dstate = DIRECT_QUEUED;
+  t->next_owner = NULL;
+  if (direct.owner_tail)
+    direct.owner_tail->next_owner = t;
+  else
+    direct.owner = t;
+  direct.owner_tail = t;
+}
+
+/* A complete header section is in head[0..end).  Returns true if the
+ * read goes on (to the owner queue, or reading the next section). */
+static bool
+headers_done (struct transfer *t, size_t end, unsigned *interim)
+{
+  uint64_t length;
+  const char *why = NULL;
+
+  response_clear (&t->resp);
+  t->status = 0;
+  switch (parse_header_section (t, t->head, end, &length, &why)) {
+  case PARSE_FAIL:
+    direct_fail (t, t->problem);
+    return false;
+  case PARSE_GIVE_UP:
+    direct_give_up (t, why);
+    return false;
+  case PARSE_OK:
+    break;
+  }
+  if (t->status >= 100 && t->status <= 199 && t->status != 101) {
+    /* Interim: the real reply follows. */
+    if (++*interim > MAX_INTERIM_RESPONSES) {
+      direct_failf (t, "more than %u interim (1xx) replies", MAX_INTERIM_RESPONSES);
+      return false;
+    }
+    memmove (t->head, t->head + end, t->head_len - end);   /* end <= head_len */
+    t->head_len -= end;
+    return true;
+  }
+  if (!check_read_response (t)) {
+    direct_fail (t, t->problem);
+    return false;
+  }
+  if (length == UINT64_MAX) {
+    direct_give_up (t, "a 206 reply without Content-Length");
+    return false;
+  }
+  if (length != t->length) {
+    direct_failf (t, "Content-Length %" PRIu64 " for a range of %" PRIu32 " bytes",
+                  length, t->length);
+    return false;
+  }
+  t->body_pos = end;
+  if (t->head_len - end > t->length) {
+    direct_failf (t, "the server sent more than the %" PRIu32 " bytes asked for",
+                  t->length);
+    return false;
+  }
+  t->response_checked = true;
+  owner_queue_add (t);
+  return true;
+}
+
+/* ---- Moving a read on ---- */
+
+/* Could the failure of a reused connection be the server closing it as
+ * the request went out?  Then the read is tried once on a new one, as
+ * every HTTP client does for a GET. */
+static bool
+retry_on_new_connection (struct transfer *t)
+{
+  if (!t->sock_reused || t->head_len > 0)
+    return false;
+  close_connection (t);
+  start_request (t);
+  if (open_connection (t) == -1) {
+    direct_failf (t, "cannot connect to the web server: %s", strerror (errno));
+    return true;
+  }
+  return true;
+}
+
+/* Is the pipe full of nothing but the owner's own unannounced bytes?
+ * Then it can never drain (see the top of the file). */
+static bool
+pipe_stuck (const struct transfer *t)
+{
+  int queued = 0;
+
+  if (ioctl (fetcher_pipe_fd, FIONREAD, &queued) == -1)
+    return false;
+  return queued >= 0 && (size_t) queued <= t->part_received;
+}
+
+/* The owner moves its body into the pipe.  Returns when it must wait, or
+ * has ended (then the next owner may go). */
+static void
+move_body (struct transfer *t)
+{
+  /* The server has had its time from now: new owner, or room again. */
+  if (t->dstate == DIRECT_QUEUED || direct.owner_wants_pipe)
+    set_deadline (t, DEFAULT_STALL_TIMEOUT);
+  t->dstate = DIRECT_BODY;
+  direct.owner_wants_pipe = false;
+  while (t->next_part < t->nparts) {
+    size_t need = t->parts[t->next_part].length - t->part_received;
+    ssize_t r;
+
+    if (t->body_pos < t->head_len) {
+      /* Body bytes that came with the headers: copied, a few KiB at most. */
+      size_t have = t->head_len - t->body_pos;
+      r = write (fetcher_pipe_fd, t->head + t->body_pos, have < need ? have : need);
+      if (r > 0)
+        t->body_pos += (size_t) r;
+    }
+    else {
+      r = splice (t->sock, NULL, fetcher_pipe_fd, NULL, need, SPLICE_F_NONBLOCK);
+      if (r == 0) {
+        direct_failf (t, "short body: %zu of %" PRIu32 " bytes (the server closed "
+                      "the connection)", t->received, t->length);
+        return;
+      }
+    }
+    if (r == -1) {
+      struct pollfd pfd = { .fd = fetcher_pipe_fd, .events = POLLOUT };
+      if (errno == EINTR)
+        continue;
+      if (errno == EPIPE) {
+        /* The front-end closed the pipe: its client is gone. */
+        debug ("the front-end closed the data pipe; exiting");
+        exit (EXIT_SUCCESS);
+      }
+      if (errno != EAGAIN && errno != EWOULDBLOCK) {
+        direct_failf (t, "receiving the body: %s", strerror (errno));
+        return;
+      }
+      /* Waiting for the server, or for room in the pipe? */
+      if (t->body_pos >= t->head_len && poll (&pfd, 1, 0) == 1 && (pfd.revents & POLLOUT))
+        return;                 /* the server: its socket is polled */
+      if (pipe_stuck (t)) {
+        direct_give_up (t, "the server's data came in pieces too small for the "
+                        "data pipe");
+        return;
+      }
+      direct.owner_wants_pipe = true;
+      return;
+    }
+    t->received += (size_t) r;
+    t->part_received += (size_t) r;
+    set_deadline (t, DEFAULT_STALL_TIMEOUT);
+    if (t->part_received == t->parts[t->next_part].length) {
+      fetcher_reply_piped (t->parts[t->next_part].id);
+      t->next_part++;
+      t->part_received = 0;
+    }
+  }
+  /* Done: every part announced.  The connection stays for the next read
+   * unless the server said it closes it. */
+  owner_queue_remove (t);
+  if (t->conn_close)
+    close_connection (t);
+  release (t);
+}
+
+/* Run one read's state machine as far as it goes without waiting. */
+static void
+step (struct transfer *t)
+{
+  unsigned interim = 0;
+
+  for (;;) {
+    ssize_t r;
+
+    switch ((enum direct_state) t->dstate) {
+    case DIRECT_CONNECTING: {
+      int err = 0;
+      socklen_t len = sizeof err;
+      struct pollfd pfd = { .fd = t->sock, .events = POLLOUT };
+      if (poll (&pfd, 1, 0) != 1)
+        return;
+      if (getsockopt (t->sock, SOL_SOCKET, SO_ERROR, &err, &len) == -1)
+        err = errno;
+      if (err != 0) {
+        direct_failf (t, "cannot connect to the web server: %s", strerror (err));
+        return;
+      }
+      t->dstate = DIRECT_SENDING;
+      set_deadline (t, DEFAULT_STALL_TIMEOUT);
+      break;
+    }
+    case DIRECT_SENDING:
+      r = send (t->sock, t->request + t->request_sent, t->request_len - t->request_sent,
+                MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (r == -1) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+          return;
+        if (!retry_on_new_connection (t))
+          direct_failf (t, "sending the request: %s", strerror (errno));
+        return;
+      }
+      t->request_sent += (size_t) r;
+      if (t->request_sent == t->request_len) {
+        t->dstate = DIRECT_HEADERS;
+        set_deadline (t, DEFAULT_STALL_TIMEOUT);
+      }
+      break;
+    case DIRECT_HEADERS: {
+      size_t end = header_section_end (t);
+      if (end > 0) {
+        if (!headers_done (t, end, &interim))
+          return;
+        if (t->dstate == DIRECT_QUEUED)
+          return;               /* the owner queue runs it */
+        continue;               /* an interim reply: the next section */
+      }
+      if (t->head_len == MAX_RESPONSE_HEADER_BYTES) {
+        char why[80];
+        snprintf (why, sizeof why, "a reply's headers are longer than %u bytes",
+                  MAX_RESPONSE_HEADER_BYTES);
+        direct_give_up (t, why);
+        return;
+      }
+      r = recv (t->sock, t->head + t->head_len, MAX_RESPONSE_HEADER_BYTES - t->head_len,
+                MSG_DONTWAIT);
+      if (r == -1 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return;
+      if (r <= 0) {
+        int e = r == 0 ? 0 : errno;
+        if (!retry_on_new_connection (t))
+          direct_failf (t, "the server %s before its reply was complete",
+                        e == 0 ? "closed the connection" : strerror (e));
+        return;
+      }
+      t->head_len += (size_t) r;
+      set_deadline (t, DEFAULT_STALL_TIMEOUT);
+      break;
+    }
+    case DIRECT_QUEUED:
+    case DIRECT_BODY:
+      return;                   /* the owner queue runs these */
+    }
+  }
+}
+
+/* Let the pipe's owners work, one after the other, until one must wait. */
+static void
+run_owners (void)
+{
+  while (direct.owner != NULL) {
+    struct transfer *t = direct.owner;
+    move_body (t);
+    if (direct.owner == t)
+      return;                   /* still the owner: it waits */
+  }
+}
+
+/* Why a read past its deadline fails. */
+static void
+deadline_passed (struct transfer *t, uint64_t now)
+{
+  if (now >= t->limit_ms)
+    direct_failf (t, "timed out after %" PRIu32 " seconds (--timeout)",
+                  http.f->cfg->timeout);
+  else if (t->dstate == DIRECT_CONNECTING)
+    direct_failf (t, "cannot connect to the web server: timed out");
+  else
+    direct_failf (t, "stalled: the server sent nothing for %u seconds (%s)",
+                  DEFAULT_STALL_TIMEOUT,
+                  t->dstate == DIRECT_SENDING ? "taking the request"
+                  : t->dstate == DIRECT_HEADERS ? "before its reply's headers"
+                  : "in the reply's body");
+}
+
+/* ---- The event loop's side ---- */
+
+unsigned
+direct_wait_fds (struct curl_waitfd *fds, unsigned max, long *timeout_ms)
+{
+  uint64_t now = clock_ms (), soonest = UINT64_MAX;
+  unsigned n = 0, i;
+
+  *timeout_ms = -1;
+  if (!direct.prepared)
+    return 0;
+  for (i = 0; i < http.f->cfg->connections && n < max; i++) {
+    struct transfer *t = &http.pool[i];
+    short events;
+
+    if (!t->direct || t->sock < 0)
+      continue;
+    if (t->dstate == DIRECT_QUEUED ||
+        (t->dstate == DIRECT_BODY && direct.owner_wants_pipe))
+      continue;                 /* waiting for the pipe, not the server */
+    events = (t->dstate == DIRECT_CONNECTING || t->dstate == DIRECT_SENDING)
+      ? CURL_WAIT_POLLOUT : CURL_WAIT_POLLIN;
+    fds[n++] = (struct curl_waitfd) { .fd = t->sock, .events = events };
+    if (t->deadline_ms < soonest)
+      soonest = t->deadline_ms;
+  }
+  if (direct.owner != NULL && direct.owner_wants_pipe && n < max)
+    fds[n++] = (struct curl_waitfd) { .fd = fetcher_pipe_fd, .events = CURL_WAIT_POLLOUT };
+  if (soonest != UINT64_MAX)
+    *timeout_ms = soonest <= now ? 0 : (long) (soonest - now);
+  return n;
+}
+
+void
+direct_progress (const struct curl_waitfd *fds, unsigned n)
+{
+  uint64_t now = clock_ms ();
+  unsigned i, j;
+
+  if (!direct.prepared)
+    return;
+  /* Reads whose descriptor is ready, then reads past their deadline. */
+  for (i = 0; i < http.f->cfg->connections; i++) {
+    struct transfer *t = &http.pool[i];
+    bool ready = false;
+
+    if (!t->direct || t->sock < 0 || t->dstate == DIRECT_QUEUED)
+      continue;
+    for (j = 0; j < n; j++)
+      if (fds[j].fd == t->sock && fds[j].revents != 0)
+        ready = true;
+    if (ready) {
+      if (t->dstate == DIRECT_BODY)
+        run_owners ();
+      else
+        step (t);
+    }
+    else if (now >= t->deadline_ms && !(t->dstate == DIRECT_BODY && direct.owner_wants_pipe))
+      deadline_passed (t, now);
+  }
+  for (j = 0; j < n; j++)
+    if (fds[j].fd == fetcher_pipe_fd && fds[j].revents != 0)
+      run_owners ();
+  run_owners ();
+}

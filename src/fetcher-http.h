@@ -1,0 +1,158 @@
+/*
+ * fetcher-http.h: private to the network fetcher: fetcher-http.c (libcurl:
+ * opening the export, and reads of https, ftp and ftps) and
+ * fetcher-direct.c (reads of plain http URLs spliced into the data pipe).
+ */
+#ifndef NBDCURLD_FETCHER_HTTP_H
+#define NBDCURLD_FETCHER_HTTP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <curl/curl.h>
+
+#include "fetcher.h"
+#include "log.h"
+
+/* Requests waiting for a free transfer.  A well-behaved front-end keeps
+ * at most MAX_INFLIGHT_PER_CLIENT requests in flight, so this only fills
+ * when it misbehaves; then its socket is simply not read until a transfer
+ * finishes. */
+#define QUEUE_SIZE MAX_INFLIGHT_PER_CLIENT
+
+/* libcurl's receive buffer per transfer: bigger than the 16 KiB default
+ * means fewer callbacks for large reads; small enough that a body we
+ * refuse is cut off early. */
+#define CURL_RECEIVE_BUFFER (128L * 1024)
+
+/* Sequential reads waiting together are fetched as one ranged GET of up
+ * to this many bytes (and parts): fewer HTTP requests for the server, the
+ * connection and libcurl to handle.  Each part is answered as soon as its
+ * last byte arrives, so coalescing adds no wait; the data goes straight to
+ * each request's place in the data area, so it adds no memory either. */
+#define COALESCE_MAX_BYTES (8u * 1024 * 1024)
+#define COALESCE_MAX_PARTS 32
+
+/* How much of a server's header value a log line quotes. */
+#define LOG_QUOTE_MAX 128
+
+/* Longest message about one transfer's problem. */
+#define PROBLEM_MAX 384
+
+enum transfer_mode {
+  MODE_HEAD,                  /* open: HEAD (or FTP SIZE), redirects followed */
+  MODE_PROBE,                 /* open: GET bytes=0-0, redirects followed */
+  MODE_READ,                  /* serve: one range of the pinned URL */
+};
+
+enum accept_ranges { RANGES_UNSAID, RANGES_BYTES, RANGES_NONE, RANGES_OTHER };
+
+/* What the headers of one HTTP response said.  Cleared at every status
+ * line, so only the last response of a transfer counts (a transfer sees
+ * interim 1xx responses, and redirects while opening). */
+struct response {
+  bool have_content_range;
+  bool content_range_bad;       /* unparsable */
+  bool content_range_repeated;
+  bool content_range_unsatisfied; /* "bytes * /TOTAL" (416) */
+  uint64_t range_first, range_last, range_total;
+  bool range_total_known;
+  char content_range_text[LOG_QUOTE_MAX];
+  enum accept_ranges accept_ranges;
+  bool content_encoded;
+  char content_encoding_text[LOG_QUOTE_MAX];
+  /* MODE_READ: a validator differs from the one pinned at open. */
+  bool etag_differs, last_modified_differs;
+  char validator_text[LOG_QUOTE_MAX];
+  /* Open modes: the validators, to pin (malloc'd, or NULL). */
+  char *etag, *last_modified;
+};
+
+struct transfer {
+  CURL *easy;
+  struct transfer *next_free;
+  enum transfer_mode mode;
+  bool parse_headers;         /* HTTP, not FTP */
+  /* The request: one range, offset and length (the whole range). */
+  uint64_t id, offset;
+  uint32_t length;
+  uint8_t *data;              /* probe: exactly length bytes; reads: NULL */
+  size_t received;            /* <= length */
+  /* Reads: the requests the range covers, in order, each with its place
+   * in the data area; parts before next_part are complete and answered. */
+  struct {
+    uint64_t id;
+    uint8_t *data;
+    uint32_t length;
+  } parts[COALESCE_MAX_PARTS];
+  unsigned nparts, next_part;
+  size_t part_received;       /* of parts[next_part] */
+  bool response_checked;      /* check_response ran, at the first body byte */
+  /* A direct read (fetcher-direct.c): this slot's own connection, kept
+   * across reads, and where the read is. */
+  bool direct;
+  int sock;                   /* -1: none */
+  bool sock_reused;           /* it served a read before this one */
+  int dstate;                 /* enum direct_state, fetcher-direct.c */
+  long status;                /* of the final response */
+  char *request;              /* the request's bytes (malloc'd), */
+  size_t request_len, request_sent;
+  uint8_t *head;              /* response headers, MAX_RESPONSE_HEADER_BYTES */
+  size_t head_len;            /* bytes in head */
+  size_t body_pos;            /* head[body_pos..head_len): body bytes read with it */
+  bool conn_close;            /* the server closes after this reply */
+  uint64_t deadline_ms;       /* waiting on the server past this: fail */
+  uint64_t limit_ms;          /* --timeout: the read's end at the latest */
+  struct transfer *next_owner;  /* the queue for the data pipe */
+  struct response resp;
+  char problem[PROBLEM_MAX];  /* first thing found wrong, or "" */
+  char errbuf[CURL_ERROR_SIZE];
+  char message[CURL_ERROR_SIZE + 64];  /* curl_message's text */
+};
+
+struct http_state {
+  struct fetcher *f;
+  CURLM *multi;
+  struct transfer *pool;      /* f->cfg->connections transfers */
+  struct transfer *free_list;
+  unsigned active;
+  /* Pinned at open. */
+  char *range_url;            /* final URL after redirects: may hold credentials */
+  bool range_same_origin;     /* range_url's scheme, host and port are the URL's */
+  bool range_is_http;         /* else FTP(S) */
+  char *etag, *last_modified; /* or NULL */
+  char *precondition;         /* "If-Match: ..." or "If-Unmodified-Since: ...", or NULL */
+  struct curl_slist *preconditions; /* the same, for libcurl */
+  /* Requests waiting for a transfer: ring buffer. */
+  struct fetcher_request queue[QUEUE_SIZE];
+  unsigned queue_head, queue_len;
+  /* Reads that fit the data pipe go direct (fetcher-direct.c). */
+  bool direct;
+};
+extern struct http_state http;
+
+/* fetcher-http.c */
+PRINTF_LIKE (2, 3) void set_problem (struct transfer *t, const char *fmt, ...);
+bool parse_decimal (const char *s, size_t len, uint64_t *out);
+void header_line (struct transfer *t, const char *line, size_t len);
+void response_clear (struct response *resp);
+bool check_read_response (struct transfer *t);
+/* The reads of t not answered yet fail with EIO, and why is logged. */
+void fail_read (struct transfer *t, const char *why);
+/* Start t's range (t->offset, t->length, t->parts set) through libcurl. */
+void start_curl_read (struct transfer *t);
+void release (struct transfer *t);
+
+/* fetcher-direct.c */
+/* After a successful open: can reads go direct (plain http, the data
+ * pipe, no credentials)?  Sets http.direct and prepares the requests. */
+void direct_prepare (struct transfer *opened);
+/* Start t's range (t->offset, t->length, t->parts set) without libcurl. */
+void direct_start (struct transfer *t);
+/* Descriptors the direct reads wait for, up to max; and the longest
+ * wait in milliseconds their deadlines allow (or -1: none). */
+unsigned direct_wait_fds (struct curl_waitfd *fds, unsigned max, long *timeout_ms);
+/* Move the direct reads on after a wait on those descriptors. */
+void direct_progress (const struct curl_waitfd *fds, unsigned n);
+
+#endif

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Direct reads (src/fetcher-direct.c): plain-http range reads spliced into
+# the data pipe.  They are taken for a well-behaved server (nginx and the
+# test server); a server whose replies are correct but not the plain case
+# (chunked, bare LF, huge headers, tiny segments) gets its reads through
+# libcurl instead, with the right bytes; HTTP/1.0, interim replies and
+# connections closed without notice are handled directly; a reply that is
+# not HTTP fails the read with EIO.  Clients on TCP and on Unix sockets,
+# and a read-only file: export, which splices from the page cache.
+source "$(dirname "$0")/functions.sh"
+set -euo pipefail
+requires nbdcopy
+requires_python_nbd
+
+mkdir www
+make_image www/disk.img 5000011        # odd size: the last read is short
+sum=$(md5_of www/disk.img)
+start_nginx "$tmp/www"
+start_web_server "$tmp/www"
+
+# mode of tests/web-server.py, and what the fetcher's log says about it:
+# "direct" (no fallback line) or the reason it went back to libcurl.
+declare -A modes=(
+    [good]='direct'
+    [http10]='direct'
+    [interim]='direct'
+    [drop-idle]='direct'
+    [chunked]='Transfer-Encoding'
+    [bare-lf]='bare LF'
+    [huge-headers]='headers are longer'
+    [trickle]='pieces too small'
+)
+args=(-v --export "nginx=$NGINX_URL/disk.img" --export-ro "file=file://$tmp/www/disk.img"
+      --export "garbage-status=$WEB_URL/garbage-status/disk.img")
+for m in "${!modes[@]}"; do
+    args+=(--export "$m=$WEB_URL/$m/disk.img")
+done
+start_nbdcurld -r "${args[@]}"
+
+# Sequential copies (reads of nbdcopy's 256 KiB, coalesced), then
+# pipelined reads at odd offsets and lengths from 4 connections at once.
+cat > reads.py <<'PYEOF'
+import random, sys
+import nbd
+
+uri, path = sys.argv[1], sys.argv[2]
+data = open(path, "rb").read()
+size = len(data)
+rnd = random.Random(sys.argv[1])
+handles = []
+for _ in range(4):
+    h = nbd.NBD()
+    h.connect_uri(uri)
+    handles.append(h)
+pending = []
+for i in range(400):
+    h = handles[i % 4]
+    offset = rnd.randrange(size)
+    count = rnd.randint(1, min(size - offset, 300000))
+    buf = nbd.Buffer(count)
+    pending.append((h, h.aio_pread(buf, offset), buf, offset, count))
+    if len(pending) >= 64 or i == 399:
+        for h, cookie, buf, offset, count in pending:
+            while not h.aio_command_completed(cookie):
+                h.poll(-1)
+            if buf.to_bytearray() != data[offset:offset + count]:
+                sys.exit("%s: wrong data for %d bytes at %d" % (uri, count, offset))
+        pending = []
+PYEOF
+
+for export in nginx file "${!modes[@]}"; do
+    echo "== $export"
+    rm -f copy.img
+    nbdcopy "$(nbd_uri "$export")" copy.img ||
+        fail "$export: copy failed"
+    [ "$(md5_of copy.img)" = "$sum" ] || fail "$export: the copy differs"
+    $PY reads.py "$(nbd_uri "$export")" www/disk.img ||
+        fail "$export: pipelined reads"
+done
+
+# A TCP client too (the front-end splices into a TCP socket).
+rm -f copy.img
+"$NBDCURLD" -r -i 127.0.0.1 -p "$(free_port)" "$NGINX_URL/disk.img" \
+    --run 'nbdcopy "$uri" copy.img && '"$PY"' reads.py "$uri" www/disk.img' ||
+    fail "reads over TCP"
+[ "$(md5_of copy.img)" = "$sum" ] || fail "copy over TCP differs"
+
+# What the log says.
+grep -q 'export "nginx": reads of up to [0-9]* bytes go direct' "$NBDCURLD_LOG" ||
+    fail "nginx's reads did not go direct"
+for m in "${!modes[@]}"; do
+    if [ "${modes[$m]}" = direct ]; then
+        grep -q "export \"$m\": reads of up to" "$NBDCURLD_LOG" ||
+            fail "$m: reads did not go direct"
+        ! grep -q "export \"$m\": reads go through libcurl from now on" "$NBDCURLD_LOG" ||
+            fail "$m: reads went back to libcurl: $(grep "export \"$m\"" "$NBDCURLD_LOG" | tail -1)"
+    else
+        grep -q "export \"$m\": reads go through libcurl from now on: .*${modes[$m]}" \
+             "$NBDCURLD_LOG" ||
+            fail "$m: no fallback to libcurl saying '${modes[$m]}'"
+    fi
+done
+! grep -q 'warning' "$NBDCURLD_LOG" ||
+    fail "warnings for servers that behave: $(grep warning "$NBDCURLD_LOG" | head -3)"
+
+# A reply that is not HTTP at all: EIO, and the log says why.
+cat > garbage.py <<'PYEOF'
+import sys
+import nbd
+h = nbd.NBD()
+h.connect_uri(sys.argv[1])
+try:
+    h.pread(4096, 0)
+except nbd.Error as e:
+    sys.exit(0 if e.errno == "EIO" else "errno %s, not EIO" % e.errno)
+sys.exit("a read of a reply that is not HTTP succeeded")
+PYEOF
+$PY garbage.py "$(nbd_uri garbage-status)" || fail "garbage-status"
+grep -q 'does not start with an HTTP status line' "$NBDCURLD_LOG" ||
+    fail "garbage-status: the log does not say what was wrong"
+
+# The data pipe's path moved the data: the fetchers' and front-end's
+# processes are gone cleanly, nothing left behind.
+stop_nbdcurld
+echo "direct reads: ok"
