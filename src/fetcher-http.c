@@ -506,7 +506,7 @@ transfer_reset (struct transfer *t, enum transfer_mode mode)
   t->direct = false;
   t->status = 0;
   t->request_len = t->request_sent = 0;
-  t->head_len = t->body_pos = 0;
+  t->head_len = t->body_pos = t->head_scanned = 0;
   t->conn_close = false;
   t->deadline_ms = 0;
   t->next_owner = NULL;

@@ -99,6 +99,7 @@ struct transfer {
   size_t request_len, request_sent;
   uint8_t *head;              /* response headers, MAX_RESPONSE_HEADER_BYTES */
   size_t head_len;            /* bytes in head */
+  size_t head_scanned;        /* searched for the section's end up to here */
   size_t body_pos;            /* head[body_pos..head_len): body bytes read with it */
   bool conn_close;            /* the server closes after this reply */
   uint64_t deadline_ms;       /* waiting on the server past this: fail */

@@ -128,7 +128,12 @@ static_assert (DATA_AREA_SIZE % DATA_AREA_CHUNK == 0, "data area in chunks");
 /* Fetcher: longest header section of a reply to a direct (spliced) read;
  * a longer one fails that read. */
 #define MAX_RESPONSE_HEADER_BYTES (16u * 1024)
-/* Fetcher: interim (1xx) responses skipped before a direct read's reply. */
+/* Fetcher: direct reads that may fill the data pipe before they are
+ * complete (the server's data in small pieces; each goes to libcurl)
+ * before every read does. */
+#define MAX_PIPE_OVERFLOWS        16u
+/* Fetcher: interim (1xx) responses skipped before a direct read's reply;
+ * more send reads back to libcurl. */
 #define MAX_INTERIM_RESPONSES     4u
 
 /* ---- Fixed file descriptors of each child after exec. ---- */

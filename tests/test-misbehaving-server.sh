@@ -24,6 +24,10 @@ declare -A bad=(
     [status-500]='500|status'
     [changing]='chang|etag|modified|412|precondition|size'
     [stall]='time|stall|progress'
+    # Caught by the direct reads' header parser (src/fetcher-direct.c).
+    [garbage-status]='status line'
+    [two-lengths]='Content-Length'
+    [nul-header]='header name'
 )
 good_modes=(good no-length head-403 head-405 redirect)
 

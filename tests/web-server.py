@@ -37,6 +37,11 @@
 #   /bare-lf/FILE       header lines of 206 replies end in LF, not CRLF
 #   /huge-headers/FILE  206 replies carry 20 KiB of extra headers
 #   /garbage-status/FILE  GET replies start with a line that is not HTTP
+#   /huge-length/FILE   206 with a Content-Length of 20 digits (libcurl
+#                       reads such a body to the end of the connection)
+#   /two-lengths/FILE   206 with two different Content-Length headers
+#   /nul-header/FILE    206 with a NUL byte in a header name
+#   /many-interim/FILE  ten 100 Continue replies before each 206
 #   /changing/FILE      from the second request on, ETag, Last-Modified and
 #                       the size (Content-Length of HEAD, the total in
 #                       Content-Range) are different on every request, as if
@@ -72,7 +77,8 @@ MODES = {
     "no-length", "head-403", "head-405", "redirect-file", "redirect",
     "status-500", "stall", "slow-head", "changing",
     "chunked", "http10", "interim", "trickle", "drop-idle", "bare-lf",
-    "huge-headers", "garbage-status",
+    "huge-headers", "garbage-status", "huge-length", "two-lengths",
+    "nul-header", "many-interim",
 }
 TRICKLE_BYTES = 600
 
@@ -342,11 +348,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
             first += shift
             last += shift
 
-        if mode in ("chunked", "bare-lf", "garbage-status"):
+        if mode in ("chunked", "bare-lf", "garbage-status", "huge-length",
+                    "two-lengths", "nul-header"):
             self.send_unusual_range(mode, path, first, count, total, validators)
             return
         if mode == "interim":
             self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        if mode == "many-interim":
+            self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n" * 10)
         if mode == "http10":
             self.protocol_version = "HTTP/1.0"
             self.close_connection = True
@@ -412,8 +421,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                                          total)).encode())
         if mode == "chunked":
             lines.append(b"Transfer-Encoding: chunked")
+        elif mode == "huge-length":
+            lines.append(b"Content-Length: 99999999999999999999")
         else:
             lines.append(("Content-Length: %d" % count).encode())
+        if mode == "two-lengths":
+            lines.append(("Content-Length: %d" % (count + 1)).encode())
+        if mode == "nul-header":
+            lines.append(b"X-Bad\0Name: 1")
         with open(path, "rb") as f:
             f.seek(first)
             data = f.read(count)
@@ -429,8 +444,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(out)
         except ConnectionError:
             self.close_connection = True
-        if mode == "garbage-status":
-            self.close_connection = True
+        if mode != "chunked" and mode != "bare-lf":
+            self.close_connection = True     # the client gave up on it
         self.finish_log(206, count)
 
 
