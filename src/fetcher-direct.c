@@ -727,6 +727,9 @@ move_body (struct transfer *t)
     set_deadline (t, DEFAULT_STALL_TIMEOUT);
     if (t->part_received == t->parts[t->next_part].length) {
       fetcher_reply_piped (t->parts[t->next_part].id);
+      /* Now, not when this loop next waits: the front-end drains the pipe
+       * only as far as it was told, and the pipe holds few parts. */
+      fetcher_flush_replies ();
       t->next_part++;
       t->part_received = 0;
     }
@@ -849,6 +852,18 @@ deadline_passed (struct transfer *t, uint64_t now)
 }
 
 /* ---- The event loop's side ---- */
+
+bool
+direct_may_start (void)
+{
+  uint64_t ahead = 0;
+  unsigned i;
+
+  for (i = 0; i < http.f->cfg->connections; i++)
+    if (http.pool[i].direct)
+      ahead += http.pool[i].length - http.pool[i].received;
+  return ahead < DIRECT_AHEAD_BYTES;
+}
 
 unsigned
 direct_wait_fds (struct curl_waitfd *fds, unsigned max, long *timeout_ms)

@@ -1196,7 +1196,9 @@ http_serve (struct fetcher *f)
      * at a time), and a failed read is an error the client sees.  Queued
      * sequential reads are still fetched together (start_read). */
     while (http.free_list != NULL && http.queue_len > 0 &&
-           (http.range_is_http || http.active == 0)) {
+           (http.range_is_http || http.active == 0) &&
+           (!http.direct || http.queue[http.queue_head].length > fetcher_pipe_read_max ||
+            direct_may_start ())) {
       struct fetcher_request req = queue_pop ();
       start_read (&req);
     }

@@ -150,6 +150,9 @@ void release (struct transfer *t);
 void direct_prepare (struct transfer *opened);
 /* Start t's range (t->offset, t->length, t->parts set) without libcurl. */
 void direct_start (struct transfer *t);
+/* May another direct read start now?  Not while those running have
+ * DIRECT_AHEAD_BYTES or more still to come. */
+bool direct_may_start (void);
 /* Descriptors the direct reads wait for, up to max; and the longest
  * wait in milliseconds their deadlines allow (or -1: none). */
 unsigned direct_wait_fds (struct curl_waitfd *fds, unsigned max, long *timeout_ms);
