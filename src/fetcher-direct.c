@@ -507,14 +507,7 @@ parse_header_section (struct transfer *t, const uint8_t *data, size_t len,
           set_problem (t, "the reply has a header name with a forbidden byte");
           return PARSE_FAIL;
         }
-      value = colon + 1;
-      value_len = line_len - name_len - 1;    /* the colon is in the line */
-      while (value_len > 0 && (value[0] == ' ' || value[0] == '\t')) {
-        value++;
-        value_len--;
-      }
-      while (value_len > 0 && (value[value_len - 1] == ' ' || value[value_len - 1] == '\t'))
-        value_len--;
+      value = header_value (s, line_len, name_len, &value_len);
       if (name_len == 14 && strncasecmp (s, "Content-Length", 14) == 0) {
         uint64_t v;
         if (!parse_decimal (value, value_len, &v)) {

@@ -235,6 +235,23 @@ header_name (const char *name, size_t len)
   return HEADER_OTHER;
 }
 
+const char *
+header_value (const char *line, size_t len, size_t name_len, size_t *value_len)
+{
+  const char *value = line + name_len + 1;
+  size_t n = len - name_len - 1;            /* the colon is inside the line */
+
+  /* Trim optional whitespace on both sides; each pass drops one byte. */
+  while (n > 0 && (value[0] == ' ' || value[0] == '\t')) {
+    value++;
+    n--;
+  }
+  while (n > 0 && (value[n - 1] == ' ' || value[n - 1] == '\t'))
+    n--;
+  *value_len = n;
+  return value;
+}
+
 /* One header line of an HTTP response (not NUL-terminated). */
 void
 header_line (struct transfer *t, const char *line, size_t len)
@@ -263,15 +280,7 @@ header_line (struct transfer *t, const char *line, size_t len)
                  (int) name_len, line, MAX_HEADER_LINE);
     return;
   }
-  value = colon + 1;
-  value_len = len - name_len - 1;           /* the colon is inside the line */
-  /* Trim optional whitespace on both sides; each pass drops one byte. */
-  while (value_len > 0 && (value[0] == ' ' || value[0] == '\t')) {
-    value++;
-    value_len--;
-  }
-  while (value_len > 0 && (value[value_len - 1] == ' ' || value[value_len - 1] == '\t'))
-    value_len--;
+  value = header_value (line, len, name_len, &value_len);
 
   switch (which) {
   case HEADER_CONTENT_RANGE:

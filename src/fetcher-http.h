@@ -136,6 +136,10 @@ extern struct http_state http;
 PRINTF_LIKE (2, 3) void set_problem (struct transfer *t, const char *fmt, ...);
 bool parse_decimal (const char *s, size_t len, uint64_t *out);
 void header_line (struct transfer *t, const char *line, size_t len);
+/* The value of a header line of len bytes whose name is its first name_len
+ * bytes (a colon follows them), without the whitespace around it. */
+const char *header_value (const char *line, size_t len, size_t name_len,
+                          size_t *value_len);
 void response_clear (struct response *resp);
 bool check_read_response (struct transfer *t);
 /* The reads of t not answered yet fail with EIO, and why is logged. */
