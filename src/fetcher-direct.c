@@ -56,6 +56,13 @@
 #include "fetcher-http.h"
 #include "wire.h"
 
+/* Bytes asked for by each read of a reply's header section. */
+#define HEADER_READ_STEP 1024
+
+#ifndef MIN
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#endif
+
 enum direct_state {
   DIRECT_CONNECTING,          /* non-blocking connect: wait POLLOUT */
   DIRECT_SENDING,             /* the request: wait POLLOUT */
@@ -337,6 +344,20 @@ direct_to_libcurl (struct transfer *t, const char *why, bool just_this_read)
   t->next_part = 0;
   t->offset += done;
   t->length -= (uint32_t) done;       /* done < length: a part is left */
+  /* Only this read goes to libcurl: the parts after it go back to the
+   * queue, in order, and on through the pipe.  (libcurl writes into the
+   * data area; the fewer reads it takes, the less memory is touched.) */
+  while (just_this_read && t->nparts > 1 && http.queue_len < QUEUE_SIZE) {
+    unsigned last = t->nparts - 1;
+    struct fetcher_request req = {
+      .type = IPC_READ, .id = t->parts[last].id, .data = t->parts[last].data,
+      .length = t->parts[last].length,
+      .offset = t->offset + t->length - t->parts[last].length,
+    };
+    queue_push_front (&req);
+    t->length -= t->parts[last].length;   /* the other parts remain */
+    t->nparts--;
+  }
   t->part_received = 0;
   t->received = 0;
   t->problem[0] = '\0';
@@ -793,7 +814,11 @@ step (struct transfer *t)
         direct_give_up (t, why);
         return;
       }
-      r = recv (t->sock, t->head + t->head_len, MAX_RESPONSE_HEADER_BYTES - t->head_len,
+      /* A little at a time: a reply's headers are a few hundred bytes,
+       * and every body byte taken here is copied (and touches memory)
+       * where a splice would not. */
+      r = recv (t->sock, t->head + t->head_len,
+                MIN (HEADER_READ_STEP, MAX_RESPONSE_HEADER_BYTES - t->head_len),
                 MSG_DONTWAIT);
       if (r == -1 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
         return;

@@ -66,6 +66,7 @@ file_open (struct fetcher *f)
 
   f->size = (uint64_t) end;     /* off_t is never negative here */
   f->can = readonly ? 0 : FETCHER_CAN_WRITE | FETCHER_CAN_FLUSH | FETCHER_CAN_FUA;
+  f->piped_read_max = fetcher_pipe_read_max;     /* 0 unless read-only */
   image_fd = fd;
  out:
   return error;

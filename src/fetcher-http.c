@@ -988,6 +988,7 @@ http_open (struct fetcher *f)
          http.etag ? http.etag : "(none)",
          http.last_modified ? http.last_modified : "(none)", n);
   f->can = 0;                   /* read-only: no write, flush or FUA */
+  f->piped_read_max = http.direct ? fetcher_pipe_read_max : 0;
   return 0;
 }
 
@@ -998,6 +999,15 @@ queue_push (const struct fetcher_request *req)
 {
   /* The caller checked queue_len < QUEUE_SIZE. */
   http.queue[(http.queue_head + http.queue_len) % QUEUE_SIZE] = *req;
+  http.queue_len++;
+}
+
+void
+queue_push_front (const struct fetcher_request *req)
+{
+  /* The caller checked queue_len < QUEUE_SIZE. */
+  http.queue_head = (http.queue_head + QUEUE_SIZE - 1) % QUEUE_SIZE;
+  http.queue[http.queue_head] = *req;
   http.queue_len++;
 }
 

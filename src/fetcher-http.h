@@ -147,6 +147,9 @@ void fail_read (struct transfer *t, const char *why);
 /* Start t's range (t->offset, t->length, t->parts set) through libcurl. */
 void start_curl_read (struct transfer *t);
 void release (struct transfer *t);
+/* Put a request back at the head of the queue (the caller checked that
+ * there is room). */
+void queue_push_front (const struct fetcher_request *req);
 
 /* fetcher-direct.c */
 /* After a successful open: can reads go direct (plain http, the data

@@ -317,12 +317,13 @@ take_data_pipe (const struct fetcher *f)
 }
 
 static void
-send_opened (uint64_t size, uint32_t can, uint32_t error)
+send_opened (uint64_t size, uint32_t can, uint32_t piped_read_max, uint32_t error)
 {
   struct ipc_header h = {
     .type = IPC_FETCHER_OPENED,
     .flags = (uint16_t) can,
     .offset = size,
+    .length = piped_read_max,
     .error = error,
   };
 
@@ -340,7 +341,7 @@ open_or_exit (struct fetcher *f, const struct fetcher_backend *backend)
 {
   int error = backend->open (f);
   if (error != 0) {
-    send_opened (0, 0, (uint32_t) error);
+    send_opened (0, 0, 0, (uint32_t) error);
     exit (EXIT_FAILURE);
   }
 }
@@ -431,7 +432,7 @@ fetcher_main (void)
     fatal_errno ("malloc");
   if (url_parse (cfg.url, &f.kind, &f.file_path, err, sizeof err) == -1) {
     warn ("export \"%s\" (%s): %s", f.export_name, f.log_url, err);
-    send_opened (0, 0, EINVAL);
+    send_opened (0, 0, 0, EINVAL);
     exit (EXIT_FAILURE);
   }
   take_data_pipe (&f);
@@ -461,7 +462,7 @@ fetcher_main (void)
 #endif
   debug ("export \"%s\" open: %" PRIu64 " bytes%s", f.export_name, f.size,
          (f.can & FETCHER_CAN_WRITE) ? ", writable" : ", read-only");
-  send_opened (f.size, f.can, 0);
+  send_opened (f.size, f.can, f.piped_read_max, 0);
 
   backend->serve (&f);
   debug ("the front-end closed the connection; exiting");

@@ -34,6 +34,7 @@ struct fetcher {
   /* Set by the backend's open. */
   uint64_t size;
   uint32_t can;               /* FETCHER_CAN_* */
+  uint32_t piped_read_max;    /* reads up to this go through the data pipe */
 };
 
 /* One request from the front-end, already validated against the export:

@@ -275,6 +275,14 @@ area_release (struct area_span *span)
 {
   if (span->area == NULL)
     return;
+  /* A read that came here instead of through the data pipe (now and then,
+   * see fetcher-direct.c): its pages go back to the kernel, or such reads
+   * would spread over the client's whole budget, memory the pipe's reads
+   * never touch.  On a shared memfd mapping MADV_REMOVE frees them for
+   * both processes; the next use finds zeroes. */
+  if (span->punch)
+    (void) madvise (area_address (span), (size_t) span->count * DATA_AREA_CHUNK,
+                    MADV_REMOVE);
   memset (&span->area->used[span->first], 0, span->count);
   span->area->chunks_used -= span->count;     /* counted when taken */
   area_unref (span->area);

@@ -44,6 +44,7 @@ struct data_pipe {
 struct area_span {
   struct data_area *area;               /* NULL: none */
   uint32_t first, count;                /* chunks */
+  bool punch;                           /* give its memory back when released */
 };
 
 /* Bytes waiting to be written to one peer. */
@@ -133,6 +134,7 @@ struct client {
   uint32_t export_index;
   uint64_t export_size;
   uint32_t fetcher_caps;        /* FETCHER_CAN_* from IPC_FETCHER_OPENED */
+  uint32_t pipe_read_max;       /* reads up to this come through the pipe */
   uint16_t eflags;              /* transmission flags sent to the client */
   struct outq to_fetcher;
   struct fetcher_input fin;

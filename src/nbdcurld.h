@@ -190,8 +190,10 @@ enum ipc_type {
 
   /* Data, front-end <-> fetcher on the SOCK_STREAM socket. */
   IPC_FETCHER_OPENED = 32, /* fetcher -> fe, first message: offset = export
-                              size, flags = FETCHER_CAN_*, error = 0, or an
-                              errno (then the fetcher exits); payload 0 */
+                              size, flags = FETCHER_CAN_*, length = the
+                              largest read it sends through the data pipe
+                              (0: none), error = 0, or an errno (then the
+                              fetcher exits); payload 0 */
   IPC_READ,                /* fe -> fetcher: id, offset, length, area_offset:
                               put the data there; payload 0 */
   IPC_WRITE,               /* fe -> fetcher: id, offset, length, area_offset

@@ -358,6 +358,7 @@ fetcher_message_done (struct client *c, const struct ipc_header *h)
     c->fetcher_open = true;
     c->export_size = h->offset;
     c->fetcher_caps = h->flags;
+    c->pipe_read_max = h->length;
     handshake_fetcher_opened (c, h->error);
     return;
   }
@@ -392,6 +393,7 @@ fetcher_message_done (struct client *c, const struct ipc_header *h)
   if (h->flags & IPC_REPLY_PIPED)
     outq_push_pipe (&c->out, c->pipe, s->length, false);  /* span unused */
   else {
+    s->span.punch = s->length <= c->pipe_read_max;
     outq_push_span (&c->out, s->span, s->length);
     s->span.area = NULL;               /* the queue releases it once sent */
   }
@@ -411,7 +413,8 @@ check_fetcher_header (const struct client *c, const struct ipc_header *h)
   if (!c->fetcher_open)
     return h->type == IPC_FETCHER_OPENED && c->state == CLIENT_WAIT_FETCHER &&
       !(h->error == 0 &&
-        (h->flags & ~(FETCHER_CAN_WRITE | FETCHER_CAN_FLUSH | FETCHER_CAN_FUA)));
+        (h->flags & ~(FETCHER_CAN_WRITE | FETCHER_CAN_FLUSH | FETCHER_CAN_FUA))) &&
+      h->length <= (c->pipe ? DATA_PIPE_READ_MAX : 0);
   if (h->type == IPC_PIPE_DISCARD)
     return c->pipe != NULL && h->id == 0 && h->flags == 0 && h->offset == 0 &&
       h->error == 0 && h->length >= 1 && h->length <= DATA_PIPE_READ_MAX;
