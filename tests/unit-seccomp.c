@@ -109,6 +109,12 @@ static const struct call forbidden_children[] = {
   CALL (SYS_kill, 1, 0),
   CALL (SYS_memfd_create, 0, 0),
   CALL (SYS_open, 0, 0),
+  /* Only splice moves data between descriptors: vmsplice would put user
+   * memory into a pipe, where a later change alters what is sent. */
+  CALL (SYS_vmsplice, -1, 0, 0, 0),
+  CALL (SYS_tee, -1, -1, 0, 0),
+  CALL (SYS_sendfile, -1, -1, 0, 0),
+  CALL (SYS_copy_file_range, -1, 0, -1, 0, 0, 0),
 };
 
 /* Refused in the front-end only: it opens nothing and connects nowhere. */
@@ -147,6 +153,7 @@ static const struct call allowed_frontend[] = {
   CALL (SYS_getpid),
   CALL (SYS_setsockopt, -1, SOL_SOCKET, SO_SNDBUF, 0, 0),
   CALL (SYS_restart_syscall),
+  CALL (SYS_splice, -1, 0, -1, 0, 0, 0),   /* data pipe into a client */
 };
 
 static const struct call allowed_fetcher[] = {
@@ -162,6 +169,7 @@ static const struct call allowed_fetcher[] = {
   CALL (SYS_ioctl, -1, 0x541B /* FIONREAD */, 0),
   CALL (SYS_mmap, 0, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
   CALL (SYS_fdatasync, -1),
+  CALL (SYS_splice, -1, 0, -1, 0, 0, 0),   /* socket or image into the data pipe */
 };
 
 static const struct call allowed_supervisor[] = {
