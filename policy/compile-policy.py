@@ -52,6 +52,8 @@ DEFAULT_INCLUDES = [
 ]
 
 NAME_RE = re.compile(r'[a-z_][a-z0-9_]*\Z')
+# src/policy.h: names are stored in arrays of this size, NUL included.
+POLICY_NAME_MAX = 32
 ROLE_RE = re.compile(r'[a-z_][a-z0-9_]*\Z')
 # A value: identifiers, numbers (decimal, hex, octal, with U/L suffixes),
 # `|`, `~`, parentheses and blanks.  Nothing the compiler could read as a
@@ -130,6 +132,9 @@ def parse_line(text, where, lineno):
     if not NAME_RE.match(name):
         raise PolicyError(where, lineno, f'"{name}" is not a system call name '
                           '(lower case letters, digits and _)')
+    if len(name) >= POLICY_NAME_MAX:
+        raise PolicyError(where, lineno, f'"{name}" is longer than {POLICY_NAME_MAX - 1} '
+                          'characters, more than any system call name')
     if cond is None:
         return [Rule(name, [], errno, where, lineno)]
     rules = []
@@ -218,8 +223,11 @@ def generate(role, rules, includes, sources):
             conds = '{ 0, 0, 0, 0 }'   # ISO C has no empty initialiser
         err = f'({r.errno})' if r.errno else '0'
         out.append(f'#line {r.line} {c_string(r.where)}')
+        # A policy outside the tree may have a long path: its end names it.
+        where = r.where if len(r.where) < POLICY_NAME_MAX else \
+            '...' + r.where[-(POLICY_NAME_MAX - 4):]
         out.append(f'  {{ SCMP_SYS ({r.name}), {err}, {len(r.conds)}, {{ {conds} }}, '
-                   f'{c_string(r.name)}, {c_string(r.where)}, {r.line} }},')
+                   f'{c_string(r.name)}, {c_string(where)}, {r.line} }},')
     out += ['};', '',
             f'const size_t {role}_policy_nrules = sizeof {role}_policy_rules / '
             f'sizeof {role}_policy_rules[0];', '']

@@ -401,7 +401,10 @@ direct_start (struct transfer *t)
   t->direct = true;
   t->limit_ms = timeout ? clock_ms () + (uint64_t) timeout * 1000 : UINT64_MAX;
   if (t->head == NULL) {
-    t->head = malloc (MAX_RESPONSE_HEADER_BYTES);
+    /* Grown when a reply needs more (read_reply): most header sections
+     * fit, and sixteen slots' worth of 16 KiB would be touched memory. */
+    t->head_cap = HEADER_READ_STEP;
+    t->head = malloc (t->head_cap);
     if (t->head == NULL)
       fatal_errno ("malloc");
   }
@@ -814,12 +817,19 @@ step (struct transfer *t)
         direct_give_up (t, why);
         return;
       }
+      if (t->head_len == t->head_cap) {
+        size_t cap = MIN (2 * t->head_cap, MAX_RESPONSE_HEADER_BYTES);
+        uint8_t *bigger = realloc (t->head, cap);
+        if (bigger == NULL)
+          fatal_errno ("realloc");
+        t->head = bigger;
+        t->head_cap = cap;
+      }
       /* A little at a time: a reply's headers are a few hundred bytes,
        * and every body byte taken here is copied (and touches memory)
        * where a splice would not. */
       r = recv (t->sock, t->head + t->head_len,
-                MIN (HEADER_READ_STEP, MAX_RESPONSE_HEADER_BYTES - t->head_len),
-                MSG_DONTWAIT);
+                MIN (HEADER_READ_STEP, t->head_cap - t->head_len), MSG_DONTWAIT);
       if (r == -1 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
         return;
       if (r <= 0) {

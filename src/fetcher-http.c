@@ -958,14 +958,16 @@ http_open (struct fetcher *f)
   http.pool = calloc (n, sizeof *http.pool);
   if (http.pool == NULL)
     fatal_errno ("calloc");
-  for (i = 0; i < n; i++) {
+  for (i = 0; i < n; i++)
     http.pool[i].sock = -1;
-    http.pool[i].easy = curl_easy_init ();
-    if (http.pool[i].easy == NULL)
-      fatal ("libcurl: curl_easy_init failed");
-    if (transfer_setup (&http.pool[i]) == -1)
-      return open_failed (EIO, "libcurl refused an option (see above)");
-  }
+  /* Only the first slot gets its libcurl handle now; the others when a
+   * read first goes through libcurl (ensure_easy).  Direct reads need
+   * none, and each handle costs about 12 KiB of touched heap. */
+  http.pool[0].easy = curl_easy_init ();
+  if (http.pool[0].easy == NULL)
+    fatal ("libcurl: curl_easy_init failed");
+  if (transfer_setup (&http.pool[0]) == -1)
+    return open_failed (EIO, "libcurl refused an option (see above)");
 
   /* The first handle opens; its connection stays for the reads. */
   error = open_head (&http.pool[0]);
@@ -976,10 +978,10 @@ http_open (struct fetcher *f)
   if (http.range_is_http)
     build_preconditions ();
   direct_prepare (&http.pool[0]);
+  if (transfer_setup_reads (&http.pool[0]) == -1)
+    return open_failed (EIO, "libcurl refused an option (see above)");
   for (i = 0; i < n; i++) {
     http.pool[i].parse_headers = http.range_is_http;
-    if (transfer_setup_reads (&http.pool[i]) == -1)
-      return open_failed (EIO, "libcurl refused an option (see above)");
     http.pool[i].next_free = http.free_list;
     http.free_list = &http.pool[i];
   }
@@ -1032,6 +1034,25 @@ release (struct transfer *t)
   http.active--;                /* counted by start_read */
 }
 
+/* A slot's libcurl handle, made at its first read through libcurl, set
+ * up as the open handle was (the options can only fail for lack of
+ * memory).  Returns 0, or -1 with the slot left without one. */
+static int
+ensure_easy (struct transfer *t)
+{
+  if (t->easy != NULL)
+    return 0;
+  t->easy = curl_easy_init ();
+  if (t->easy == NULL)
+    return -1;
+  if (transfer_setup (t) == -1 || transfer_setup_reads (t) == -1) {
+    curl_easy_cleanup (t->easy);
+    t->easy = NULL;
+    return -1;
+  }
+  return 0;
+}
+
 void
 start_curl_read (struct transfer *t)
 {
@@ -1042,7 +1063,9 @@ start_curl_read (struct transfer *t)
   /* Inclusive range; length >= 1. */
   snprintf (range, sizeof range, "%" PRIu64 "-%" PRIu64,
             t->offset, t->offset + t->length - 1);
-  if (curl_easy_setopt (t->easy, CURLOPT_RANGE, range) != CURLE_OK)
+  if (ensure_easy (t) == -1)
+    mc = CURLM_OUT_OF_MEMORY;
+  else if (curl_easy_setopt (t->easy, CURLOPT_RANGE, range) != CURLE_OK)
     mc = CURLM_OUT_OF_MEMORY;   /* copying the string is all it does */
   else
     mc = curl_multi_add_handle (http.multi, t->easy);

@@ -97,7 +97,9 @@ struct transfer {
   long status;                /* of the final response */
   char *request;              /* the request's bytes (malloc'd), */
   size_t request_len, request_sent;
-  uint8_t *head;              /* response headers, MAX_RESPONSE_HEADER_BYTES */
+  uint8_t *head;              /* response headers: head_cap bytes, grown
+                                 up to MAX_RESPONSE_HEADER_BYTES */
+  size_t head_cap;
   size_t head_len;            /* bytes in head */
   size_t head_scanned;        /* searched for the section's end up to here */
   size_t body_pos;            /* head[body_pos..head_len): body bytes read with it */

@@ -1,17 +1,13 @@
 /*
- * main.c: the supervisor, and the fetchers it starts by re-executing this
- * same binary with a role argument that users never type; a child then
- * reads everything else from its fixed fds (nbdcurld.h).  The front-end
- * is its own executable (frontend-main.c).
+ * main.c: the supervisor's executable, nbdcurld, the one users run.  The
+ * other roles have their own executables, which only the supervisor
+ * starts: the front-end (frontend-main.c) and the fetchers and URL
+ * checker (fetcher-main.c).
  */
-#include <string.h>
-
 #include "nbdcurld.h"
 
 int
 main (int argc, char **argv)
 {
-  if (argc == 2 && strcmp (argv[1], ROLE_ARG_FETCHER) == 0)
-    return fetcher_main ();
   return supervisor_main (argc, argv);
 }

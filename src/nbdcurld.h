@@ -159,6 +159,7 @@ static_assert (DATA_AREA_SIZE % DATA_AREA_CHUNK == 0, "data area in chunks");
 
 #define ROLE_ARG_FRONTEND         "--internal-role=front-end"
 #define ROLE_ARG_FETCHER          "--internal-role=fetcher"
+#define ROLE_ARG_URL_CHECK        "--internal-role=url-check"
 
 /* ---- Internal message format (host byte order: same machine). ---- */
 struct ipc_header {
@@ -180,6 +181,14 @@ enum ipc_type {
   IPC_CONFIG_EXPORT,       /* payload struct export_config_wire + name + description */
   IPC_CONFIG_FETCHER,      /* payload struct fetcher_config_wire + strings */
   IPC_CONFIG_END,          /* payload 0: nothing follows */
+  IPC_CONFIG_URL_CHECK,    /* to the URL checker, first: flags FETCHER_VERBOSE,
+                              FETCHER_SANDBOX_DEBUG; payload 0 */
+  IPC_CONFIG_URL,          /* to the URL checker: payload one URL (1 ..
+                              MAX_URL_LENGTH bytes); answered by one
+                              IPC_URL_CHECKED on CHILD_FD_PEER */
+
+  /* The URL checker's answer, on its CHILD_FD_PEER socket. */
+  IPC_URL_CHECKED = 8,     /* payload struct url_checked_wire + strings */
 
   /* Control, front-end <-> supervisor on the SOCK_SEQPACKET socket. */
   IPC_SPAWN_FETCHER = 16,  /* fe -> sup: id = client token, length = export
@@ -265,11 +274,29 @@ struct fetcher_config_wire {
 #define FETCHER_SANDBOX_DEBUG  (1u << 3)  /* --sandbox-debug: trap and name calls */
 #define FETCHER_DATA_PIPE   (1u << 4)  /* the front-end reads the data pipe */
 
+/* The URL checker's answer for one URL: libcurl's reading of it. */
+struct url_checked_wire {
+  uint32_t flags;              /* URL_CHECKED_* */
+  uint32_t kind;               /* enum url_kind (url.h) when URL_CHECKED_OK */
+  uint32_t message_len;        /* 0 .. MAX_URL_MESSAGE: why it was refused */
+  uint32_t log_url_len;        /* 1 .. MAX_LOG_URL_LENGTH: url_for_log() */
+  uint32_t file_path_len;      /* file: only, 1 .. MAX_PATH_LENGTH; else 0 */
+  uint32_t reserved;           /* 0 */
+  /* then the message, the URL as it may be logged, and the path */
+};
+#define URL_CHECKED_OK            (1u << 0)  /* a URL nbdcurld serves */
+#define URL_CHECKED_HAS_PASSWORD  (1u << 1)  /* user:password@ inside */
+#define MAX_URL_MESSAGE           255u
+/* libcurl's normalised URL may be longer than the one given (it
+ * percent-encodes); the checker shortens longer ones for the log. */
+#define MAX_LOG_URL_LENGTH        (MAX_URL_LENGTH + 64u)
 
-/* Role entry points (main.c dispatches on argv[1]). */
+/* Role entry points: main.c (the supervisor), frontend-main.c and
+ * fetcher-main.c (the fetcher and the URL checker) dispatch on argv[1]. */
 int supervisor_main (int argc, char **argv);
 int frontend_main (void);
 int fetcher_main (void);
+int url_check_main (void);
 /* Shared start of every exec'd child (child.c): die with the supervisor,
  * name the process, check the fixed fds are there. */
 void child_start (const char *role, const char *comm);

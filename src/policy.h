@@ -18,6 +18,9 @@
 /* Comparisons in one alternative: one per argument at most (libseccomp
  * takes one comparison per argument in a rule), so six. */
 #define POLICY_MAX_CONDS 6
+/* Longest system call name or policy file name, with its NUL
+ * (compile-policy.py refuses longer ones). */
+#define POLICY_NAME_MAX 32
 
 struct policy_cond {
   uint8_t arg;              /* 0 .. 5 */
@@ -31,8 +34,11 @@ struct policy_rule {
   int errno_value;          /* 0: allow; > 0: fail the call with this errno */
   unsigned ncond;
   struct policy_cond cond[POLICY_MAX_CONDS];
-  const char *name;         /* system call name, for messages */
-  const char *file;         /* "policy/ROLE.policy", for messages */
+  /* Arrays, not pointers: a table of pointers must be relocated by the
+   * loader in every process, which made its pages private (about 44 KiB
+   * per process for the three tables); without one it stays shared. */
+  char name[POLICY_NAME_MAX];   /* system call name, for messages */
+  char file[POLICY_NAME_MAX];   /* "policy/ROLE.policy", for messages */
   unsigned line;
 };
 

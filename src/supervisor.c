@@ -1,7 +1,8 @@
 /*
  * supervisor.c: the supervisor role.
  *
- * It parses the command line, checks every URL, makes the listening
+ * It parses the command line, has every URL checked (by the URL checker,
+ * url-check.c: this executable does not link libcurl), makes the listening
  * sockets, then fork+execs the front-end and, at the front-end's request,
  * one fetcher per client connection.  It never reads a client byte or an
  * HTTP byte: its only peer is the front-end's control socket, which may
@@ -37,14 +38,15 @@
 #include "sandbox.h"
 #include "secret.h"
 #include "supervisor.h"
+#include "wire.h"
 
 /* Fetchers alive at once: one per client, plus ones still exiting after
  * their client moved to another export or left. */
 #define MAX_FETCHERS (2 * MAX_CLIENTS)
 
 static struct options opt;
-static int self_exe_fd = -1;          /* this binary, for fexecve */
-static int frontend_exe_fd = -1;      /* the front-end's executable */
+static int fetcher_exe_fd = -1;       /* FETCHER_EXE, for fexecve */
+static int frontend_exe_fd = -1;      /* FRONTEND_EXE */
 static int listeners[64];
 static unsigned nlisteners;
 static char *private_dir;             /* -U - or --run: mkdtemp'd */
@@ -75,11 +77,8 @@ check_exports (void)
   multi_conn = true;
   for (i = 0; i < opt.nexports; i++) {
     struct export_spec *e = &opt.exports[i];
-    char err[256];
-    char *shown = url_for_log (e->url);
+    const char *shown = e->log_url;
 
-    if (url_parse (e->url, &e->kind, &e->file_path, err, sizeof err) == -1)
-      fatal ("export \"%s\": %s: %s", e->name, shown, err);
     if (opt.readonly)
       e->readonly = true;
     e->fd = -1;
@@ -110,11 +109,10 @@ check_exports (void)
     }
     if (!e->readonly)
       multi_conn = false;
-    if (url_has_password (e->url) && !e->url_from_file)
+    if (e->has_password && !e->url_from_file)
       notice ("export \"%s\": the URL holds a password, which every local user "
               "can read on the command line: use --auth-user and --auth-password, "
               "or give the URL as +FILE", e->name);
-    free (shown);
   }
 }
 
@@ -123,15 +121,17 @@ static bool data_pipe_usable = true;
 
 /* ---- Executables. ---- */
 
-/* The front-end is its own executable, FRONTEND_EXE, linked without
- * libcurl, OpenSSL and their libraries: the process that reads every
- * client byte maps none of their code, and starts in a fraction of the
- * memory.  It is looked for next to this binary (a build tree, or a
- * package that installs both in one directory), then in LIBEXECDIR.
- * Opened now, before any privilege is dropped, and executed by
- * descriptor. */
+/* Each child role has its own executable.  FRONTEND_EXE is linked
+ * without libcurl, OpenSSL and their libraries: the process that reads
+ * every client byte maps none of their code.  FETCHER_EXE (fetchers and
+ * the URL checker) is the only one linked with them; this executable,
+ * the supervisor, is not either, which saves each running nbdcurld the
+ * megabyte of private pages that loading them costs a process.  Each is
+ * looked for next to this binary (a build tree, or a package that
+ * installs all three in one directory), then in LIBEXECDIR.  Opened at
+ * start, before any privilege is dropped, and executed by descriptor. */
 static int
-open_frontend_executable (void)
+open_child_executable (const char *name)
 {
   char self[4096], *slash, *path = NULL;
   ssize_t n = readlink ("/proc/self/exe", self, sizeof self - 1);
@@ -142,18 +142,21 @@ open_frontend_executable (void)
     slash = strrchr (self, '/');
     if (slash != NULL) {
       *slash = '\0';
-      if (asprintf (&path, "%s/%s", self, FRONTEND_EXE) == -1)
+      if (asprintf (&path, "%s/%s", self, name) == -1)
         fatal_errno ("asprintf");
       fd = open (path, O_RDONLY | O_CLOEXEC);
       free (path);
     }
   }
   if (fd == -1) {
-    fd = open (LIBEXECDIR "/" FRONTEND_EXE, O_RDONLY | O_CLOEXEC);
+    if (asprintf (&path, "%s/%s", LIBEXECDIR, name) == -1)
+      fatal_errno ("asprintf");
+    fd = open (path, O_RDONLY | O_CLOEXEC);
+    free (path);
     if (fd == -1)
-      fatal_errno ("cannot open the front-end executable %s (next to this "
+      fatal_errno ("cannot open nbdcurld's executable %s (next to this "
                    "program or in %s): is nbdcurld installed completely?",
-                   FRONTEND_EXE, LIBEXECDIR);
+                   name, LIBEXECDIR);
   }
   return fd;
 }
@@ -434,14 +437,22 @@ server_uri (void)
 
 /* ---- Children. ---- */
 
-/* The environment a child gets: nothing but sanitizer settings, which a
- * sanitizer build needs in every process and which carry no secrets. */
+/* The environment a child gets: one fixed setting for GnuTLS, and
+ * sanitizer settings, which a sanitizer build needs in every process and
+ * which carry no secrets. */
 static char **
 child_environment (void)
 {
   static const char *keep[] = { "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS" };
-  static char *env[sizeof keep / sizeof keep[0] + 1];
+  static char *env[sizeof keep / sizeof keep[0] + 2];
   size_t i, n = 0;
+
+  /* GnuTLS initialises itself when it is loaded, at a cost of about
+   * 120 KiB of heap in every fetcher.  Nothing there uses it: libcurl is
+   * built with OpenSSL, and GnuTLS is loaded only as a dependency of
+   * libraries for protocols nbdcurld refuses (librtmp, libldap), which
+   * initialise it themselves when used. */
+  env[n++] = (char *) "GNUTLS_NO_IMPLICIT_INIT=1";
 
   for (i = 0; i < sizeof keep / sizeof keep[0]; i++) {
     const char *v = getenv (keep[i]);
@@ -453,9 +464,9 @@ child_environment (void)
   return env;
 }
 
-/* fork+exec this binary (the front-end's executable for the front-end)
- * as `role` with fds[i] at fd 3 + i and nothing else open but stdin,
- * stdout and stderr.  Returns the pid. */
+/* fork+exec the role's executable (FRONTEND_EXE for the front-end,
+ * FETCHER_EXE for the others) as `role` with fds[i] at fd 3 + i and
+ * nothing else open but stdin, stdout and stderr.  Returns the pid. */
 static pid_t
 spawn_child (const char *role_arg, const int *fds, unsigned nfds)
 {
@@ -471,7 +482,7 @@ spawn_child (const char *role_arg, const int *fds, unsigned nfds)
 
     /* Move every fd out of the way first (this binary's too), so that no
      * dup2 below can overwrite one that has not been placed yet. */
-    exe = fcntl (strcmp (role_arg, ROLE_ARG_FRONTEND) == 0 ? frontend_exe_fd : self_exe_fd,
+    exe = fcntl (strcmp (role_arg, ROLE_ARG_FRONTEND) == 0 ? frontend_exe_fd : fetcher_exe_fd,
                  F_DUPFD_CLOEXEC, 100);
     if (exe == -1)
       _exit (127);
@@ -521,6 +532,115 @@ start_child (const char *role_arg, int peer_fd, const int *extra, unsigned nextr
     warn_errno ("sending the configuration to a child");
   close (pipefd[1]);
   return pid;
+}
+
+/* ---- The URL checker (url-check.c). ---- */
+
+/* Read the checker's answer for export e through the bounded reader:
+ * the checker is a child like any other, and its answer is checked like
+ * any other child's message.  Returns true, or false for a refused URL
+ * with the reason in message.  Exits on a malformed answer. */
+static bool
+take_url_answer (int sock, struct export_spec *e, char message[MAX_URL_MESSAGE + 1])
+{
+  struct url_checked_wire w;
+  struct ipc_header h;
+  struct reader r;
+  uint8_t *payload;
+  bool ok;
+
+  if (ipc_recv (sock, &h, &payload, sizeof w + MAX_URL_MESSAGE + MAX_LOG_URL_LENGTH +
+                MAX_PATH_LENGTH) == -1)
+    fatal ("the URL checker (%s) ended without answering: see the messages "
+           "above", FETCHER_EXE);
+  reader_init (&r, payload, h.payload_len);
+  if (h.type != IPC_URL_CHECKED || reader_get_bytes (&r, &w, sizeof w) == -1 ||
+      (w.flags & ~(URL_CHECKED_OK | URL_CHECKED_HAS_PASSWORD)) != 0 || w.reserved != 0 ||
+      w.log_url_len < 1 || w.log_url_len > MAX_LOG_URL_LENGTH)
+    goto malformed;
+  ok = (w.flags & URL_CHECKED_OK) != 0;
+  if (ok ? (w.kind > URL_FILE || w.message_len != 0 ||
+            (w.kind == URL_FILE) != (w.file_path_len > 0))
+         : (w.message_len < 1 || w.file_path_len != 0))
+    goto malformed;
+  e->log_url = malloc ((size_t) w.log_url_len + 1);
+  e->file_path = w.file_path_len > 0 ? malloc ((size_t) w.file_path_len + 1) : NULL;
+  if (e->log_url == NULL || (w.file_path_len > 0 && e->file_path == NULL))
+    fatal_errno ("malloc");
+  if (reader_get_string (&r, message, w.message_len, MAX_URL_MESSAGE) == -1 ||
+      reader_get_string (&r, e->log_url, w.log_url_len, MAX_LOG_URL_LENGTH) == -1 ||
+      (e->file_path != NULL &&
+       (reader_get_string (&r, e->file_path, w.file_path_len, MAX_PATH_LENGTH) == -1 ||
+        e->file_path[0] != '/')) ||
+      reader_end (&r) == -1)
+    goto malformed;
+  free (payload);
+  e->kind = (enum url_kind) w.kind;
+  e->has_password = (w.flags & URL_CHECKED_HAS_PASSWORD) != 0;
+  return ok;
+ malformed:
+  fatal ("the URL checker sent a malformed answer for export \"%s\"", e->name);
+}
+
+/* Have every export's URL read by libcurl's URL API in the checker,
+ * one at a time, before anything else depends on what a URL means. */
+static void
+check_urls (void)
+{
+  struct ipc_header h = { .type = IPC_CONFIG_URL_CHECK };
+  char message[MAX_URL_MESSAGE + 1];
+  int sock[2], pipefd[2], fds[2], status;
+  struct export_spec *refused = NULL;
+  unsigned i;
+  pid_t pid;
+
+  if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sock) == -1 ||
+      pipe2 (pipefd, O_CLOEXEC) == -1)
+    fatal_errno ("cannot make the URL checker's sockets");
+  fds[0] = sock[1];                 /* CHILD_FD_PEER: its answers */
+  fds[1] = pipefd[0];               /* CHILD_FD_CONFIG: the URLs */
+  pid = spawn_child (ROLE_ARG_URL_CHECK, fds, 2);
+  if (pid == -1)
+    fatal_errno ("cannot start the URL checker");
+  close (sock[1]);
+  close (pipefd[0]);
+
+  h.flags = (uint16_t) ((opt.verbose ? FETCHER_VERBOSE : 0) |
+                        (opt.sandbox_debug ? FETCHER_SANDBOX_DEBUG : 0));
+  if (change_user) {
+    h.length = 1;
+    h.id = child_uid;
+    h.offset = child_gid;
+  }
+  if (ipc_send (pipefd[1], &h, NULL) == -1)
+    fatal_errno ("cannot talk to the URL checker");
+  for (i = 0; i < opt.nexports && refused == NULL; i++) {
+    struct export_spec *e = &opt.exports[i];
+    struct ipc_header u = { .type = IPC_CONFIG_URL,
+                            .payload_len = (uint32_t) strlen (e->url) };
+    /* options.c bounds every URL by MAX_URL_LENGTH; an empty one is
+     * refused there too. */
+    if (ipc_send (pipefd[1], &u, e->url) == -1)
+      fatal ("the URL checker (%s) ended early: see the messages above", FETCHER_EXE);
+    if (!take_url_answer (sock[0], e, message))
+      refused = e;
+  }
+  /* After a refused URL, EOF instead of IPC_CONFIG_END: the checker
+   * ends either way, and is waited for before the error below. */
+  h = (struct ipc_header) { .type = IPC_CONFIG_END };
+  if (refused == NULL && ipc_send (pipefd[1], &h, NULL) == -1)
+    fatal_errno ("cannot talk to the URL checker");
+  close (pipefd[1]);
+  close (sock[0]);
+  while (waitpid (pid, &status, 0) == -1)
+    if (errno != EINTR)
+      fatal_errno ("waitpid");
+  if (refused != NULL)
+    fatal ("export \"%s\": %s: %s", refused->name, refused->log_url, message);
+  if (!WIFEXITED (status) || WEXITSTATUS (status) != 0)
+    fatal ("the URL checker failed (%s %d): see the messages above",
+           WIFEXITED (status) ? "exit status" : "signal",
+           WIFEXITED (status) ? WEXITSTATUS (status) : WTERMSIG (status));
 }
 
 static int
@@ -929,8 +1049,9 @@ supervisor_main (int argc, char **argv)
   options_parse (argc, argv, &opt);
   log_init (NULL, opt.verbose);
   make_paths_absolute ();
-  check_exports ();
-  read_auth_password ();
+  /* Before any child: writes to a child that died must be errors.  (The
+   * children and --run's command get the default back.) */
+  signal (SIGPIPE, SIG_IGN);
 
   if (geteuid () == 0) {
     char err[256];
@@ -949,10 +1070,11 @@ supervisor_main (int argc, char **argv)
   if (opt.exit_with_parent && prctl (PR_SET_PDEATHSIG, SIGTERM) == -1)
     fatal_errno ("--exit-with-parent: prctl");
 
-  self_exe_fd = open ("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-  if (self_exe_fd == -1)
-    fatal_errno ("cannot open /proc/self/exe to start the other processes");
-  frontend_exe_fd = open_frontend_executable ();
+  fetcher_exe_fd = open_child_executable (FETCHER_EXE);
+  frontend_exe_fd = open_child_executable (FRONTEND_EXE);
+  check_urls ();
+  check_exports ();
+  read_auth_password ();
 
   if (socket_activated) {
     if (opt.single || opt.port || opt.ipaddr || opt.unix_path)
@@ -987,7 +1109,6 @@ supervisor_main (int argc, char **argv)
   sigaddset (&mask, SIGHUP);
   if (sigprocmask (SIG_BLOCK, &mask, NULL) == -1)
     fatal_errno ("sigprocmask");
-  signal (SIGPIPE, SIG_IGN);
 
   if (!opt.foreground && !opt.single && !opt.run && !socket_activated &&
       !opt.exit_with_parent)

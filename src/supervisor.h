@@ -13,7 +13,9 @@
 
 struct export_spec {
   char *name;
-  char *url;                 /* may hold credentials: log url_for_log() */
+  char *url;                 /* may hold credentials: log log_url */
+  char *log_url;             /* the URL checker's url_for_log (url-check.c) */
+  bool has_password;         /* user:password@ in the URL */
   bool url_from_file;        /* given as +FILE, not on the command line */
   char *description;         /* "" when none */
   bool readonly;             /* -r, --export-ro, or a protocol that cannot write */

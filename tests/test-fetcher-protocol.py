@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # test-fetcher-protocol.py: the fetcher role on its own, spoken to directly.
 #
-# Runs "$NBDCURLD --internal-role=fetcher" with a socketpair on fd 3 (the
+# Runs "nbdcurld-fetcher --internal-role=fetcher" (next to $NBDCURLD, or
+# $NBDCURLD_FETCHER) with a socketpair on fd 3 (the
 # front-end's side is ours) and a configuration pipe on fd 4, exactly as
 # the supervisor would, and checks:
 #   - IPC_FETCHER_OPENED: size and flags; ENOENT and exit 1 for a missing
@@ -34,6 +35,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 NBDCURLD = os.environ.get("NBDCURLD",
                           os.path.join(HERE, "..", "build", "src", "nbdcurld"))
+# The fetcher's own executable, which the supervisor finds next to itself.
+NBDCURLD = os.environ.get("NBDCURLD_FETCHER",
+                          os.path.join(os.path.dirname(NBDCURLD), "nbdcurld-fetcher"))
 WEB_SERVER = os.path.join(HERE, "web-server.py")
 
 # nbdcurld.h
@@ -588,7 +592,7 @@ def main():
 
     print("1..%d" % len(tests))
     if not os.access(NBDCURLD, os.X_OK):
-        print("Bail out! no executable at %s (set NBDCURLD)" % NBDCURLD)
+        print("Bail out! no executable at %s (set NBDCURLD_FETCHER)" % NBDCURLD)
         return 1
     failed = 0
     try:

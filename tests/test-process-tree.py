@@ -137,6 +137,29 @@ def test_one_fetcher_per_client():
         "front-end has children: %r" % N.children(STATE["fe"])
 
 
+def mapped_libraries(pid):
+    """Base names of the shared objects mapped into process pid."""
+    with open("/proc/%d/maps" % pid) as f:
+        return {os.path.basename(line.split()[5]) for line in f
+                if len(line.split()) >= 6 and ".so" in line.split()[5]}
+
+
+def test_libcurl_only_in_fetchers():
+    """only fetchers map libcurl and OpenSSL: the supervisor and the
+    front-end have their own executables without them (each process that
+    loads them pays about 1 MiB of private relocations), and every fetcher
+    maps them (the control)"""
+    def curl_libs(pid):
+        return sorted(name for name in mapped_libraries(pid)
+                      if name.startswith(("libcurl", "libssl", "libcrypto")))
+    assert curl_libs(SRV.pid) == [], "supervisor maps %r" % curl_libs(SRV.pid)
+    assert curl_libs(STATE["fe"]) == [], "front-end maps %r" % curl_libs(STATE["fe"])
+    for pid in fetchers():
+        libs = curl_libs(pid)
+        assert any(n.startswith("libcurl") for n in libs), \
+            "fetcher %d maps no libcurl: %r" % (pid, libs)
+
+
 def test_close_one_client():
     """closing one client ends its fetcher: N-1 fetchers within seconds"""
     disconnect(CLIENTS.pop(0))
@@ -215,6 +238,7 @@ CASES = [
     test_idle_tree,
     test_handshake_spawns_no_fetcher,
     test_one_fetcher_per_client,
+    test_libcurl_only_in_fetchers,
     test_close_one_client,
     test_kill_fetcher,
     test_close_all_clients,

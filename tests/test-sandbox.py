@@ -13,7 +13,9 @@ SIGSYS opening /etc/passwd, making a socket, forking or executing (and with
 --sandbox-debug names the call); a fetcher is refused (EACCES, Landlock)
 opening a file outside its list or connecting to a port not its URL's, and
 dies by SIGSYS forking or executing.  Positive controls show the probes
-are real: a fetcher may open /etc/hosts and connect to its own port.
+are real: a fetcher may open /etc/hosts and connect to its own port.  The
+URL checker, which runs at start, may do neither, and dies by SIGSYS
+executing (nbdcurld then does not start).
 TAP output.
 """
 
@@ -242,6 +244,47 @@ def test_fetcher_cannot_fork():
     assert re.search(r"fetcher \d+ was killed by signal 31", text), text
 
 
+def run_checker_probe(probe):
+    """The URL checker runs PROBE on the export's URL once its sandbox is
+    up; returns (the exit status of a start that serves nothing and
+    stops, the log)."""
+    url = "http://127.0.0.1:%d/good/img#checker-probe=%s" % (WEB["port"], probe)
+    p = subprocess.run([TEST_BINARY, "-r", url, "--run", "true"],
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True, timeout=30)
+    return p.returncode, p.stderr
+
+
+def test_checker_cannot_open():
+    """The URL checker is refused every file, even /etc/hosts (Landlock
+    with no path), and the start goes on."""
+    rc, text = run_checker_probe("open:/etc/hosts")
+    assert "nbdcurld[url-check]: probe open:/etc/hosts: refused: Permission denied" in text, text
+    assert rc == 0, text
+
+
+def test_checker_cannot_connect():
+    """The URL checker may connect to no port, not even the URL's
+    (Landlock TCP, kernel ABI 4 and later)."""
+    rc, text = run_checker_probe("connect:%d" % WEB["port"])
+    assert rc == 0, text
+    if "probe connect:%d: allowed" % WEB["port"] in text:
+        served, fetcher_text = run_fetcher_probe("connect:%d" % WEB["other_port"])
+        assert "TCP: not restricted" in fetcher_text or "allowed" in fetcher_text, \
+            "the checker may connect where Landlock refuses fetchers:\n" + text
+        print("# Landlock ABI < 4 here: TCP not restricted")
+        return
+    assert "probe connect:%d: refused: Permission denied" % WEB["port"] in text, text
+
+
+def test_checker_cannot_exec():
+    """The URL checker cannot execute a program: killed by SIGSYS, and
+    nbdcurld does not start."""
+    rc, text = run_checker_probe("exec")
+    assert rc != 0 and "probe exec:" not in text, text
+    assert "URL checker" in text, text
+
+
 def start_web_server():
     www = os.path.join(TMP, "www")
     os.mkdir(www)
@@ -269,7 +312,9 @@ def main():
                   test_fetcher_may_open_resolver_files,
                   test_fetcher_cannot_connect_elsewhere,
                   test_fetcher_may_connect_to_its_port,
-                  test_fetcher_cannot_exec, test_fetcher_cannot_fork]
+                  test_fetcher_cannot_exec, test_fetcher_cannot_fork,
+                  test_checker_cannot_open, test_checker_cannot_connect,
+                  test_checker_cannot_exec]
     try:
         return N.Tap(cases).run()
     finally:

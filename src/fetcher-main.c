@@ -1,0 +1,23 @@
+/*
+ * fetcher-main.c: the fetcher's own executable (FETCHER_EXE), the only
+ * one linked with libcurl.  Only the supervisor starts it, with a role
+ * argument users never type and everything else on its fixed fds
+ * (nbdcurld.h): a fetcher for one client (fetcher.c), or at start the
+ * URL checker (url-check.c).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "nbdcurld.h"
+
+int
+main (int argc, char **argv)
+{
+  if (argc == 2 && strcmp (argv[1], ROLE_ARG_FETCHER) == 0)
+    return fetcher_main ();
+  if (argc == 2 && strcmp (argv[1], ROLE_ARG_URL_CHECK) == 0)
+    return url_check_main ();
+  fprintf (stderr, "%s: this is nbdcurld's fetcher, started by nbdcurld "
+           "itself: run nbdcurld instead\n", argc > 0 ? argv[0] : "nbdcurld-fetcher");
+  return 1;
+}
