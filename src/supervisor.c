@@ -536,11 +536,12 @@ start_child (const char *role_arg, int peer_fd, const int *extra, unsigned nextr
 
 /* ---- The URL checker (url-check.c). ---- */
 
+enum url_answer { URL_ACCEPTED, URL_REFUSED, URL_NO_ANSWER, URL_MALFORMED };
+
 /* Read the checker's answer for export e through the bounded reader:
  * the checker is a child like any other, and its answer is checked like
- * any other child's message.  Returns true, or false for a refused URL
- * with the reason in message.  Exits on a malformed answer. */
-static bool
+ * any other child's message.  For a refused URL, message says why. */
+static enum url_answer
 take_url_answer (int sock, struct export_spec *e, char message[MAX_URL_MESSAGE + 1])
 {
   struct url_checked_wire w;
@@ -551,8 +552,7 @@ take_url_answer (int sock, struct export_spec *e, char message[MAX_URL_MESSAGE +
 
   if (ipc_recv (sock, &h, &payload, sizeof w + MAX_URL_MESSAGE + MAX_LOG_URL_LENGTH +
                 MAX_PATH_LENGTH) == -1)
-    fatal ("the URL checker (%s) ended without answering: see the messages "
-           "above", FETCHER_EXE);
+    return errno == 0 ? URL_NO_ANSWER : URL_MALFORMED;   /* EOF; too long or cut short */
   reader_init (&r, payload, h.payload_len);
   if (h.type != IPC_URL_CHECKED || reader_get_bytes (&r, &w, sizeof w) == -1 ||
       (w.flags & ~(URL_CHECKED_OK | URL_CHECKED_HAS_PASSWORD)) != 0 || w.reserved != 0 ||
@@ -577,9 +577,10 @@ take_url_answer (int sock, struct export_spec *e, char message[MAX_URL_MESSAGE +
   free (payload);
   e->kind = (enum url_kind) w.kind;
   e->has_password = (w.flags & URL_CHECKED_HAS_PASSWORD) != 0;
-  return ok;
+  return ok ? URL_ACCEPTED : URL_REFUSED;
  malformed:
-  fatal ("the URL checker sent a malformed answer for export \"%s\"", e->name);
+  free (payload);
+  return URL_MALFORMED;
 }
 
 /* Have every export's URL read by libcurl's URL API in the checker,
@@ -590,7 +591,8 @@ check_urls (void)
   struct ipc_header h = { .type = IPC_CONFIG_URL_CHECK };
   char message[MAX_URL_MESSAGE + 1];
   int sock[2], pipefd[2], fds[2], status;
-  struct export_spec *refused = NULL;
+  enum url_answer answer = URL_ACCEPTED;
+  struct export_spec *e = NULL;
   unsigned i;
   pid_t pid;
 
@@ -614,29 +616,36 @@ check_urls (void)
   }
   if (ipc_send (pipefd[1], &h, NULL) == -1)
     fatal_errno ("cannot talk to the URL checker");
-  for (i = 0; i < opt.nexports && refused == NULL; i++) {
-    struct export_spec *e = &opt.exports[i];
-    struct ipc_header u = { .type = IPC_CONFIG_URL,
-                            .payload_len = (uint32_t) strlen (e->url) };
+  for (i = 0; i < opt.nexports && answer == URL_ACCEPTED; i++) {
+    struct ipc_header u;
+    e = &opt.exports[i];
     /* options.c bounds every URL by MAX_URL_LENGTH; an empty one is
      * refused there too. */
-    if (ipc_send (pipefd[1], &u, e->url) == -1)
-      fatal ("the URL checker (%s) ended early: see the messages above", FETCHER_EXE);
-    if (!take_url_answer (sock[0], e, message))
-      refused = e;
+    u = (struct ipc_header) { .type = IPC_CONFIG_URL,
+                              .payload_len = (uint32_t) strlen (e->url) };
+    answer = ipc_send (pipefd[1], &u, e->url) == -1 ? URL_NO_ANSWER
+                                                    : take_url_answer (sock[0], e, message);
   }
   /* After a refused URL, EOF instead of IPC_CONFIG_END: the checker
-   * ends either way, and is waited for before the error below. */
+   * ends either way; after a malformed answer it is stopped.  It is
+   * waited for before any error below, so none outlives nbdcurld. */
   h = (struct ipc_header) { .type = IPC_CONFIG_END };
-  if (refused == NULL && ipc_send (pipefd[1], &h, NULL) == -1)
-    fatal_errno ("cannot talk to the URL checker");
+  if (answer == URL_ACCEPTED && ipc_send (pipefd[1], &h, NULL) == -1)
+    answer = URL_NO_ANSWER;
+  if (answer == URL_MALFORMED)
+    kill (pid, SIGKILL);
   close (pipefd[1]);
   close (sock[0]);
   while (waitpid (pid, &status, 0) == -1)
     if (errno != EINTR)
       fatal_errno ("waitpid");
-  if (refused != NULL)
-    fatal ("export \"%s\": %s: %s", refused->name, refused->log_url, message);
+  if (answer == URL_REFUSED)
+    fatal ("export \"%s\": %s: %s", e->name, e->log_url, message);
+  if (answer == URL_MALFORMED)
+    fatal ("the URL checker sent a malformed answer for export \"%s\"", e->name);
+  if (answer == URL_NO_ANSWER)
+    fatal ("the URL checker (%s) ended without answering: see the messages "
+           "above", FETCHER_EXE);
   if (!WIFEXITED (status) || WEXITSTATUS (status) != 0)
     fatal ("the URL checker failed (%s %d): see the messages above",
            WIFEXITED (status) ? "exit status" : "signal",

@@ -35,6 +35,8 @@
 
 #ifdef NBDCURLD_TEST_HOOKS
 void sandbox_probe (const char *probe);
+void hostile_url_answer (const char *mode, struct ipc_header *h, uint8_t *buf,
+                         size_t *len, size_t cap);
 #endif
 
 /* Answer for one URL on CHILD_FD_PEER. */
@@ -78,6 +80,14 @@ answer (const char *url)
       writer_put_bytes (&out, path, w.file_path_len) == -1)
     fatal ("an answer does not fit its buffer");   /* sized above: a bug */
   h.payload_len = (uint32_t) out.pos;
+#ifdef NBDCURLD_TEST_HOOKS
+  /* Test binary only (tests/hostile-url-check.c): a wrong answer. */
+  {
+    const char *lie = strstr (url, "#checker-lie=");
+    if (lie)
+      hostile_url_answer (lie + strlen ("#checker-lie="), &h, buf, &out.pos, sizeof buf);
+  }
+#endif
   if (ipc_send (CHILD_FD_PEER, &h, buf) == -1)
     fatal_errno ("answering the supervisor");
   free (shown);

@@ -2,7 +2,11 @@
 """A fetcher that breaks the internal protocol (tests/hostile-fetcher.c,
 only in the test binary) must cost its own client EIO and nothing else:
 the front-end checks every fetcher message against the request it answers,
-never forwards a wrong byte count, and keeps serving other clients."""
+never forwards a wrong byte count, and keeps serving other clients.
+
+The URL checker, the fetcher executable's other role, is a child too: a
+malformed answer (tests/hostile-url-check.c) must stop nbdcurld at start
+with a message that says so, and leave no process behind."""
 
 import errno
 import os
@@ -17,6 +21,8 @@ NBDCURLD_TEST = os.environ.get("NBDCURLD_TEST", "build/tests/nbdcurld-test")
 MODES = ["payload", "area-offset", "unknown-id", "duplicate", "bad-type",
          "huge-payload", "die", "bad-open", "garbage", "pipe-lie", "pipe-short",
          "pipe-discard"]
+CHECKER_LIES = ["kind", "flags", "type", "trailing", "nul", "long-log",
+                "relative-path", "http-path"]
 SIZE = 1024 * 1024
 
 results = []
@@ -75,7 +81,31 @@ def read_fails_cleanly(sock, export):
     return failures > 0
 
 
+def start_with_checker_lie(mode):
+    """nbdcurld-test with an export whose URL checker lies; returns
+    (exit status, stderr, processes left with the server's name)."""
+    url = "http://127.0.0.1:9/disk.img#checker-lie=%s" % mode
+    p = subprocess.run([NBDCURLD_TEST, "-r", url, "--run", "true"],
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True, timeout=30)
+    left = subprocess.run(["pgrep", "-f", "checker-lie=%s" % mode],
+                          capture_output=True, text=True).stdout.split()
+    return p.returncode, p.stderr, left
+
+
+def checker_lies():
+    rc, err, left = start_with_checker_lie("none")
+    check(rc == 0 and not left, "checker control: an honest answer starts the server "
+          "(exit %d) %s" % (rc, err.strip().replace("\n", " | ")))
+    for m in CHECKER_LIES:
+        rc, err, left = start_with_checker_lie(m)
+        check(rc == 1 and "the URL checker sent a malformed answer" in err and not left,
+              "checker %s: refused at start (exit %d, %s)" %
+              (m, rc, err.strip().replace("\n", " | ")))
+
+
 def main():
+    checker_lies()
     tmp = tempfile.mkdtemp()
     img = os.path.join(tmp, "img")
     with open(img, "wb") as f:
