@@ -1,12 +1,16 @@
 /* log.c: see log.h. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
+#include "nbdcurld.h"
 
 static const char *log_role = NULL;
 static bool verbose_on = false;
@@ -52,10 +56,70 @@ log_line (const char *level, int errnum, const char *fmt, va_list ap)
   (void) !write (STDERR_FILENO, line, n);
 }
 
+/* ---- The rate limit (nbdcurld.h, LOG_BURST) ---- */
+
+/* A token bucket in thousandths of a line: full at LOG_BURST lines,
+ * refilled at LOG_LINES_PER_SECOND. */
+static uint64_t bucket_millilines;
+static uint64_t bucket_filled_ms;   /* 0: not started */
+static uint64_t lines_dropped;
+
+static void
+log_literal (const char *level, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  log_line (level, 0, fmt, ap);
+  va_end (ap);
+}
+
+/* Say how many lines were dropped, if any, before the next one. */
+static void
+report_dropped (void)
+{
+  if (lines_dropped == 0)
+    return;
+  log_literal ("warning: ", "%" PRIu64 " log lines dropped (more than %u a second; "
+               "a client or server is causing them)", lines_dropped,
+               LOG_LINES_PER_SECOND);
+  lines_dropped = 0;
+}
+
+/* May a warning or notice be written now? */
+static bool
+rate_allows_line (void)
+{
+  const uint64_t full = (uint64_t) LOG_BURST * 1000;
+  struct timespec ts;
+  uint64_t now_ms;
+
+  if (clock_gettime (CLOCK_MONOTONIC, &ts) == -1)
+    return true;
+  now_ms = (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+  if (bucket_filled_ms == 0 || now_ms - bucket_filled_ms >= full / LOG_LINES_PER_SECOND)
+    bucket_millilines = full;
+  else {
+    /* LOG_LINES_PER_SECOND lines a second are as many thousandths of
+     * a line each millisecond. */
+    bucket_millilines += (now_ms - bucket_filled_ms) * LOG_LINES_PER_SECOND;
+    if (bucket_millilines > full)
+      bucket_millilines = full;
+  }
+  bucket_filled_ms = now_ms;
+  if (bucket_millilines < 1000) {
+    lines_dropped++;
+    return false;
+  }
+  bucket_millilines -= 1000;
+  report_dropped ();
+  return true;
+}
+
 void
 fatal (const char *fmt, ...)
 {
   va_list ap;
+  report_dropped ();
   va_start (ap, fmt);
   log_line ("error: ", 0, fmt, ap);
   va_end (ap);
@@ -67,6 +131,7 @@ fatal_errno (const char *fmt, ...)
 {
   int e = errno;
   va_list ap;
+  report_dropped ();
   va_start (ap, fmt);
   log_line ("error: ", e, fmt, ap);
   va_end (ap);
@@ -77,6 +142,8 @@ void
 warn (const char *fmt, ...)
 {
   va_list ap;
+  if (!rate_allows_line ())
+    return;
   va_start (ap, fmt);
   log_line ("warning: ", 0, fmt, ap);
   va_end (ap);
@@ -87,6 +154,10 @@ warn_errno (const char *fmt, ...)
 {
   int e = errno;
   va_list ap;
+  if (!rate_allows_line ()) {
+    errno = e;
+    return;
+  }
   va_start (ap, fmt);
   log_line ("warning: ", e, fmt, ap);
   va_end (ap);
@@ -97,6 +168,8 @@ void
 notice (const char *fmt, ...)
 {
   va_list ap;
+  if (!rate_allows_line ())
+    return;
   va_start (ap, fmt);
   log_line ("", 0, fmt, ap);
   va_end (ap);

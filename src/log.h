@@ -3,11 +3,15 @@
  *
  *   fatal   setup failures and broken invariants: the process exits 1
  *   warn    one client's, one export's or one request's trouble: go on
- *   notice  something the user should know (always printed)
+ *   notice  something the user should know (printed without -v)
  *   debug   details, printed with -v only
  *
  * Every line goes to standard error in one write(2), prefixed with the
  * program and role, so lines of different processes never interleave.
+ * Warnings and notices are rate-limited per process (LOG_BURST,
+ * LOG_LINES_PER_SECOND in nbdcurld.h): a flood of misbehaving clients or
+ * replies cannot fill the disk; dropped lines are counted and the count
+ * is logged before the next line.
  * Callers name the client, export and URL (never credentials: see
  * url_for_log) and say what to do next.
  */

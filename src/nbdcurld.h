@@ -146,6 +146,13 @@ static_assert (DATA_AREA_SIZE % DATA_AREA_CHUNK == 0, "data area in chunks");
 /* Fetcher: interim (1xx) responses skipped before a direct read's reply;
  * more send reads back to libcurl. */
 #define MAX_INTERIM_RESPONSES     4u
+/* Every process: warnings and notices, which a hostile client or server
+ * can cause, are limited to a burst of LOG_BURST lines, then
+ * LOG_LINES_PER_SECOND; the rest are counted and the count is logged
+ * once lines flow again (log.c).  Errors and -v output are never
+ * dropped. */
+#define LOG_BURST                 100u
+#define LOG_LINES_PER_SECOND      20u
 
 /* ---- Fixed file descriptors of each child after exec. ---- */
 #define CHILD_FD_PEER             3   /* front-end: control socket to supervisor;
