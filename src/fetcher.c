@@ -18,6 +18,7 @@
  * this process ends (exit 1), which ends that one client's connection.
  */
 #include <assert.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -26,8 +27,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libgen.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -346,6 +349,70 @@ open_or_exit (struct fetcher *f, const struct fetcher_backend *backend)
   }
 }
 
+/* A CA directory made by c_rehash or `openssl rehash` is full of
+ * symbolic links, and often to certificates elsewhere (Debian's
+ * /etc/ssl/certs leads into /usr/share/ca-certificates).  Landlock checks
+ * the file a link leads to, not the link, so the directories the links
+ * of --capath lead into are allowed too, read-only: at most
+ * MAX_CAPATH_LINK_DIRS of them.  Called before the sandbox, while
+ * readdir and realpath still work. */
+static void
+add_capath_link_dirs (const char *capath, struct sandbox_path *paths, size_t *npaths,
+                      size_t max)
+{
+  size_t first = *npaths, added = 0, i;
+  char *real_capath = realpath (capath, NULL);
+  DIR *dir = opendir (capath);
+  struct dirent *d;
+
+  if (dir == NULL || real_capath == NULL) {
+    /* libcurl says so when it tries to use it. */
+    if (dir)
+      closedir (dir);
+    free (real_capath);
+    return;
+  }
+  while ((d = readdir (dir)) != NULL) {
+    struct stat st;
+    char *target, *parent;
+
+    if (fstatat (dirfd (dir), d->d_name, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
+        !S_ISLNK (st.st_mode))
+      continue;
+    {
+      char *link_path;
+      if (asprintf (&link_path, "%s/%s", capath, d->d_name) == -1)
+        fatal_errno ("asprintf");
+      target = realpath (link_path, NULL);    /* NULL: a dangling link */
+      free (link_path);
+    }
+    if (target == NULL)
+      continue;
+    parent = dirname (target);                /* in place, within target */
+    for (i = first; i < *npaths; i++)
+      if (strcmp (paths[i].path, parent) == 0)
+        break;
+    if (strcmp (parent, real_capath) == 0 || i < *npaths) {
+      free (target);
+      continue;
+    }
+    if (added == MAX_CAPATH_LINK_DIRS || *npaths == max) {
+      notice ("--capath %s: its links lead into more than %u directories; "
+              "certificates in the others cannot be read under the sandbox "
+              "(use a directory of copies, or --cainfo with one bundle)",
+              capath, MAX_CAPATH_LINK_DIRS);
+      free (target);
+      break;
+    }
+    /* The string stays for the rest of the process: Landlock rules are
+     * added later from paths[]. */
+    paths[(*npaths)++] = (struct sandbox_path) { parent, SANDBOX_READ };
+    added++;
+  }
+  closedir (dir);
+  free (real_capath);
+}
+
 /* Every layer before the first untrusted byte (see sandbox.h).  What is
  * left: for a network export, the files its libraries read (resolver,
  * CA store, OpenSSL configuration) and TCP connections to its URL's port
@@ -362,13 +429,16 @@ fetcher_sandbox (const struct fetcher *f)
 
   sandbox_prepare_fetcher (network);
   if (network) {
-    static_assert (sizeof paths / sizeof paths[0] >= 2, "room for the CA paths");
+    static_assert (sizeof paths / sizeof paths[0] >= 2 + MAX_CAPATH_LINK_DIRS + 16,
+                   "room for the built-in paths, the CA paths and --capath's links");
     for (i = 0; i < sandbox_network_npaths && npaths < sizeof paths / sizeof paths[0] - 2; i++)
       paths[npaths++] = sandbox_network_paths[i];
     if (cfg->cainfo[0])
       paths[npaths++] = (struct sandbox_path) { cfg->cainfo, SANDBOX_READ };
-    if (cfg->capath[0])
+    if (cfg->capath[0]) {
       paths[npaths++] = (struct sandbox_path) { cfg->capath, SANDBOX_READ };
+      add_capath_link_dirs (cfg->capath, paths, &npaths, sizeof paths / sizeof paths[0]);
+    }
     nports = url_connect_ports (cfg->url, ports, sizeof ports / sizeof ports[0], &any_port);
     if (nports < 0)
       fatal ("export \"%s\": cannot find the port of %s", f->export_name, f->log_url);

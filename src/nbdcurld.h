@@ -66,6 +66,10 @@
 /* Longest --auth-user name and --auth-password password. */
 #define MAX_SECRET_LENGTH         1024u
 #define MAX_PATH_LENGTH           4096u
+/* Fetcher: directories that the symbolic links in --capath lead into,
+ * added to its Landlock rules (fetcher.c); links into more are not
+ * followed under the sandbox, and a notice says so. */
+#define MAX_CAPATH_LINK_DIRS      16u
 
 /* Fetcher: HTTP/FTP connections kept per fetcher (--connections). */
 #define DEFAULT_CONNECTIONS       16u

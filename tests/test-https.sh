@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # https through nginx with a private CA: --cainfo and --capath make the
 # server's certificate trusted, without them the export cannot be opened
-# (an error, never data), --insecure skips the check.
+# (an error, never data), --insecure skips the check.  A --capath of links
+# into another directory works too (that directory is allowed as well).
 #
 # The CA lives in $tmp/ca, a directory no built-in rule of the fetcher's
 # sandbox covers: reading it works only because nbdcurld adds --cainfo and
@@ -46,8 +47,15 @@ if ! openssl rehash capath 2>/dev/null && ! c_rehash capath >/dev/null 2>&1; the
     exit 77
 fi
 ls capath/*.0 >/dev/null 2>&1 || fail "rehash made no hashed name in capath/"
-chmod 755 ca capath
-chmod 644 ca/test-ca.pem capath/*
+# A --capath whose links lead elsewhere, as Debian's /etc/ssl/certs does:
+# the certificate itself is in $tmp/elsewhere, which only the link leads to.
+mkdir elsewhere capath-links
+cp ca/test-ca.pem elsewhere/
+ln -s "$tmp/elsewhere/test-ca.pem" capath-links/test-ca.pem
+openssl rehash capath-links 2>/dev/null || c_rehash capath-links >/dev/null 2>&1 ||
+    fail "cannot rehash capath-links/"
+chmod 755 ca capath elsewhere capath-links
+chmod 644 ca/test-ca.pem capath/* elsewhere/test-ca.pem
 
 make_image www/disk.img 8M
 sum=$(md5_of www/disk.img)
@@ -78,6 +86,12 @@ fi
 # The certificate names 127.0.0.1 too.
 copy cainfo-ip --cainfo "$tmp/ca/test-ca.pem" "https://127.0.0.1:$TLS_PORT/disk.img"
 copy capath --capath "$tmp/capath" "$url"
+# Links into another directory: that directory gets a Landlock rule too.
+copy capath-links -v --capath "$tmp/capath-links" "$url"
+if grep -q 'fetcher\]: debug: sandbox: Landlock ABI [1-9]' capath-links.log; then
+    grep -qF "allowed read $tmp/elsewhere" capath-links.log ||
+        fail "capath-links: no Landlock rule for the links' directory: $(cat capath-links.log)"
+fi
 # Relative paths are relative to the directory nbdcurld was started in.
 copy cainfo-relative --cainfo ca/test-ca.pem "$url"
 copy insecure --insecure "$url"
