@@ -401,7 +401,7 @@ direct_start (struct transfer *t)
   t->direct = true;
   t->limit_ms = timeout ? clock_ms () + (uint64_t) timeout * 1000 : UINT64_MAX;
   if (t->head == NULL) {
-    /* Grown when a reply needs more (read_reply): most header sections
+    /* Grown when a reply needs more (step): most header sections
      * fit, and sixteen slots' worth of 16 KiB would be touched memory. */
     t->head_cap = HEADER_READ_STEP;
     t->head = malloc (t->head_cap);
