@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # web-server.py: nbdcurld's test web server, correct or misbehaving on demand.
 #
-#   web-server.py [--port N] [--bind ADDR] [--log FILE] DIR
+#   web-server.py [--port N] [--bind ADDR] [--log FILE] [--seed N] DIR
 #
 # Serves the files in DIR over HTTP/1.1 with keep-alive.  The first path
 # component picks the behaviour, so one server covers every case:
@@ -42,6 +42,13 @@
 #   /two-lengths/FILE   206 with two different Content-Length headers
 #   /nul-header/FILE    206 with a NUL byte in a header name
 #   /many-interim/FILE  ten 100 Continue replies before each 206
+#   /mangle/FILE        the header section of about half the 206 replies to
+#                       ranges longer than a byte is damaged at random (bytes
+#                       flipped, dropped or inserted, digits changed, lines
+#                       repeated, the blank line lost), with the right body,
+#                       then the connection is closed; --seed makes it
+#                       repeatable; a damaged reply is logged with status=0
+#                       (tests/test-mangled-replies.py)
 #   /changing/FILE      from the second request on, ETag, Last-Modified and
 #                       the size (Content-Length of HEAD, the total in
 #                       Content-Range) are different on every request, as if
@@ -62,6 +69,7 @@ import argparse
 import email.utils
 import http.server
 import os
+import random
 import re
 import socket
 import sys
@@ -78,11 +86,12 @@ MODES = {
     "status-500", "stall", "slow-head", "changing",
     "chunked", "http10", "interim", "trickle", "drop-idle", "bare-lf",
     "huge-headers", "garbage-status", "huge-length", "two-lengths",
-    "nul-header", "many-interim",
+    "nul-header", "many-interim", "mangle",
 }
 TRICKLE_BYTES = 600
 
 log_lock = threading.Lock()
+mangle_random = random.Random(1)    # /mangle/: under log_lock; --seed
 log_file = sys.stderr
 path_totals = {}            # request path -> body bytes sent, all requests
 request_counts = {}         # request path -> requests seen (for /changing/)
@@ -348,6 +357,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             first += shift
             last += shift
 
+        if mode == "mangle" and count > 1:
+            self.send_mangled_range(path, first, count, total, validators)
+            return
         if mode in ("chunked", "bare-lf", "garbage-status", "huge-length",
                     "two-lengths", "nul-header"):
             self.send_unusual_range(mode, path, first, count, total, validators)
@@ -410,6 +422,61 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.finish_log(206, sent)
 
 
+    @staticmethod
+    def mangle(head, rnd):
+        """One to three random changes to a header section (bytes)."""
+        head = bytearray(head)
+        for _ in range(rnd.randint(1, 3)):
+            kind = rnd.randrange(6)
+            at = rnd.randrange(len(head))
+            if kind == 0:                           # flip a byte
+                head[at] = rnd.randrange(256)
+            elif kind == 1 and len(head) > 1:       # drop a byte
+                del head[at]
+            elif kind == 2:                         # insert a byte
+                head.insert(at, rnd.choice(b"\r\n\0\t :;,-/0123456789\x7f\xff"))
+            elif kind == 3:                         # change a digit
+                digits = [i for i, c in enumerate(head) if 0x30 <= c <= 0x39]
+                if digits:
+                    head[rnd.choice(digits)] = rnd.choice(b"0123456789")
+            elif kind == 4:                         # repeat a line
+                lines = bytes(head).split(b"\r\n")
+                i = rnd.randrange(max(1, len(lines) - 2))
+                lines.insert(i, lines[i])
+                head = bytearray(b"\r\n".join(lines))
+            elif head.endswith(b"\r\n\r\n"):      # lose the blank line
+                del head[-2:]
+        return bytes(head)
+
+    def send_mangled_range(self, path, first, count, total, validators):
+        """A 206 with the right body whose header section is damaged about
+        half the time; the connection is closed after it either way, so a
+        reader waiting for bytes a damaged length promised sees EOF."""
+        lines = [b"HTTP/1.1 206 Partial Content"]
+        lines += [("%s: %s" % kv).encode() for kv in validators]
+        lines.append(("Content-Range: bytes %d-%d/%d" % (first, first + count - 1,
+                                                         total)).encode())
+        lines.append(("Content-Length: %d" % count).encode())
+        head = b"\r\n".join(lines) + b"\r\n\r\n"
+        with log_lock:
+            damaged = mangle_random.random() < 0.5
+            if damaged:
+                head = self.mangle(head, mangle_random)
+        with open(path, "rb") as f:
+            f.seek(first)
+            data = f.read(count)
+        try:
+            self.wfile.write(head + data)
+            self.wfile.flush()
+        except ConnectionError:
+            pass
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.finish_log(206 if not damaged else 0, count)
+
     def send_unusual_range(self, mode, path, first, count, total, validators):
         """A 206 written by hand: chunked, with bare LF line ends, or after
         a line that is not a status line."""
@@ -469,10 +536,13 @@ def main():
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--bind", default="127.0.0.1")
     ap.add_argument("--log", help="append one line per request here")
+    ap.add_argument("--seed", type=int, default=1,
+                    help="seed of the damage /mangle/ does")
     ap.add_argument("directory")
     args = ap.parse_args()
     if args.log:
         log_file = open(args.log, "a", buffering=1)
+    mangle_random.seed(args.seed)
 
     srv = Server((args.bind, args.port), Handler)
     srv.directory = os.path.abspath(args.directory)
