@@ -337,6 +337,28 @@ header_line (struct transfer *t, const char *line, size_t len)
   }
 }
 
+/* libcurl takes a bare LF for a line end as readily as CRLF, also mixed
+ * in one reply.  A mix means a broken or tampered reply, and it can move
+ * where the body starts: "Content-Length: N\n\r\n\r\n" ends the header
+ * section at the bare LF's blank line, and the body then starts with
+ * "\r\n", N bytes that are not the range's.  So every line of a reply
+ * must end as its status line does (the direct reads' parser leaves any
+ * bare LF to libcurl, which comes here). */
+static void
+check_line_end (struct transfer *t, const char *line, size_t len)
+{
+  int ends;
+
+  if (len == 0 || line[len - 1] != '\n')
+    return;                     /* the last line of a header section cut short */
+  ends = len >= 2 && line[len - 2] == '\r' ? LINE_ENDS_CRLF : LINE_ENDS_LF;
+  if (t->resp.line_ends == LINE_ENDS_UNSEEN)
+    t->resp.line_ends = ends;
+  else if ((int) t->resp.line_ends != ends)
+    set_problem (t, "the reply mixes CRLF and bare LF line ends, so where its "
+                 "body starts is not certain");
+}
+
 static size_t
 header_callback (char *buffer, size_t size, size_t nitems, void *opaque)
 {
@@ -347,8 +369,10 @@ header_callback (char *buffer, size_t size, size_t nitems, void *opaque)
     return 0;
   /* FTP "headers" are the control connection's replies and libcurl's
    * made-up lines: nothing to check there. */
-  if (t->parse_headers)
-    header_line (t, buffer, len);
+  if (t->parse_headers) {
+    header_line (t, buffer, len);       /* a status line clears t->resp */
+    check_line_end (t, buffer, len);
+  }
   return len;
 }
 
@@ -374,6 +398,8 @@ check_read_response (struct transfer *t)
 
   if (!t->parse_headers)
     return true;                /* FTP: only the byte count can be checked */
+  if (t->problem[0] != '\0')
+    return false;               /* found in the headers (header_callback) */
   status = response_status (t);
   if (status != 206) {
     if (status == 200)
@@ -532,6 +558,12 @@ curl_message (struct transfer *t, CURLcode rc)
   const char *what = t->errbuf[0] != '\0' ? t->errbuf : curl_easy_strerror (rc);
   long os_errno = 0;
 
+  /* Nothing here passes libcurl a bad argument during a transfer: this
+   * is its header store refusing a line of the reply, without a word. */
+  if (rc == CURLE_BAD_FUNCTION_ARGUMENT && t->errbuf[0] == '\0')
+    what = "the reply has a header line libcurl cannot take (folded onto "
+           "nothing, or without a colon)";
+
   if (curl_easy_getinfo (t->easy, CURLINFO_OS_ERRNO, &os_errno) != CURLE_OK ||
       os_errno <= 0 || strstr (what, strerror ((int) os_errno)) != NULL)
     return what;
@@ -619,6 +651,32 @@ transfer_setup_reads (struct transfer *t)
   return 0;
 }
 
+/* Every transfer runs on a libcurl handle that has run none before: a
+ * copy of the last one (curl_easy_duphandle copies the options, not the
+ * state).  libcurl 7.88, as Debian 12 ships it, keeps a pointer to the
+ * last header it stored across transfers of one handle, after freeing
+ * that header; a reply whose first header line is folded (starts with a
+ * space or tab) then makes it read and reallocate freed memory (fixed in
+ * curl 8.1.0, curl/curl#11101).  A web server could use that against a
+ * fetcher.  A handle that has stored no header refuses such a line, and
+ * connections stay in the multi handle's cache, so nothing is lost.
+ * Returns 0, or -1 (out of memory) with the old handle kept. */
+static int
+renew_easy (struct transfer *t)
+{
+  CURL *copy;
+
+  if (t->easy_used) {
+    copy = curl_easy_duphandle (t->easy);
+    if (copy == NULL)
+      return -1;
+    curl_easy_cleanup (t->easy);
+    t->easy = copy;
+  }
+  t->easy_used = true;
+  return 0;
+}
+
 /* Run one transfer to its end (while opening: nothing else runs).  The
  * loop ends because every transfer ends: the connect timeout, the stall
  * limit and --timeout bound it. */
@@ -629,7 +687,8 @@ perform (struct transfer *t)
   CURLMcode mc;
   bool done = false;
 
-  mc = curl_multi_add_handle (http.multi, t->easy);
+  mc = renew_easy (t) == -1 ? CURLM_OUT_OF_MEMORY
+                            : curl_multi_add_handle (http.multi, t->easy);
   if (mc != CURLM_OK) {
     snprintf (t->errbuf, sizeof t->errbuf, "%s", curl_multi_strerror (mc));
     return CURLE_FAILED_INIT;
@@ -1063,7 +1122,7 @@ start_curl_read (struct transfer *t)
   /* Inclusive range; length >= 1. */
   snprintf (range, sizeof range, "%" PRIu64 "-%" PRIu64,
             t->offset, t->offset + t->length - 1);
-  if (ensure_easy (t) == -1)
+  if (ensure_easy (t) == -1 || renew_easy (t) == -1)
     mc = CURLM_OUT_OF_MEMORY;
   else if (curl_easy_setopt (t->easy, CURLOPT_RANGE, range) != CURLE_OK)
     mc = CURLM_OUT_OF_MEMORY;   /* copying the string is all it does */

@@ -66,10 +66,14 @@ struct response {
   char validator_text[LOG_QUOTE_MAX];
   /* Open modes: the validators, to pin (malloc'd, or NULL). */
   char *etag, *last_modified;
+  /* How the status line ended, which every header line must match
+   * (header_callback). */
+  enum { LINE_ENDS_UNSEEN, LINE_ENDS_CRLF, LINE_ENDS_LF } line_ends;
 };
 
 struct transfer {
   CURL *easy;
+  bool easy_used;             /* easy has run a transfer: renew_easy */
   struct transfer *next_free;
   enum transfer_mode mode;
   bool parse_headers;         /* HTTP, not FTP */

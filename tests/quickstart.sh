@@ -196,8 +196,8 @@ test_all() {
     # role's seccomp filter refuses (policy/sanitizer.policy adds only what
     # ASan and UBSan need while running), so leak checking is off here.
     MESON_TEST_ARGS=(--timeout-multiplier 3)
-    ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
-    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:color=never \
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:color=never \
         suite "ASan/UBSan" build-asan \
             -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
 

@@ -42,6 +42,14 @@
 #   /two-lengths/FILE   206 with two different Content-Length headers
 #   /nul-header/FILE    206 with a NUL byte in a header name
 #   /many-interim/FILE  ten 100 Continue replies before each 206
+#   /mixed-line-ends/FILE  206 replies whose last header line ends in a bare
+#                       LF, then CRLF CRLF: to a lenient reader the section
+#                       ends at the bare LF's blank line, and the body then
+#                       starts with CRLF (the right length, the wrong bytes)
+#   /folded-first/FILE  206 replies whose first header line is folded (starts
+#                       with a space, and has a colon): libcurl 7.88 unfolds
+#                       it into the last header of the handle's previous
+#                       transfer, already freed
 #   /mangle/FILE        the header section of about half the 206 replies to
 #                       ranges longer than a byte is damaged at random (bytes
 #                       flipped, dropped or inserted, digits changed, lines
@@ -86,7 +94,7 @@ MODES = {
     "status-500", "stall", "slow-head", "changing",
     "chunked", "http10", "interim", "trickle", "drop-idle", "bare-lf",
     "huge-headers", "garbage-status", "huge-length", "two-lengths",
-    "nul-header", "many-interim", "mangle",
+    "nul-header", "many-interim", "mangle", "folded-first", "mixed-line-ends",
 }
 TRICKLE_BYTES = 600
 
@@ -361,7 +369,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_mangled_range(path, first, count, total, validators)
             return
         if mode in ("chunked", "bare-lf", "garbage-status", "huge-length",
-                    "two-lengths", "nul-header"):
+                    "two-lengths", "nul-header", "folded-first",
+                    "mixed-line-ends"):
             self.send_unusual_range(mode, path, first, count, total, validators)
             return
         if mode == "interim":
@@ -424,17 +433,24 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     @staticmethod
     def mangle(head, rnd):
-        """One to three random changes to a header section (bytes)."""
+        """One to three random changes to a header section (bytes).
+
+        No change writes a CR.  Two of them could otherwise make a CRLF
+        blank line early in the section, and the reply would then be a
+        well-formed one with another body (the rest of the section
+        first), which no client can tell from a server that sends other
+        bytes.  A bare LF does that too, but nbdcurld refuses replies
+        that mix line ends, so LFs are written."""
         head = bytearray(head)
         for _ in range(rnd.randint(1, 3)):
             kind = rnd.randrange(6)
             at = rnd.randrange(len(head))
             if kind == 0:                           # flip a byte
-                head[at] = rnd.randrange(256)
+                head[at] = rnd.choice([b for b in range(256) if b != 0x0d])
             elif kind == 1 and len(head) > 1:       # drop a byte
                 del head[at]
             elif kind == 2:                         # insert a byte
-                head.insert(at, rnd.choice(b"\r\n\0\t :;,-/0123456789\x7f\xff"))
+                head.insert(at, rnd.choice(b"\n\0\t :;,-/0123456789\x7f\xff"))
             elif kind == 3:                         # change a digit
                 digits = [i for i, c in enumerate(head) if 0x30 <= c <= 0x39]
                 if digits:
@@ -496,10 +512,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
             lines.append(("Content-Length: %d" % (count + 1)).encode())
         if mode == "nul-header":
             lines.append(b"X-Bad\0Name: 1")
+        if mode == "folded-first":
+            # With a colon: libcurl refuses a folded line without one
+            # before it gets to the unfolding.
+            lines.insert(1, b" X-Folded: onto a header of no reply of this transfer")
         with open(path, "rb") as f:
             f.seek(first)
             data = f.read(count)
         out = eol.join(lines) + eol + eol
+        if mode == "mixed-line-ends":
+            out = eol.join(lines) + b"\n" + eol + eol
         if mode == "chunked":
             for i in range(0, len(data), 65536):
                 piece = data[i:i + 65536]
