@@ -435,13 +435,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def mangle(head, rnd):
         """One to three random changes to a header section (bytes).
 
-        No change writes a CR.  Two of them could otherwise make a CRLF
-        blank line early in the section, and the reply would then be a
-        well-formed one with another body (the rest of the section
-        first), which no client can tell from a server that sends other
-        bytes.  A bare LF does that too, but nbdcurld refuses replies
-        that mix line ends, so LFs are written."""
-        head = bytearray(head)
+        What a change must not do is make a well-formed reply with another
+        body: a CRLF blank line before the end of the section (the rest
+        of it then starts the body), or bytes after it.  No client can
+        tell that from a server that sends other bytes.  So the changes
+        stay before the final CRLF CRLF and write no CR (two could make
+        such a blank line), except that the blank line may be lost.  A
+        bare LF can end the section early too, but nbdcurld refuses
+        replies that mix line ends, so LFs are written."""
+        assert head.endswith(b"\r\n\r\n")
+        end, head = head[-4:], bytearray(head[:-4])
         for _ in range(rnd.randint(1, 3)):
             kind = rnd.randrange(6)
             at = rnd.randrange(len(head))
@@ -457,12 +460,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     head[rnd.choice(digits)] = rnd.choice(b"0123456789")
             elif kind == 4:                         # repeat a line
                 lines = bytes(head).split(b"\r\n")
-                i = rnd.randrange(max(1, len(lines) - 2))
+                i = rnd.randrange(len(lines))
                 lines.insert(i, lines[i])
                 head = bytearray(b"\r\n".join(lines))
-            elif head.endswith(b"\r\n\r\n"):      # lose the blank line
-                del head[-2:]
-        return bytes(head)
+            elif kind == 5:                         # lose the blank line
+                end = b"\r\n"
+        return bytes(head) + end
 
     def send_mangled_range(self, path, first, count, total, validators):
         """A 206 with the right body whose header section is damaged about
