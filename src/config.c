@@ -35,6 +35,7 @@ config_send_frontend (int fd, const struct frontend_config *c)
     .nexports = c->nexports,
     .nlisteners = c->nlisteners,
     .client_memory = c->client_memory,
+    .max_clients = c->max_clients,
   };
   uint8_t buf[sizeof (struct export_config_wire) + 2 * NBD_MAX_STRING];
   uint32_t i;
@@ -142,13 +143,15 @@ config_recv_frontend (int fd, struct frontend_config *c)
   free (p);
   if (fw.nexports < 1 || fw.nexports > MAX_EXPORTS)
     fatal ("configuration: bad export count %u", fw.nexports);
-  if (fw.client_memory < MIN_CLIENT_MEMORY || fw.client_memory > MAX_CLIENT_MEMORY ||
-      fw.reserved != 0)
+  if (fw.client_memory < MIN_CLIENT_MEMORY || fw.client_memory > MAX_CLIENT_MEMORY)
     fatal ("configuration: bad client memory %u", fw.client_memory);
+  if (fw.max_clients < 1 || fw.max_clients > MAX_MAX_CLIENTS)
+    fatal ("configuration: bad client count %u", fw.max_clients);
   c->flags = fw.flags;
   c->handshake_timeout = fw.handshake_timeout;
   c->nlisteners = fw.nlisteners;
   c->client_memory = fw.client_memory;
+  c->max_clients = fw.max_clients;
   c->nexports = fw.nexports;
   c->exports = calloc (fw.nexports, sizeof *c->exports);
   if (c->exports == NULL)

@@ -23,6 +23,7 @@ struct frontend_config {
   uint32_t handshake_timeout;
   uint32_t nlisteners;
   uint32_t client_memory;     /* --client-memory, bytes */
+  uint32_t max_clients;       /* --max-clients */
   uint32_t nexports;
   struct export_info *exports;
 };

@@ -41,8 +41,8 @@
 #include "wire.h"
 
 /* Fetchers alive at once: one per client, plus ones still exiting after
- * their client moved to another export or left. */
-#define MAX_FETCHERS (2 * MAX_CLIENTS)
+ * their client moved to another export or left (--max-clients). */
+#define MAX_FETCHERS (2 * opt.max_clients)
 
 static struct options opt;
 static int fetcher_exe_fd = -1;       /* FETCHER_EXE, for fexecve */
@@ -58,7 +58,7 @@ static bool multi_conn;
 static pid_t frontend_pid = -1;
 static int control_fd = -1;           /* our end of the front-end's control socket */
 static pid_t run_pid = -1;
-static pid_t fetcher_pids[MAX_FETCHERS];
+static pid_t *fetcher_pids;           /* MAX_FETCHERS, from start_frontend */
 static unsigned nfetchers;
 
 /* Started as root: the supervisor, and so every child, becomes this user
@@ -673,6 +673,7 @@ start_frontend (void)
              (opt.sandbox_debug ? FRONTEND_SANDBOX_DEBUG : 0),
     .handshake_timeout = opt.handshake_timeout,
     .client_memory = opt.client_memory,
+    .max_clients = opt.max_clients,
     .nexports = opt.nexports,
     .nlisteners = opt.single ? 0 : nlisteners,
   };
@@ -687,6 +688,9 @@ start_frontend (void)
   }
   fc.exports = exports;
 
+  fetcher_pids = calloc (MAX_FETCHERS, sizeof *fetcher_pids);
+  if (fetcher_pids == NULL)
+    fatal_errno ("calloc");
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
     fatal_errno ("socketpair");
   frontend_pid = start_child (ROLE_ARG_FRONTEND, sv[1],

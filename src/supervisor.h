@@ -51,6 +51,7 @@ struct options {
   uint32_t connect_timeout;
   uint32_t handshake_timeout;
   uint32_t client_memory;    /* --client-memory, bytes */
+  uint32_t max_clients;      /* --max-clients */
 };
 
 /* Parse argv into o; prints a message and exits 1 on any usage error,
