@@ -218,3 +218,8 @@ stop_nbdcurld() { stop_pid "$NBDCURLD_PID"; }
 leftover_processes() {
     pgrep -s 0 -l '^nbdcurld' || true
 }
+
+# read_ranges URI FILE OFFSET:COUNT...: read those ranges of URI one after
+# the other and print "OFFSET COUNT ok|EIO SECONDS" for each; fails on
+# wrong data or another errno (tests/read-ranges.py).
+read_ranges() { $PY "$srcdir/read-ranges.py" "$@"; }
