@@ -70,6 +70,7 @@ enum direct_state {
   DIRECT_HEADERS,             /* the reply's header section: wait POLLIN */
   DIRECT_QUEUED,              /* headers good: waiting to own the pipe */
   DIRECT_BODY,                /* owner: splicing the body */
+  DIRECT_HANDED,              /* to go through libcurl (direct_take_handed) */
 };
 
 static struct {
@@ -373,7 +374,8 @@ direct_to_libcurl (struct transfer *t, const char *why, bool just_this_read)
   }
   t->part_received = 0;
   t->received = 0;
-  start_curl_read (t);          /* with a reply of its own to check */
+  /* fetcher-http.c starts it, with a reply of its own to check. */
+  t->dstate = DIRECT_HANDED;
 }
 
 /* This server's replies are not the plain case (see the top of the
@@ -851,6 +853,8 @@ step (struct transfer *t)
     case DIRECT_QUEUED:
     case DIRECT_BODY:
       return;                   /* the owner queue runs these */
+    case DIRECT_HANDED:
+      return;                   /* libcurl's now */
     }
   }
 }
@@ -897,6 +901,23 @@ deadline_passed (struct transfer *t, uint64_t now)
 }
 
 /* ---- The event loop's side ---- */
+
+struct transfer *
+direct_take_handed (void)
+{
+  unsigned i;
+
+  if (!direct.prepared)
+    return NULL;
+  for (i = 0; i < http.f->cfg->connections; i++) {
+    struct transfer *t = &http.pool[i];
+    if (t->direct && t->dstate == DIRECT_HANDED) {
+      t->direct = false;
+      return t;
+    }
+  }
+  return NULL;
+}
 
 bool
 direct_may_start (void)

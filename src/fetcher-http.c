@@ -34,8 +34,6 @@
 #include "config-build.h"
 #include "fetcher-http.h"
 
-struct http_state http;
-
 static size_t
 header_callback (char *buffer, size_t size, size_t nitems, void *opaque)
 {
@@ -72,22 +70,6 @@ static bool
 reply_ok (struct transfer *t)
 {
   return !t->parse_headers || web_reply_check (&t->reply);
-}
-
-void
-reply_begin (struct transfer *t)
-{
-  const struct web_request req = {
-    .kind = t->mode == MODE_HEAD ? WEB_REQUEST_HEAD
-      : t->mode == MODE_PROBE ? WEB_REQUEST_PROBE : WEB_REQUEST_RANGE,
-    .offset = t->offset,
-    .length = t->length,
-    .size = http.f->size,
-    .etag = http.etag,
-    .last_modified = http.last_modified,
-  };
-
-  web_reply_reset (&t->reply, &req);
 }
 
 static size_t
@@ -643,44 +625,6 @@ http_open (struct fetcher *f)
 
 /* ---- Serving ---- */
 
-static void
-queue_push (const struct fetcher_request *req)
-{
-  /* The caller checked queue_len < QUEUE_SIZE. */
-  http.queue[(http.queue_head + http.queue_len) % QUEUE_SIZE] = *req;
-  http.queue_len++;
-}
-
-void
-queue_push_front (const struct fetcher_request *req)
-{
-  /* The caller checked queue_len < QUEUE_SIZE. */
-  http.queue_head = (http.queue_head + QUEUE_SIZE - 1) % QUEUE_SIZE;
-  http.queue[http.queue_head] = *req;
-  http.queue_len++;
-}
-
-static struct fetcher_request
-queue_pop (void)
-{
-  struct fetcher_request req = http.queue[http.queue_head];
-
-  /* The caller checked queue_len > 0. */
-  http.queue_head = (http.queue_head + 1) % QUEUE_SIZE;
-  http.queue_len--;
-  return req;
-}
-
-void
-release (struct transfer *t)
-{
-  t->data = NULL;               /* the data area's, not ours */
-  t->direct = false;            /* its connection (t->sock) stays */
-  t->next_free = http.free_list;
-  http.free_list = t;
-  http.active--;                /* counted by start_read */
-}
-
 /* A slot's libcurl handle, made at its first read through libcurl, set
  * up as the open handle was (the options can only fail for lack of
  * memory).  Returns 0, or -1 with the slot left without one. */
@@ -700,7 +644,8 @@ ensure_easy (struct transfer *t)
   return 0;
 }
 
-void
+/* Start t's range (t->offset, t->length, t->parts set) through libcurl. */
+static void
 start_curl_read (struct transfer *t)
 {
   char range[64];
@@ -725,6 +670,17 @@ start_curl_read (struct transfer *t)
     fail_read (t, why);
     release (t);
   }
+}
+
+/* Reads that the direct path handed over go on through libcurl. */
+static void
+start_handed_reads (void)
+{
+  struct transfer *t;
+
+  /* Each pass takes one transfer of the pool off the direct path. */
+  while ((t = direct_take_handed ()) != NULL)
+    start_curl_read (t);
 }
 
 static void
@@ -762,22 +718,12 @@ start_read (const struct fetcher_request *req)
     t->length += next->length;
     (void) queue_pop ();
   }
-  if (direct)
+  if (direct) {
     direct_start (t);
+    start_handed_reads ();
+  }
   else
     start_curl_read (t);
-}
-
-void
-fail_read (struct transfer *t, const char *why)
-{
-  unsigned i;
-
-  warn ("export \"%s\" (%s): read of %" PRIu32 " bytes at offset %" PRIu64
-        " failed: %s", http.f->export_name, http.f->log_url, t->length,
-        t->offset, why);
-  for (i = t->next_part; i < t->nparts; i++)
-    fetcher_reply (t->parts[i].id, EIO);
 }
 
 /* A finished read: the parts not answered yet (at least the last) get EIO
@@ -914,6 +860,7 @@ http_serve (struct fetcher *f)
     if (want_input && wait[0].revents != 0)
       input_ready = true;
     direct_progress (want_input ? wait + 1 : wait, want_input ? nwait - 1 : nwait);
+    start_handed_reads ();
     mc = curl_multi_perform (http.multi, &running);
     if (mc != CURLM_OK)
       fatal ("libcurl: curl_multi_perform: %s", curl_multi_strerror (mc));

@@ -2,8 +2,9 @@
  * fetcher-http.h: private to the network fetcher: fetcher-http.c (libcurl:
  * opening the export, and reads of https, ftp and ftps) and
  * fetcher-direct.c (reads of plain http URLs spliced into the data pipe):
- * the transfers they share.  Whether a reply is the one asked for is
- * neither's business but web-reply.c's, which both use.
+ * the transfers they share (fetcher-transfer.c).  Whether a reply is the
+ * one asked for is neither's business but web-reply.c's, which both use.
+ * Calls go one way: fetcher-http.c drives fetcher-direct.c, never back.
  */
 #ifndef NBDCURLD_FETCHER_HTTP_H
 #define NBDCURLD_FETCHER_HTTP_H
@@ -117,18 +118,20 @@ struct http_state {
 };
 extern struct http_state http;
 
-/* fetcher-http.c */
+/* fetcher-transfer.c */
 /* A request for t goes out (its mode, offset and length set): its reply
  * starts afresh (web_reply_reset). */
 void reply_begin (struct transfer *t);
 /* The reads of t not answered yet fail with EIO, and why is logged. */
 void fail_read (struct transfer *t, const char *why);
-/* Start t's range (t->offset, t->length, t->parts set) through libcurl. */
-void start_curl_read (struct transfer *t);
+/* t goes back to the pool's free list. */
 void release (struct transfer *t);
-/* Put a request back at the head of the queue (the caller checked that
- * there is room). */
+/* The queue of requests waiting for a transfer (the callers check that
+ * there is room, or a request): at its tail, back at its head, from its
+ * head. */
+void queue_push (const struct fetcher_request *req);
 void queue_push_front (const struct fetcher_request *req);
+struct fetcher_request queue_pop (void);
 
 /* fetcher-direct.c */
 /* After a successful open: can reads go direct (plain http, the data
@@ -144,5 +147,9 @@ bool direct_may_start (void);
 unsigned direct_wait_fds (struct curl_waitfd *fds, unsigned max, long *timeout_ms);
 /* Move the direct reads on after a wait on those descriptors. */
 void direct_progress (const struct curl_waitfd *fds, unsigned n);
+/* A read that direct_start or direct_progress handed over to libcurl
+ * (its offset, length and parts set to what is left), or NULL: the
+ * caller starts it through libcurl. */
+struct transfer *direct_take_handed (void);
 
 #endif

@@ -6,8 +6,8 @@
  *   front-end   speaks NBD to every client (frontend.c, handshake.c,
  *               transmission.c)
  *   fetcher     one per client connection; turns requests into transfers
- *               (fetcher.c, fetcher-http.c, fetcher-direct.c, web-reply.c,
- *               fetcher-file.c)
+ *               (fetcher.c, fetcher-http.c, fetcher-direct.c,
+ *               fetcher-transfer.c, web-reply.c, fetcher-file.c)
  *
  * They talk with one message format, struct ipc_header followed by exactly
  * payload_len bytes.  Each type below states the payload it carries; the
