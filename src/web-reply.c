@@ -350,8 +350,7 @@ header_line (struct web_reply *r, const char *line, size_t len)
     r->accept_ranges = parse_accept_ranges (value, value_len);
     break;
   case HEADER_CONTENT_ENCODING:
-    /* We send no Accept-Encoding, so only identity may come back: a
-     * compressed body's bytes are not the object's bytes. */
+    /* Anything but identity is refused (check_identity). */
     if (!(value_len == 8 && strncasecmp (value, "identity", 8) == 0)) {
       r->content_encoded = true;
       quote_for_log (r->content_encoding_text, sizeof r->content_encoding_text,
@@ -399,6 +398,18 @@ web_reply_line (struct web_reply *r, const char *line, size_t len)
     header_line (r, line, n);
   check_line_end (r, line, len);
   return r->problem[0] == '\0';
+}
+
+/* We send no Accept-Encoding, so only identity may come back: a
+ * compressed body's bytes are not the object's bytes. */
+static bool
+check_identity (struct web_reply *r)
+{
+  if (!r->content_encoded)
+    return true;
+  web_reply_problem (r, "the server sent an encoded body (Content-Encoding: %s) "
+                     "though none was asked for", r->content_encoding_text);
+  return false;
 }
 
 /* Is this reply the range asked for?  Sets the problem if not. */
@@ -456,12 +467,7 @@ check_range (struct web_reply *r)
                        r->validator_text, req->last_modified);
     return false;
   }
-  if (r->content_encoded) {
-    web_reply_problem (r, "the server sent an encoded body (Content-Encoding: %s) "
-                       "though none was asked for", r->content_encoding_text);
-    return false;
-  }
-  return true;
+  return check_identity (r);
 }
 
 bool
@@ -538,13 +544,7 @@ web_reply_probe (struct web_reply *r, size_t received, bool empty_200, uint64_t 
   }
   else
     *size = r->range_total;
-
-  if (r->content_encoded) {
-    web_reply_problem (r, "the server sends an encoded body (Content-Encoding: %s) "
-                       "though none was asked for", r->content_encoding_text);
-    return WEB_PROBE_BAD;
-  }
-  return WEB_PROBE_SIZE;
+  return check_identity (r) ? WEB_PROBE_SIZE : WEB_PROBE_BAD;
 }
 
 void
