@@ -159,13 +159,17 @@ etag_equal (const char *pinned, const char *v, size_t len)
   return plen == len && memcmp (pinned, v, len) == 0;
 }
 
-static char *
-copy_value (const char *v, size_t len)
+/* An open request keeps the last value of a validator it may send back
+ * (is_token_text). */
+static void
+keep_validator (char **slot, const char *v, size_t len, bool allow_space)
 {
-  char *s = strndup (v, len);
-  if (s == NULL)
+  if (!is_token_text (v, len, allow_space))
+    return;
+  free (*slot);
+  *slot = strndup (v, len);
+  if (*slot == NULL)
     fatal_errno ("malloc");
-  return s;
 }
 
 enum header_name {
@@ -321,24 +325,16 @@ header_line (struct web_reply *r, const char *line, size_t len)
     r->have_content_range = true;
     break;
   case HEADER_ETAG:
-    if (open) {
-      if (is_token_text (value, value_len, false)) {
-        free (r->etag);
-        r->etag = copy_value (value, value_len);
-      }
-    }
+    if (open)
+      keep_validator (&r->etag, value, value_len, false);
     else if (r->req.etag != NULL && !etag_equal (r->req.etag, value, value_len)) {
       r->etag_differs = true;
       quote_for_log (r->validator_text, sizeof r->validator_text, value, value_len);
     }
     break;
   case HEADER_LAST_MODIFIED:
-    if (open) {
-      if (is_token_text (value, value_len, true)) {
-        free (r->last_modified);
-        r->last_modified = copy_value (value, value_len);
-      }
-    }
+    if (open)
+      keep_validator (&r->last_modified, value, value_len, true);
     else if (r->req.last_modified != NULL &&
              (strlen (r->req.last_modified) != value_len ||
               memcmp (r->req.last_modified, value, value_len) != 0)) {

@@ -223,3 +223,11 @@ leftover_processes() {
 # the other and print "OFFSET COUNT ok|EIO SECONDS" for each; fails on
 # wrong data or another errno (tests/read-ranges.py).
 read_ranges() { $PY "$srcdir/read-ranges.py" "$@"; }
+
+# serve_image SIZE: a random image www/disk.img of SIZE (as make_image),
+# served by tests/web-server.py at $WEB_URL/MODE/disk.img.
+serve_image() {
+    mkdir -p "$tmp/www"
+    make_image "$tmp/www/disk.img" "$1"
+    start_web_server "$tmp/www"
+}

@@ -9,9 +9,7 @@ source "$(dirname "$0")/functions.sh"
 set -euo pipefail
 requires_python_nbd
 
-mkdir www
-make_image www/disk.img 1M
-start_web_server "$tmp/www"
+serve_image 1M
 
 # mode of tests/web-server.py, and what nbdcurld's log says about the
 # reply libcurl got.

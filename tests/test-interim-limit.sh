@@ -8,9 +8,7 @@ source "$(dirname "$0")/functions.sh"
 set -euo pipefail
 requires_python_nbd
 
-mkdir www
-make_image www/disk.img 2M
-start_web_server "$tmp/www"
+serve_image 2M
 start_nbdcurld -r -v --export "few=$WEB_URL/interim-segments/disk.img" \
     --export "flood=$WEB_URL/interim-flood/disk.img" \
     --export "burst=$WEB_URL/many-interim/disk.img"

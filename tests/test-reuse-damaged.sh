@@ -10,9 +10,7 @@ source "$(dirname "$0")/functions.sh"
 set -euo pipefail
 requires_python_nbd
 
-mkdir www
-make_image www/disk.img 1M
-start_web_server "$tmp/www"
+serve_image 1M
 # One connection: one direct connection and one of libcurl's.
 start_nbdcurld -r -v --connections 1 "$WEB_URL/reuse-damaged/disk.img"
 

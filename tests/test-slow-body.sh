@@ -9,10 +9,8 @@ set -euo pipefail
 requires_python_nbd
 requires nbdcopy
 
-mkdir www
-make_image www/disk.img 2M
+serve_image 2M
 sum=$(md5_of www/disk.img)
-start_web_server "$tmp/www"
 start_nbdcurld -r -v --stall-timeout 3 --export "slow=$WEB_URL/slow-body/disk.img" \
     --export "good=$WEB_URL/good/disk.img"
 
