@@ -14,8 +14,8 @@ serve_image 1M
 # One connection: one direct connection and one of libcurl's.
 start_nbdcurld -r -v --connections 1 "$WEB_URL/reuse-damaged/disk.img"
 
-read_ranges "$NBD_URI" www/disk.img 0:4096 8192:4096 16384:4096 24576:4096 \
-    32768:4096 40960:4096 > reads.out || fail "$(cat reads.out)"
+read_ranges "$NBD_URI" www/disk.img 0:2048 8192:2048 16384:2048 24576:2048 \
+    32768:2048 40960:2048 > reads.out || fail "$(cat reads.out)"
 cat reads.out
 grep -q ' EIO ' reads.out || fail "no read met a damaged reply"
 awk '/ EIO / { failed = 1 } / ok / && failed { good = 1 } END { exit !good }' \
