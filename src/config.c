@@ -71,6 +71,7 @@ config_send_fetcher (int fd, const struct fetcher_config *c)
     .connections = c->connections,
     .connect_timeout = c->connect_timeout,
     .timeout = c->timeout,
+    .stall_timeout = c->stall_timeout,
     .url_len = (uint32_t) strlen (c->url),
     .cainfo_len = (uint32_t) strlen (c->cainfo),
     .capath_len = (uint32_t) strlen (c->capath),
@@ -194,6 +195,7 @@ config_recv_fetcher (int fd, struct fetcher_config *c)
   c->connections = fw.connections;
   c->connect_timeout = fw.connect_timeout;
   c->timeout = fw.timeout;
+  c->stall_timeout = fw.stall_timeout;
   c->url = get_string (&r, fw.url_len, MAX_URL_LENGTH, "URL");
   c->cainfo = get_string (&r, fw.cainfo_len, MAX_PATH_LENGTH, "CA file");
   c->capath = get_string (&r, fw.capath_len, MAX_PATH_LENGTH, "CA directory");

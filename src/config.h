@@ -33,6 +33,7 @@ struct fetcher_config {
   uint32_t connections;
   uint32_t connect_timeout;
   uint32_t timeout;
+  uint32_t stall_timeout;     /* 0: DEFAULT_STALL_TIMEOUT */
   char *url;                  /* may hold credentials: never log it raw */
   char *cainfo;               /* "" when unset */
   char *capath;               /* "" when unset */

@@ -6,7 +6,8 @@
  *   front-end   speaks NBD to every client (frontend.c, handshake.c,
  *               transmission.c)
  *   fetcher     one per client connection; turns requests into transfers
- *               (fetcher.c, fetcher-http.c, fetcher-file.c)
+ *               (fetcher.c, fetcher-http.c, fetcher-direct.c,
+ *               fetcher-transfer.c, web-reply.c, fetcher-file.c)
  *
  * They talk with one message format, struct ipc_header followed by exactly
  * payload_len bytes.  Each type below states the payload it carries; the
@@ -115,10 +116,17 @@
 /* Fetcher: HTTP/FTP connections kept per fetcher (--connections). */
 #define DEFAULT_CONNECTIONS       16u
 #define MAX_CONNECTIONS           64u
-/* Fetcher: seconds to connect, and seconds a transfer may make no progress
- * before it fails (--timeout sets a hard limit on a whole transfer). */
+/* Fetcher: seconds to connect (--connect-timeout), and the minimum rate
+ * of a transfer: one whose body comes at fewer than MIN_TRANSFER_RATE
+ * bytes a second on average over DEFAULT_STALL_TIMEOUT seconds
+ * (--stall-timeout) fails; so does one whose reply's header section,
+ * interim replies included, is not complete that long after the request.
+ * Through libcurl these are CURLOPT_LOW_SPEED_LIMIT and _TIME (libcurl
+ * counts only body bytes too); direct reads apply the same rule
+ * themselves.  --timeout sets a hard limit on a whole transfer. */
 #define DEFAULT_CONNECT_TIMEOUT   30u
 #define DEFAULT_STALL_TIMEOUT     60u
+#define MIN_TRANSFER_RATE         1u
 #define MAX_TIMEOUT               86400u
 /* Fetcher: redirects followed when opening a URL. */
 #define MAX_REDIRECTS             10
@@ -188,8 +196,8 @@ static_assert (DATA_AREA_SIZE % DATA_AREA_CHUNK == 0, "data area in chunks");
  * complete (the server's data in small pieces; each goes to libcurl)
  * before every read does. */
 #define MAX_PIPE_OVERFLOWS        16u
-/* Fetcher: interim (1xx) responses skipped before a direct read's reply;
- * more send reads back to libcurl. */
+/* Fetcher: interim (1xx) responses a request's reply may have before its
+ * final response (counted however they arrive); more fail the request. */
 #define MAX_INTERIM_RESPONSES     4u
 /* Every process: warnings and notices, which a hostile client or server
  * can cause, are limited to a burst of LOG_BURST lines, then
@@ -311,6 +319,7 @@ struct fetcher_config_wire {
   uint32_t connections;        /* 1 .. MAX_CONNECTIONS */
   uint32_t connect_timeout;    /* seconds */
   uint32_t timeout;            /* seconds a transfer may take, 0 = no limit */
+  uint32_t stall_timeout;      /* seconds, 0 = DEFAULT_STALL_TIMEOUT */
   uint32_t url_len;            /* 1 .. MAX_URL_LENGTH */
   uint32_t cainfo_len;         /* 0 .. MAX_PATH_LENGTH */
   uint32_t capath_len;         /* 0 .. MAX_PATH_LENGTH */

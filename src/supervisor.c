@@ -792,6 +792,7 @@ spawn_fetcher (const struct ipc_header *req)
     .connections = opt.connections,
     .connect_timeout = opt.connect_timeout,
     .timeout = opt.timeout,
+    .stall_timeout = opt.stall_timeout,
     .url = e->url,
     .cainfo = (char *) (opt.cainfo ? opt.cainfo : ""),
     .capath = (char *) (opt.capath ? opt.capath : ""),
