@@ -241,8 +241,11 @@ class Conn:
     """One raw connection to the server."""
 
     def __init__(self, path, timeout=DEFAULT_TIMEOUT):
+        """path: a Unix socket's path, or (host, port) for TCP."""
         self.timeout = timeout
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock = socket.socket(
+            socket.AF_INET if isinstance(path, tuple) else socket.AF_UNIX,
+            socket.SOCK_STREAM)
         self.sock.settimeout(timeout)
         self.sock.connect(path)
         self.structured = False
@@ -633,28 +636,56 @@ def _pdeathsig():
         pass
 
 
-class Server:
-    """nbdcurld -f ... -U SOCK, started in a private temporary directory."""
+def free_tcp_port():
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+    finally:
+        s.close()
 
-    def __init__(self, args, tmpdir, name="sock"):
-        self.sock = os.path.join(tmpdir, name)
+
+class Server:
+    """nbdcurld -f ... -U SOCK, started in a private temporary directory.
+    With tcp=True it listens on 127.0.0.1 and a free port instead, and
+    sock is (host, port); nofile=N starts it under RLIMIT_NOFILE N (soft
+    and hard, as after "ulimit -n N")."""
+
+    def __init__(self, args, tmpdir, name="sock", tcp=False, nofile=None):
         self.log = os.path.join(tmpdir, name + ".log")
-        self.args = [nbdcurld_path(), "-f", "-U", self.sock] + list(args)
+        if tcp:
+            self.sock = ("127.0.0.1", free_tcp_port())
+            listen = ["-i", self.sock[0], "-p", str(self.sock[1])]
+        else:
+            self.sock = os.path.join(tmpdir, name)
+            listen = ["-U", self.sock]
+        self.args = [nbdcurld_path(), "-f"] + listen + list(args)
+        self.nofile = nofile
         self.proc = None
+
+    def _preexec(self):
+        _pdeathsig()
+        if self.nofile is not None:
+            import resource
+            resource.setrlimit(resource.RLIMIT_NOFILE,
+                               (self.nofile, self.nofile))
 
     def start(self, timeout=10.0):
         logf = open(self.log, "ab")
         self.proc = subprocess.Popen(self.args, stdin=subprocess.DEVNULL,
                                      stdout=logf, stderr=subprocess.STDOUT,
-                                     preexec_fn=_pdeathsig)
+                                     preexec_fn=self._preexec)
         logf.close()
         deadline = time.monotonic() + timeout
+        tcp = isinstance(self.sock, tuple)
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError("server exited with status %d: %s" %
                                    (self.proc.returncode, self.log_text()))
-            if os.path.exists(self.sock):
-                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            if tcp or os.path.exists(self.sock):
+                s = socket.socket(socket.AF_INET if tcp else socket.AF_UNIX,
+                                  socket.SOCK_STREAM)
                 try:
                     s.connect(self.sock)
                     return self
@@ -707,7 +738,18 @@ class Server:
         return Conn(self.sock, timeout)
 
     def uri(self, name=""):
+        if isinstance(self.sock, tuple):
+            return "nbd://%s:%d/%s" % (self.sock[0], self.sock[1], name)
         return "nbd+unix:///%s?socket=%s" % (name, self.sock)
+
+    def frontend(self):
+        """The front-end's pid (comm nbdcurld-fe), or None."""
+        fe = [p for p, comm in children(self.pid) if comm == "nbdcurld-fe"]
+        return fe[0] if len(fe) == 1 else None
+
+    def processes(self):
+        """Pids of the supervisor and every live process under it."""
+        return [self.pid] + descendants(self.pid) if self.alive() else []
 
 
 # ---- /proc ----
@@ -765,6 +807,65 @@ def rss_kib(pid, field="VmRSS"):
 
 def tree_rss_kib(pid, field="VmRSS"):
     return sum(rss_kib(p, field) for p in [pid] + descendants(pid))
+
+
+def pss_kib(pid):
+    """Proportional set size of a process in KiB (shared pages divided
+    among the processes that map them), 0 if it is gone."""
+    try:
+        with open("/proc/%d/smaps_rollup" % pid) as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def fd_count(pid):
+    """Open file descriptors of a process (None if it is gone)."""
+    try:
+        return len(os.listdir("/proc/%d/fd" % pid))
+    except OSError:
+        return None
+
+
+def cpu_seconds(pid):
+    """User plus system CPU time a process has used, in seconds."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            rest = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(rest[11]) + int(rest[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def time_factor():
+    """How much slower than a plain build the server under test may be:
+    $NBDCURLD_TEST_TIME_FACTOR, else 3 under a sanitizer (meson sets
+    ASAN_OPTIONS then), else 1.  Latency limits are multiplied by it."""
+    f = os.environ.get("NBDCURLD_TEST_TIME_FACTOR")
+    if f:
+        return float(f)
+    return 3.0 if os.environ.get("ASAN_OPTIONS") else 1.0
+
+
+def sanitized():
+    return bool(os.environ.get("ASAN_OPTIONS"))
+
+
+def reset_close(sock):
+    """Close a socket abruptly: SO_LINGER 0 makes the kernel send a TCP RST
+    (a Unix socket's peer just sees the close, with unread data lost)."""
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                        struct.pack("ii", 1, 0))
+    except OSError:
+        pass
+    try:
+        sock.close()
+    except OSError:
+        pass
 
 
 def wait_until(cond, timeout, step=0.05):
