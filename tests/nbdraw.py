@@ -240,12 +240,15 @@ def meta_payload(name, queries, count=None):
 class Conn:
     """One raw connection to the server."""
 
-    def __init__(self, path, timeout=DEFAULT_TIMEOUT):
-        """path: a Unix socket's path, or (host, port) for TCP."""
+    def __init__(self, path, timeout=DEFAULT_TIMEOUT, rcvbuf=None):
+        """path: a Unix socket's path, or (host, port) for TCP.  rcvbuf:
+        SO_RCVBUF to ask for (small: replies back up in the server)."""
         self.timeout = timeout
         self.sock = socket.socket(
             socket.AF_INET if isinstance(path, tuple) else socket.AF_UNIX,
             socket.SOCK_STREAM)
+        if rcvbuf is not None:
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
         self.sock.settimeout(timeout)
         self.sock.connect(path)
         self.structured = False
@@ -734,8 +737,8 @@ class Server:
         except OSError:
             return ""
 
-    def connect(self, timeout=DEFAULT_TIMEOUT):
-        return Conn(self.sock, timeout)
+    def connect(self, timeout=DEFAULT_TIMEOUT, rcvbuf=None):
+        return Conn(self.sock, timeout, rcvbuf)
 
     def uri(self, name=""):
         if isinstance(self.sock, tuple):
