@@ -853,6 +853,16 @@ def time_factor():
     return 3.0 if os.environ.get("ASAN_OPTIONS") else 1.0
 
 
+def raise_nofile(want):
+    """Let this test process open want descriptors (up to the hard limit)."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE,
+                           (want if hard == resource.RLIM_INFINITY
+                            else min(want, hard), hard))
+
+
 def sanitized():
     return bool(os.environ.get("ASAN_OPTIONS"))
 
