@@ -1032,3 +1032,68 @@ def tmpdir():
 
 def rmtree(d):
     shutil.rmtree(d, ignore_errors=True)
+
+
+# ---- Many clients at once (resource tests, tests/load.py) ----
+
+def clients_at_once(address, n, image, length=65536, timeout=60.0):
+    """n raw clients connect first, then all do the handshake (structured
+    replies, GO) and one read of length bytes at once, one thread each;
+    every read is compared with image (the export's bytes).  Returns one
+    dict per client: ok (bool), why (str, when not ok), go and first (the
+    monotonic times GO was sent and the read's reply was complete: the
+    GO-to-first-byte latency is first - go), start (when the handshake
+    began)."""
+    import threading
+    threading.stack_size(256 * 1024)
+    results = [{"ok": False, "why": "not run"} for _ in range(n)]
+    conns = [None] * n
+    for i in range(n):
+        try:
+            conns[i] = Conn(address, timeout)
+        except OSError as e:
+            results[i]["why"] = "connect: %s" % e
+    gate = threading.Event()
+
+    def one(i):
+        c, res = conns[i], results[i]
+        off = (i * 1048576 + 4096 * (i % 7) + i) % max(1, len(image) - length)
+        try:
+            gate.wait()
+            res["start"] = time.monotonic()
+            c.start()
+            c.structured_reply()
+            res["go"] = time.monotonic()
+            c.go()
+            r = c.read(off, length)
+            res["first"] = time.monotonic()
+            if r.error:
+                res["why"] = "read error %d" % r.error
+            elif r.data != image[off:off + length]:
+                res["why"] = "wrong data at %d" % off
+            else:
+                res.update(ok=True, why="")
+        except Exception as e:
+            res["why"] = "%s: %s" % (type(e).__name__, e)
+        finally:
+            c.close()
+
+    threads = [threading.Thread(target=one, args=(i,), daemon=True)
+               for i in range(n) if conns[i] is not None]
+    for t in threads:
+        t.start()
+    gate.set()
+    for t in threads:
+        t.join(timeout + 5)
+    return results
+
+
+def percentiles(values, ps=(50, 90, 99)):
+    """{p: value} by nearest rank, plus "max"; empty for no values."""
+    v = sorted(values)
+    if not v:
+        return {}
+    out = {p: v[min(len(v) - 1, max(0, -(-p * len(v) // 100) - 1))]
+           for p in ps}
+    out["max"] = v[-1]
+    return out
