@@ -1039,7 +1039,9 @@ def rmtree(d):
 def clients_at_once(address, n, image, length=65536, timeout=60.0):
     """n raw clients connect first, then all do the handshake (structured
     replies, GO) and one read of length bytes at once, one thread each;
-    every read is compared with image (the export's bytes).  Returns one
+    every read is compared with image (the export's bytes).  Each stays
+    connected until every one has read (or failed), so the server holds
+    all n clients and their fetchers at the same time.  Returns one
     dict per client: ok (bool), why (str, when not ok), go and first (the
     monotonic times GO was sent and the read's reply was complete: the
     GO-to-first-byte latency is first - go), start (when the handshake
@@ -1054,6 +1056,7 @@ def clients_at_once(address, n, image, length=65536, timeout=60.0):
         except OSError as e:
             results[i]["why"] = "connect: %s" % e
     gate = threading.Event()
+    done = threading.Barrier(sum(c is not None for c in conns))
 
     def one(i):
         c, res = conns[i], results[i]
@@ -1076,6 +1079,10 @@ def clients_at_once(address, n, image, length=65536, timeout=60.0):
         except Exception as e:
             res["why"] = "%s: %s" % (type(e).__name__, e)
         finally:
+            try:
+                done.wait(timeout)
+            except threading.BrokenBarrierError:
+                pass
             c.close()
 
     threads = [threading.Thread(target=one, args=(i,), daemon=True)
@@ -1084,7 +1091,7 @@ def clients_at_once(address, n, image, length=65536, timeout=60.0):
         t.start()
     gate.set()
     for t in threads:
-        t.join(timeout + 5)
+        t.join(2 * timeout + 5)
     return results
 
 
@@ -1097,3 +1104,99 @@ def percentiles(values, ps=(50, 90, 99)):
            for p in ps}
     out["max"] = v[-1]
     return out
+
+
+def time_to_serve(address, image_path, deadline):
+    """Seconds until a new client (handshake with structured replies, GO,
+    a 64 KiB read compared with the image file) is served, or None if it
+    got nowhere within deadline seconds.  A client that is dropped tries
+    again; the clock runs on."""
+    t0 = time.monotonic()
+    off = 1024 * 1024 + 7
+    while time.monotonic() - t0 < deadline:
+        left = deadline - (time.monotonic() - t0)
+        try:
+            with Conn(address, timeout=left) as c:
+                c.handshake()
+                r = c.read(off, 65536)
+                if r.error or r.data != image_bytes(image_path, off, 65536):
+                    raise AssertionError("wrong read %r" % r)
+                return time.monotonic() - t0
+        except (Closed, OSError):
+            time.sleep(0.05)
+        except Timeout:
+            return None
+    return None
+
+
+def abrupt_client(address, i, image_size, timeout=DEFAULT_TIMEOUT):
+    """One client that vanishes: every third resets right after sending GO
+    (its fetcher arrives for a client that is gone); the others finish GO,
+    put four 1 MiB reads in flight, then reset."""
+    c = Conn(address, timeout)
+    mib = 1024 * 1024
+    try:
+        if i % 3 == 0:
+            c.start()
+            c.send_option(OPT_GO, info_payload(""))
+            return
+        c.handshake()
+        for k in range(4):
+            c.request(CMD_READ, ((i * 4 + k) * mib) % (image_size - mib), mib)
+    finally:
+        reset_close(c.sock)
+
+
+def unread_client(address, image_size, reads=64, length=32 * 1024 * 1024):
+    """A client that finishes GO (simple replies, SO_RCVBUF 4 KiB), sends
+    reads of length bytes and never reads a reply.  Returns the Conn (the
+    caller closes it)."""
+    c = Conn(address, rcvbuf=4096)
+    c.handshake(structured=False)
+    for i in range(reads):
+        c.request(CMD_READ, (i * length) % (image_size - length + 1), length)
+    return c
+
+
+def timed_copies(uri, image_path, outdir, n=2, timeout=60.0):
+    """n nbdcopy copies of uri at once, each to a file compared with the
+    image afterwards.  Returns their wall time; raises AssertionError if
+    one fails, is wrong, or takes longer than timeout."""
+    import filecmp
+    outs = [os.path.join(outdir, "copy%d" % i) for i in range(n)]
+    for o in outs:
+        if os.path.exists(o):
+            os.unlink(o)
+    t0 = time.monotonic()
+    procs = [subprocess.Popen(["nbdcopy", uri, o], stderr=subprocess.PIPE)
+             for o in outs]
+    try:
+        for p in procs:
+            p.wait(max(0.1, timeout - (time.monotonic() - t0)))
+    except subprocess.TimeoutExpired:
+        raise AssertionError("nbdcopy took more than %.0f s" % timeout)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    took = time.monotonic() - t0
+    for p, o in zip(procs, outs):
+        if p.returncode != 0:
+            raise AssertionError("nbdcopy failed: %s" %
+                                 p.stderr.read().decode(errors="replace")[-500:])
+        if not filecmp.cmp(o, image_path, shallow=False):
+            raise AssertionError("copy %s differs from the image" % o)
+        os.unlink(o)
+    return took
+
+
+def start_web_server(www, log=None):
+    """tests/web-server.py serving www; returns (process, port)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    args = ["/usr/bin/python3", os.path.join(here, "web-server.py")]
+    if log:
+        args += ["--log", log]
+    web = subprocess.Popen(args + [www], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, preexec_fn=_pdeathsig)
+    return web, int(web.stdout.readline())

@@ -43,23 +43,6 @@ def read_right(srv, off=5 * MIB + 9):
         return r.error == 0 and r.data == N.image_bytes(IMG, off, 65536)
 
 
-def abrupt_client(srv, i):
-    """Every third: a reset right after sending GO (its fetcher arrives
-    for a client that is gone); the others: GO, four 1 MiB reads in
-    flight, then a reset."""
-    c = N.Conn(srv.sock, timeout=10 * N.time_factor())
-    try:
-        if i % 3 == 0:
-            c.start()
-            c.send_option(N.OPT_GO, N.info_payload(""))
-            return
-        c.handshake()
-        for k in range(4):
-            c.request(N.CMD_READ, ((i * 4 + k) * MIB) % (IMG_SIZE - MIB), MIB)
-    finally:
-        N.reset_close(c.sock)
-
-
 def snapshot(srv, fe):
     return {"fds": N.fd_count(fe), "procs": len(srv.processes()),
             "rss": N.rss_kib(fe)}
@@ -81,7 +64,7 @@ def test_nothing_left_behind():
     def worker(k):
         for i in range(k, DISCONNECTS, PARALLEL):
             try:
-                abrupt_client(SRV, i)
+                N.abrupt_client(SRV.sock, i, IMG_SIZE, 10 * F)
             except Exception as e:
                 errors.append("client %d: %s: %s" % (i, type(e).__name__, e))
 

@@ -36,24 +36,7 @@ IMG = None
 
 
 def good_client(srv, deadline):
-    """Seconds until a new client has read 64 KiB right, or None if it got
-    nowhere within deadline seconds (or was refused)."""
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < deadline:
-        left = deadline - (time.monotonic() - t0)
-        try:
-            with N.Conn(srv.sock, timeout=left) as c:
-                c.handshake()
-                off = 1024 * 1024 + 7
-                r = c.read(off, 65536)
-                assert r.error == 0 and r.data == N.image_bytes(IMG, off, 65536), \
-                    "wrong read %r" % r
-                return time.monotonic() - t0
-        except (N.Closed, OSError):
-            time.sleep(0.05)        # dropped: try again, the clock runs on
-        except N.Timeout:
-            return None
-    return None
+    return N.time_to_serve(srv.sock, IMG, deadline)
 
 
 def idle_flood(tcp, name):

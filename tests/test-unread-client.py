@@ -17,7 +17,6 @@ checks that nobody is starved, not performance.
 TAP output.
 """
 
-import filecmp
 import os
 import subprocess
 import sys
@@ -26,7 +25,6 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nbdraw as N                                       # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 IMG_SIZE = 64 * 1024 * 1024
 COPIES = 2
 BIG_READ = 32 * 1024 * 1024
@@ -38,30 +36,11 @@ WEB_PORT = None
 
 
 def copies(srv, what):
-    """COPIES nbdcopy copies at once; returns their wall time, asserting
-    each finished in time and byte-exact."""
-    F = N.time_factor()
-    outs = [os.path.join(TMP, "copy%d" % i) for i in range(COPIES)]
-    for o in outs:
-        if os.path.exists(o):
-            os.unlink(o)
-    t0 = time.monotonic()
-    procs = [subprocess.Popen(["nbdcopy", srv.uri(), o], stderr=subprocess.PIPE)
-             for o in outs]
+    """COPIES nbdcopy copies at once, byte-exact; returns their wall time."""
     try:
-        for p in procs:
-            p.wait(60 * F)
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-    took = time.monotonic() - t0
-    for p, o in zip(procs, outs):
-        assert p.returncode == 0, "%s: nbdcopy failed: %s" % (
-            what, p.stderr.read().decode(errors="replace")[-500:])
-        assert filecmp.cmp(o, IMG, shallow=False), "%s: %s differs" % (what, o)
-    return took
+        return N.timed_copies(srv.uri(), IMG, TMP, COPIES, 60 * N.time_factor())
+    except AssertionError as e:
+        raise AssertionError("%s: %s" % (what, e))
 
 
 def unread_client(url, name):
@@ -72,11 +51,7 @@ def unread_client(url, name):
         fe = N.wait_until(srv.frontend, 5)
         copies(srv, "warm-up")
         base = copies(srv, "without the bad client")
-        bad = srv.connect(rcvbuf=4096)
-        bad.handshake(structured=False)
-        for i in range(BIG_READS):
-            bad.request(N.CMD_READ, (i * BIG_READ) % (IMG_SIZE - BIG_READ + 1),
-                        BIG_READ)
+        bad = N.unread_client(srv.sock, IMG_SIZE, BIG_READS, BIG_READ)
         time.sleep(1)
         loaded = copies(srv, "with the bad client")
         limit = 4 * base + 2 * F
@@ -118,11 +93,8 @@ def main():
     os.mkdir(www)
     IMG = os.path.join(www, "img")
     N.make_image(IMG, IMG_SIZE)
-    web = subprocess.Popen(["/usr/bin/python3", os.path.join(HERE, "web-server.py"), www],
-                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                           preexec_fn=N._pdeathsig)
+    web, WEB_PORT = N.start_web_server(www)
     try:
-        WEB_PORT = int(web.stdout.readline())
         return N.Tap([test_file, test_http]).run()
     finally:
         web.kill()
