@@ -14,7 +14,8 @@ nbdcurld -r and, where installed, nbdkit -r curl side by side:
            byte latency percentiles (GO sent to the read's reply complete:
            p50 p90 p99 max), and the peak memory while it ran: the
            front-end's RSS (nbdkit: the process) and the PSS and RSS
-           summed over every nbdcurld process (sampled every 0.25 s)
+           summed over every nbdcurld process (sampled every 0.25 s, and
+           once when every client has read and none has closed yet)
   idle     --idle (500) TCP connections from 127.0.0.1 that never send a
            byte, then a good client (handshake, GO, 64 KiB read): the time
            until it is served (gives up after 40 s)
@@ -138,7 +139,8 @@ def section_many(name, srv, ctx, args):
     with Sampler(srv) as smp:
         t0 = time.monotonic()
         res = N.clients_at_once(srv.sock, args.clients, image,
-                                length=args.read_kib * 1024, timeout=90)
+                                length=args.read_kib * 1024, timeout=90,
+                                at_peak=smp.sample)
         took = time.monotonic() - t0
     ok = [r for r in res if r["ok"]]
     why = {}
