@@ -90,6 +90,17 @@ nginx_launch "$d" conf && echo "$NGINX_PID $NGINX_PORT"
     return (int(out[0]), int(out[1])) if len(out) == 2 else None
 
 
+def stop_web_servers(nginx, web):
+    """Stop whichever of the two was started."""
+    if nginx:
+        os.kill(nginx[0], signal.SIGTERM)
+        if not N.wait_until(lambda: not N.pid_alive(nginx[0]), 5):
+            os.kill(nginx[0], signal.SIGKILL)
+    if web:
+        web.kill()
+        web.wait()
+
+
 class Sampler:
     """Peak memory of a server while something runs (every 0.25 s)."""
 
@@ -308,13 +319,7 @@ def main():
                     failed = True
                 sys.stdout.flush()
     finally:
-        if nginx:
-            os.kill(nginx[0], signal.SIGTERM)
-            if not N.wait_until(lambda: not N.pid_alive(nginx[0]), 5):
-                os.kill(nginx[0], signal.SIGKILL)
-        if web:
-            web.kill()
-            web.wait()
+        stop_web_servers(nginx, web)
         N.rmtree(tmp)
     return 1 if failed else 0
 

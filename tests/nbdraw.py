@@ -978,9 +978,36 @@ class Tap:
         return 0 if self.failed == 0 else 1
 
 
-def run_cases_against_server(cases, img_size, watchdog_seconds, namespace, teardown=None):
+def run_cases_with_image(cases, img_size, watchdog_seconds, namespace,
+                        web=False):
+    """The main of a test that starts its own servers: make the image (in
+    TMP/www when web is set, served there by tests/web-server.py, whose
+    port goes to WEB_PORT), set TMP and IMG in namespace (the module's
+    globals()), run the cases as TAP, clean up.  Returns the exit status."""
+    require_binary()
+    watchdog(watchdog_seconds)
+    tmp = tmpdir()
+    www = os.path.join(tmp, "www")
+    os.mkdir(www)
+    img = os.path.join(www, "img")
+    make_image(img, img_size)
+    namespace.update(TMP=tmp, IMG=img)
+    server = None
+    try:
+        if web:
+            server, namespace["WEB_PORT"] = start_web_server(www)
+        return Tap(cases).run()
+    finally:
+        if server:
+            server.kill()
+            server.wait()
+        rmtree(tmp)
+
+
+def run_cases_against_server(cases, img_size, watchdog_seconds, namespace, teardown=None,
+                             tcp=False):
     """The main of a test over one read-only file: export: make the image,
-    start the server, set TMP, IMG and SRV in namespace (the test module's
+    start the server (on TCP with tcp set), set TMP, IMG and SRV in namespace (the test module's
     globals(), which its cases read) to the directory, the image and the
     server, run the cases
     as TAP (a case during which the server died fails), then teardown()
@@ -991,7 +1018,7 @@ def run_cases_against_server(cases, img_size, watchdog_seconds, namespace, teard
     tmp = tmpdir()
     img = os.path.join(tmp, "disk.img")
     make_image(img, img_size)
-    srv = Server(["-r", "file://" + img], tmp)
+    srv = Server(["-r", "file://" + img], tmp, tcp=tcp)
     try:
         srv.start()
     except RuntimeError as e:

@@ -91,22 +91,8 @@ def test_nothing_left_behind():
 
 
 def main():
-    global TMP, IMG, SRV
-    N.require_binary()
-    N.watchdog(150)
-    TMP = N.tmpdir()
-    IMG = os.path.join(TMP, "img")
-    N.make_image(IMG, IMG_SIZE)
-    SRV = N.Server(["-r", "file://" + IMG], TMP, "abrupt", tcp=True).start()
-    try:
-        rc = N.Tap([test_nothing_left_behind], lambda: None if SRV.alive() else
-                   "server died:\n" + SRV.log_text()[-2000:]).run()
-        if rc:
-            N.diag("server log (tail):\n" + SRV.log_text()[-3000:])
-        return rc
-    finally:
-        SRV.stop()
-        N.rmtree(TMP)
+    return N.run_cases_against_server([test_nothing_left_behind], IMG_SIZE, 150,
+                                      globals(), tcp=True)
 
 
 if __name__ == "__main__":

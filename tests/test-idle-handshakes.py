@@ -80,17 +80,9 @@ def test_idle_unix():
 
 
 def main():
-    global TMP, IMG
-    N.require_binary()
-    N.watchdog(150)
     N.raise_nofile(4 * IDLE)
-    TMP = N.tmpdir()
-    IMG = os.path.join(TMP, "img")
-    N.make_image(IMG, IMG_SIZE)
-    try:
-        return N.Tap([test_idle_tcp, test_idle_unix]).run()
-    finally:
-        N.rmtree(TMP)
+    return N.run_cases_with_image([test_idle_tcp, test_idle_unix], IMG_SIZE, 150,
+                                  globals())
 
 
 if __name__ == "__main__":

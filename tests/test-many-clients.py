@@ -44,7 +44,7 @@ IMG_SIZE = 16 * 1024 * 1024
 
 TMP = None
 IMG = None
-URL = None
+WEB_PORT = None
 
 
 def test_all_served():
@@ -52,7 +52,8 @@ def test_all_served():
     reads 64 KiB right"""
     with open(IMG, "rb") as f:
         image = f.read()
-    srv = N.Server(["-r", URL], TMP, "many").start()
+    srv = N.Server(["-r", "http://127.0.0.1:%d/good/img" % WEB_PORT], TMP,
+                   "many").start()
     try:
         fe = N.wait_until(srv.frontend, 5)
         t0 = time.monotonic()
@@ -129,23 +130,9 @@ def test_fetcher_wait_is_not_handshake_time():
 
 
 def main():
-    global TMP, IMG, URL
-    N.require_binary()
-    N.watchdog(300)
     N.raise_nofile(4 * CLIENTS)
-    TMP = N.tmpdir()
-    www = os.path.join(TMP, "www")
-    os.mkdir(www)
-    IMG = os.path.join(www, "img")
-    N.make_image(IMG, IMG_SIZE)
-    web, port = N.start_web_server(www)
-    try:
-        URL = "http://127.0.0.1:%d/good/img" % port
-        return N.Tap([test_all_served, test_fetcher_wait_is_not_handshake_time]).run()
-    finally:
-        web.kill()
-        web.wait()
-        N.rmtree(TMP)
+    return N.run_cases_with_image([test_all_served, test_fetcher_wait_is_not_handshake_time],
+                                  IMG_SIZE, 300, globals(), web=True)
 
 
 if __name__ == "__main__":

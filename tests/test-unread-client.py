@@ -81,25 +81,12 @@ def test_http():
 
 
 def main():
-    global TMP, IMG, WEB_PORT
-    N.require_binary()
     if subprocess.call(["sh", "-c", "command -v nbdcopy"],
                        stdout=subprocess.DEVNULL) != 0:
         print("1..0 # SKIP nbdcopy is not installed")
         return 77
-    N.watchdog(300)
-    TMP = N.tmpdir()
-    www = os.path.join(TMP, "www")
-    os.mkdir(www)
-    IMG = os.path.join(www, "img")
-    N.make_image(IMG, IMG_SIZE)
-    web, WEB_PORT = N.start_web_server(www)
-    try:
-        return N.Tap([test_file, test_http]).run()
-    finally:
-        web.kill()
-        web.wait()
-        N.rmtree(TMP)
+    return N.run_cases_with_image([test_file, test_http], IMG_SIZE, 300, globals(),
+                                  web=True)
 
 
 if __name__ == "__main__":
