@@ -983,9 +983,10 @@ def run_cases_with_image(cases, img_size, watchdog_seconds, namespace,
     """The main of a test that starts its own servers: make the image (in
     TMP/www when web is set, served there by tests/web-server.py, whose
     port goes to WEB_PORT), set TMP and IMG in namespace (the module's
-    globals()), run the cases as TAP, clean up.  Returns the exit status."""
+    globals()), run the cases as TAP, clean up.  Returns the exit status.
+    The watchdog grows with time_factor()."""
     require_binary()
-    watchdog(watchdog_seconds)
+    watchdog(watchdog_seconds * time_factor())
     tmp = tmpdir()
     www = os.path.join(tmp, "www")
     os.mkdir(www)

@@ -57,7 +57,8 @@ def test_all_served():
     try:
         fe = N.wait_until(srv.frontend, 5)
         t0 = time.monotonic()
-        res = N.clients_at_once(srv.sock, CLIENTS, image, timeout=90)
+        res = N.clients_at_once(srv.sock, CLIENTS, image,
+                                timeout=90 * N.time_factor())
         took = time.monotonic() - t0
         bad = [(i, r["why"]) for i, r in enumerate(res) if not r["ok"]]
         lat = N.percentiles([r["first"] - r["go"] for r in res if r["ok"]])
