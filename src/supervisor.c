@@ -480,14 +480,17 @@ spawn_child (const char *role_arg, const int *fds, unsigned nfds)
     int high[64], exe;
     unsigned i;
 
-    /* Move every fd out of the way first (this binary's too), so that no
-     * dup2 below can overwrite one that has not been placed yet. */
+    /* Move every fd out of the way first (this binary's too), above the
+     * places they go to, so that no dup2 below can overwrite one that has
+     * not been placed yet.  Just above, not at a fixed high number: under
+     * a low RLIMIT_NOFILE that number may not exist. */
+    const int above = 3 + (int) nfds;
     exe = fcntl (strcmp (role_arg, ROLE_ARG_FRONTEND) == 0 ? frontend_exe_fd : fetcher_exe_fd,
-                 F_DUPFD_CLOEXEC, 100);
+                 F_DUPFD_CLOEXEC, above);
     if (exe == -1)
       _exit (127);
     for (i = 0; i < nfds; i++) {
-      high[i] = fcntl (fds[i], F_DUPFD_CLOEXEC, 100);
+      high[i] = fcntl (fds[i], F_DUPFD_CLOEXEC, above);
       if (high[i] == -1)
         _exit (127);
     }
