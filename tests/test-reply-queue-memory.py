@@ -13,9 +13,11 @@ Starts `$NBDCURLD -f -r -U SOCK file:///IMG`.  One raw client (SO_RCVBUF
 length-0 reads as fast as the front-end takes them, for up to 10 s or
 160 MB of requests or until it takes none for 2 s, and never reads a
 reply.  Checks that:
-  - the front-end's RSS never grows by more than MAX_QUEUED_BYTES +
-    32 MiB (96 MiB; under a sanitizer, 2.5 x MAX_QUEUED_BYTES + 32 MiB,
-    for its per-allocation overhead) over its RSS before the flood;
+  - the front-end's RSS never grows by more than the hard limit on one
+    client's queued memory, CLIENT_QUEUE_MEMORY_LIMIT (4 MiB), + 12 MiB
+    (16 MiB; under a sanitizer, 3 x the limit + 32 MiB, for its
+    per-allocation overhead and shadow memory) over its RSS before the
+    flood (a3c1fbb: 193-212 MiB);
   - the flooding client was slowed (the front-end stopped taking its
     requests) or closed, and if closed, the front-end logged a line;
   - meanwhile another client reads 1 MiB right, and the front-end is the
@@ -36,7 +38,7 @@ import nbdraw as N                                       # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 IMG_SIZE = 8 * 1024 * 1024
 MIB = 1024 * 1024
-SLACK = 32 * MIB
+SLACK = 12 * MIB
 FLOOD_SECONDS = 10.0
 FLOOD_BYTES = 160 * 1000 * 1000
 STALL_SECONDS = 2.0         # nothing taken for this long: slowed
@@ -48,8 +50,8 @@ def limit(name):
     return int(m.group(1)) * MIB
 
 
-MAX_QUEUED = limit("MAX_QUEUED_BYTES")
-BOUND = int((2.5 if N.sanitized() else 1) * MAX_QUEUED) + SLACK
+QUEUE_LIMIT = limit("CLIENT_QUEUE_MEMORY_LIMIT")
+BOUND = (3 * QUEUE_LIMIT + 32 * MIB) if N.sanitized() else QUEUE_LIMIT + SLACK
 
 TMP = None
 IMG = None
@@ -99,8 +101,8 @@ def flood(fe, rss0):
 
 def test_queue_memory_bounded():
     """a client that pipelines length-0 reads and never reads: the
-    front-end's RSS grows by at most MAX_QUEUED_BYTES + 32 MiB (x2.5 for the
-    64 MiB under a sanitizer), and the client is slowed or closed"""
+    front-end's RSS grows by at most CLIENT_QUEUE_MEMORY_LIMIT + 12 MiB
+    (more under a sanitizer), and the client is slowed or closed"""
     fe = N.wait_until(SRV.frontend, 5)
     assert fe, "no front-end"
     STATE["fe"] = fe
