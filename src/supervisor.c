@@ -844,8 +844,20 @@ spawn_fetcher (const struct ipc_header *req)
   debug ("started fetcher %d for export \"%s\"", (int) pid, e->name);
   {
     const int pass[3] = { sv[0], area, pipe_fds[0] };
-    if (ipc_send_packet (control_fd, &reply, pass, data_pipe_usable ? 3 : 2) == -1)
-      fatal_errno ("passing a fetcher to the front-end");
+    if (ipc_send_packet (control_fd, &reply, pass, data_pipe_usable ? 3 : 2) == -1) {
+      /* The kernel bounds the descriptors a user has in flight by its
+       * RLIMIT_NOFILE (ETOOMANYREFS), and a busy front-end may not have
+       * taken the earlier ones yet: that client goes without a fetcher,
+       * nobody else is touched.  Only the answer without descriptors
+       * failing means the front-end is gone. */
+      err = errno;
+      warn_errno ("passing a fetcher to the front-end");
+      kill (pid, SIGTERM);              /* reaped like any other */
+      close (sv[0]);
+      close (area);
+      close (pipe_fds[0]);
+      goto reply;
+    }
   }
   close (sv[0]);
   close (area);
