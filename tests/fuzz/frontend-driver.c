@@ -1078,6 +1078,35 @@ fz_client_in_transmission (uint32_t export_index, bool structured, bool meta)
   start_fetcher ();
 }
 
+/* Export sizes worth trying: empty, odd, the request limit's
+ * neighbourhood, and the largest; and data area budgets. */
+static const uint64_t sizes[] = {
+  0, 1, 4096, 1024 * 1024, NBD_MAX_REQUEST_SIZE - 1, NBD_MAX_REQUEST_SIZE + 1,
+  UINT64_C (1) << 40, UINT64_MAX,
+};
+static const uint32_t budgets[] = {
+  MIN_CLIENT_MEMORY, 4 * DATA_AREA_CHUNK, DEFAULT_CLIENT_MEMORY, MAX_CLIENT_MEMORY,
+};
+
+void
+fz_begin_transmission (struct fuzz_input *in)
+{
+  uint8_t flags = fuzz_u8 (in), caps = fuzz_u8 (in), sz = fuzz_u8 (in);
+  uint8_t budget = fuzz_u8 (in), fail = fuzz_u8 (in), pipe_max = fuzz_u8 (in);
+  struct fz_fetcher_setup fs = {
+    .open = FZ_OPEN_OK,
+    .caps = caps & (FETCHER_CAN_WRITE | FETCHER_CAN_FLUSH | FETCHER_CAN_FUA),
+    .pipe = (caps & 0x80) != 0,
+    .pipe_read_max = (uint32_t) pipe_max * 4096,
+    .size = sizes[sz % (sizeof sizes / sizeof sizes[0])],
+  };
+
+  fz_begin ((flags & 4) ? FRONTEND_MULTI_CONN : 0, &fs);
+  fe.config.client_memory = budgets[budget % (sizeof budgets / sizeof budgets[0])];
+  fz.fail_permille = (unsigned) fail * 4;
+  fz_client_in_transmission ((flags >> 3) % 3, flags & 1, flags & 2);
+}
+
 void
 fz_end (void)
 {

@@ -70,6 +70,11 @@ void fz_client_greeted (void);
  * IPC_FETCHER_OPENED sent: afterwards the client is in transmission unless
  * the setup says otherwise. */
 void fz_client_in_transmission (uint32_t export_index, bool structured, bool meta);
+/* The same from 6 setup bytes: flags (1 structured, 2 base:allocation,
+ * 4 multi-conn, >> 3: the export), the fetcher's capabilities (0x80: a
+ * data pipe), the export size, the data area budget, how often the
+ * fetcher fails (per 250), and the largest piped read (in 4 KiB). */
+void fz_begin_transmission (struct fuzz_input *in);
 /* Hand the client bytes and let it consume what it can; start fetchers it
  * asks for.  Returns false once the client is closed. */
 bool fz_client_send (const uint8_t *data, size_t len, size_t chunk);

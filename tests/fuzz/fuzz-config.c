@@ -21,30 +21,19 @@
 
 static int fd_in = -1, fd_out = -1;
 
+/* Run one reader; false if it ended in fatal(). */
 static bool
-read_frontend (int fd, struct frontend_config *c)
+read_config (bool fetcher_config, void *c)
 {
   jmp_buf jump;
   volatile bool ok = false;
 
   fuzz_exit_jump = &jump;
   if (setjmp (jump) == 0) {
-    config_recv_frontend (fd, c);
-    ok = true;
-  }
-  fuzz_exit_jump = NULL;
-  return ok;
-}
-
-static bool
-read_fetcher (int fd, struct fetcher_config *c)
-{
-  jmp_buf jump;
-  volatile bool ok = false;
-
-  fuzz_exit_jump = &jump;
-  if (setjmp (jump) == 0) {
-    config_recv_fetcher (fd, c);
+    if (fetcher_config)
+      config_recv_fetcher (fd_in, c);
+    else
+      config_recv_frontend (fd_in, c);
     ok = true;
   }
   fuzz_exit_jump = NULL;
@@ -74,7 +63,7 @@ frontend (void)
   struct frontend_config a, b;
   uint32_t i;
 
-  if (!read_frontend (fd_in, &a))
+  if (!read_config (false, &a))
     return;
   FUZZ_CHECK (a.nexports >= 1 && a.nexports <= MAX_EXPORTS && a.exports != NULL,
               "%u exports", a.nexports);
@@ -88,7 +77,7 @@ frontend (void)
   FUZZ_CHECK (config_send_frontend (fd_out, &a) == 0, "an accepted configuration "
               "cannot be sent");
   rewind_output ();
-  FUZZ_CHECK (read_frontend (fd_in, &b), "a configuration sent cannot be read back");
+  FUZZ_CHECK (read_config (false, &b), "a configuration sent cannot be read back");
   FUZZ_CHECK (a.flags == b.flags && a.handshake_timeout == b.handshake_timeout &&
               a.nlisteners == b.nlisteners && a.client_memory == b.client_memory &&
               a.nexports == b.nexports, "configuration changed in a round trip");
@@ -118,7 +107,7 @@ fetcher (void)
                                 NBD_MAX_STRING, MAX_SECRET_LENGTH, MAX_SECRET_LENGTH };
   unsigned i;
 
-  if (!read_fetcher (fd_in, &a))
+  if (!read_config (true, &a))
     return;
   FUZZ_CHECK (a.connections >= 1 && a.connections <= MAX_CONNECTIONS, "%u connections",
               a.connections);
@@ -129,7 +118,7 @@ fetcher (void)
   FUZZ_CHECK (config_send_fetcher (fd_out, &a) == 0, "an accepted configuration "
               "cannot be sent");
   rewind_output ();
-  FUZZ_CHECK (read_fetcher (fd_in, &b), "a configuration sent cannot be read back");
+  FUZZ_CHECK (read_config (true, &b), "a configuration sent cannot be read back");
   FUZZ_CHECK (a.flags == b.flags && a.connections == b.connections &&
               a.connect_timeout == b.connect_timeout && a.timeout == b.timeout,
               "configuration changed in a round trip");

@@ -3,7 +3,7 @@
  * (transmission_read_fetcher and what it accepts: IPC_REPLY,
  * IPC_PIPE_DISCARD, IPC_FETCHER_OPENED out of turn, anything else).
  *
- * Input: the setup bytes of fuzz-transmission, then operations: the
+ * Input: the 6 setup bytes of fuzz-transmission, then operations: the
  * client sends a request (type, flags, offset, length, and a write's
  * data); the fetcher writes raw bytes, or a header made to pass some
  * checks (an id the front-end is waiting for, a type it takes); the
@@ -21,10 +21,6 @@
 #include <string.h>
 
 #include "frontend-fuzz.h"
-
-static const uint64_t sizes[] = {
-  0, 1, 4096, 1024 * 1024, NBD_MAX_REQUEST_SIZE + 1, UINT64_C (1) << 40,
-};
 
 enum op { OP_REQUEST, OP_RAW, OP_HEADER, OP_ANSWER, OP_EXIT, OP_COUNT };
 
@@ -105,19 +101,9 @@ int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   struct fuzz_input in = { data, size, 0 };
-  uint8_t flags = fuzz_u8 (&in), caps = fuzz_u8 (&in), sz = fuzz_u8 (&in);
-  uint8_t pipe_max = fuzz_u8 (&in);
-  struct fz_fetcher_setup fs = {
-    .open = FZ_OPEN_OK,
-    .caps = caps & (FETCHER_CAN_WRITE | FETCHER_CAN_FLUSH | FETCHER_CAN_FUA),
-    .pipe = (caps & 0x80) != 0,
-    .pipe_read_max = (uint32_t) pipe_max * 4096,
-    .size = sizes[sz % (sizeof sizes / sizeof sizes[0])],
-  };
   unsigned ops = 0;
 
-  fz_begin (0, &fs);
-  fz_client_in_transmission ((flags >> 3) % 3, flags & 1, flags & 2);
+  fz_begin_transmission (&in);
   /* Bounded: every operation takes at least one byte. */
   while (fuzz_left (&in) > 0 && fz.c && !fz.c->dead && ops++ < 1000) {
     const uint8_t *p;

@@ -97,7 +97,7 @@ def transmission():
 
 
 def fetcher_replies():
-    setup = bytes([0x01, 0x87, 3, 16])
+    setup = bytes([0x01, 0x87, 3, 2, 0, 16])
     ops = b''
     # client READ (type index 0), offset 0, count 4096; WRITE; FLUSH.
     ops += bytes([0, 0, 0]) + struct.pack('<QH', 0, 4095)
