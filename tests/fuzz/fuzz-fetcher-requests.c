@@ -115,8 +115,14 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 
   fuzz_exit_jump = &jump;
   if (setjmp (jump) == 0) {
-    int r;
-    while ((r = fetcher_next_request (&f, &req)) == 1) {
+    int r, waits = 0;
+    /* 0 is "nothing complete yet": the socket may not show its end at
+     * once (seen in long runs), so wait for it, briefly. */
+    while ((r = fetcher_next_request (&f, &req)) == 1 ||
+           (r == 0 && waits++ < 10 &&
+            poll (&(struct pollfd) { .fd = CHILD_FD_PEER, .events = POLLIN }, 1, 100) >= 0)) {
+      if (r == 0)
+        continue;
       struct ipc_header h;
       FUZZ_CHECK (len - taken >= IPC_HEADER_SIZE, "a request from %zu bytes", len - taken);
       ipc_decode_header (stream + taken, &h);
