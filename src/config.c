@@ -35,6 +35,7 @@ config_send_frontend (int fd, const struct frontend_config *c)
     .nexports = c->nexports,
     .nlisteners = c->nlisteners,
     .client_memory = c->client_memory,
+    .max_clients = c->max_clients,
   };
   uint8_t buf[sizeof (struct export_config_wire) + 2 * NBD_MAX_STRING];
   uint32_t i;
@@ -70,6 +71,7 @@ config_send_fetcher (int fd, const struct fetcher_config *c)
     .connections = c->connections,
     .connect_timeout = c->connect_timeout,
     .timeout = c->timeout,
+    .stall_timeout = c->stall_timeout,
     .url_len = (uint32_t) strlen (c->url),
     .cainfo_len = (uint32_t) strlen (c->cainfo),
     .capath_len = (uint32_t) strlen (c->capath),
@@ -147,13 +149,15 @@ config_recv_frontend (int fd, struct frontend_config *c)
   free (p);
   if (fw.nexports < 1 || fw.nexports > MAX_EXPORTS)
     fatal ("configuration: bad export count %u", fw.nexports);
-  if (fw.client_memory < MIN_CLIENT_MEMORY || fw.client_memory > MAX_CLIENT_MEMORY ||
-      fw.reserved != 0)
+  if (fw.client_memory < MIN_CLIENT_MEMORY || fw.client_memory > MAX_CLIENT_MEMORY)
     fatal ("configuration: bad client memory %u", fw.client_memory);
+  if (fw.max_clients < 1 || fw.max_clients > MAX_MAX_CLIENTS)
+    fatal ("configuration: bad client count %u", fw.max_clients);
   c->flags = fw.flags;
   c->handshake_timeout = fw.handshake_timeout;
   c->nlisteners = fw.nlisteners;
   c->client_memory = fw.client_memory;
+  c->max_clients = fw.max_clients;
   c->nexports = fw.nexports;
   c->exports = calloc (fw.nexports, sizeof *c->exports);
   if (c->exports == NULL)
@@ -196,6 +200,7 @@ config_recv_fetcher (int fd, struct fetcher_config *c)
   c->connections = fw.connections;
   c->connect_timeout = fw.connect_timeout;
   c->timeout = fw.timeout;
+  c->stall_timeout = fw.stall_timeout;
   c->url = get_string (&r, fw.url_len, MAX_URL_LENGTH, "URL");
   c->cainfo = get_string (&r, fw.cainfo_len, MAX_PATH_LENGTH, "CA file");
   c->capath = get_string (&r, fw.capath_len, MAX_PATH_LENGTH, "CA directory");

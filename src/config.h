@@ -23,6 +23,7 @@ struct frontend_config {
   uint32_t handshake_timeout;
   uint32_t nlisteners;
   uint32_t client_memory;     /* --client-memory, bytes */
+  uint32_t max_clients;       /* --max-clients */
   uint32_t nexports;
   struct export_info *exports;
 };
@@ -32,6 +33,7 @@ struct fetcher_config {
   uint32_t connections;
   uint32_t connect_timeout;
   uint32_t timeout;
+  uint32_t stall_timeout;     /* 0: DEFAULT_STALL_TIMEOUT */
   char *url;                  /* may hold credentials: never log it raw */
   char *cainfo;               /* "" when unset */
   char *capath;               /* "" when unset */

@@ -16,9 +16,9 @@
  *     GET path HTTP/1.1, Host, User-Agent, Range, If-Match or
  *     If-Unmodified-Since
  * The reply's header section is read into one bounded buffer and parsed
- * line by line; the same checks as for libcurl's replies decide whether
- * it is the range asked for (check_read_response), and on top of that
- * Content-Length must be exactly the range's length.  Anything this
+ * line by line; the checker of libcurl's replies decides whether it is
+ * the range asked for (web-reply.c), and on top of that Content-Length
+ * must be exactly the range's length.  Anything this
  * parser does not handle (chunked or other transfer codings, no
  * Content-Length, obsolete line folding, bare LF line ends, a header
  * section over MAX_RESPONSE_HEADER_BYTES) sends the read and every later
@@ -54,6 +54,7 @@
 
 #include "config-build.h"
 #include "fetcher-http.h"
+#include "web-reply.h"
 #include "wire.h"
 
 /* Bytes asked for by each read of a reply's header section. */
@@ -69,6 +70,7 @@ enum direct_state {
   DIRECT_HEADERS,             /* the reply's header section: wait POLLIN */
   DIRECT_QUEUED,              /* headers good: waiting to own the pipe */
   DIRECT_BODY,                /* owner: splicing the body */
+  DIRECT_HANDED,              /* to go through libcurl (direct_take_handed) */
 };
 
 static struct {
@@ -234,6 +236,18 @@ set_deadline (struct transfer *t, unsigned seconds)
     t->deadline_ms = t->limit_ms;
 }
 
+/* The server has a stall window (--stall-timeout) from now: for the
+ * request and the whole header section, interim replies included (header
+ * bytes move no deadline, as libcurl counts only body bytes), or for
+ * MIN_TRANSFER_RATE bytes of body a second on average (deadline_passed
+ * starts the next window when they came). */
+static void
+start_window (struct transfer *t)
+{
+  t->window_bytes = 0;
+  set_deadline (t, fetcher_stall_timeout (http.f->cfg));
+}
+
 /* A kept connection may be used again only if the server has neither
  * closed it nor sent anything unasked. */
 static bool
@@ -360,8 +374,8 @@ direct_to_libcurl (struct transfer *t, const char *why, bool just_this_read)
   }
   t->part_received = 0;
   t->received = 0;
-  t->problem[0] = '\0';
-  start_curl_read (t);
+  /* fetcher-http.c starts it, with a reply of its own to check. */
+  t->dstate = DIRECT_HANDED;
 }
 
 /* This server's replies are not the plain case (see the top of the
@@ -391,6 +405,7 @@ start_request (struct transfer *t)
   t->request_len = head_len + (size_t) n;
   t->request_sent = 0;
   t->head_len = t->body_pos = t->head_scanned = 0;
+  reply_begin (t);              /* nothing of an earlier attempt counts */
 }
 
 void
@@ -412,7 +427,7 @@ direct_start (struct transfer *t)
   if (t->sock >= 0 && connection_usable (t->sock)) {
     t->sock_reused = true;
     t->dstate = DIRECT_SENDING;
-    set_deadline (t, DEFAULT_STALL_TIMEOUT);
+    start_window (t);
     return;
   }
   close_connection (t);
@@ -452,16 +467,17 @@ value_has_token (const char *v, size_t len, const char *token)
 enum parse_result { PARSE_OK, PARSE_FAIL, PARSE_GIVE_UP };
 
 /* One header section, exactly len bytes ending in the blank line, read
- * through the bounded reader.  Sets t->status and t->resp (header_line);
+ * through the bounded reader, its lines handed to the reply checker
+ * (t->reply), but for those that frame the body, which are this parser's:
  * *length is the Content-Length or UINT64_MAX.  A problem is in
- * t->problem (FAIL), or in *why (GIVE_UP: let libcurl handle it). */
+ * t->reply.problem (FAIL), or in *why (GIVE_UP: let libcurl handle it). */
 static enum parse_result
 parse_header_section (struct transfer *t, const uint8_t *data, size_t len,
                       uint64_t *length, const char **why)
 {
   struct reader r;
   const uint8_t *line;
-  size_t line_len;
+  size_t line_len, raw_len;
   unsigned major, minor;
   bool first = true;
 
@@ -482,6 +498,7 @@ parse_header_section (struct transfer *t, const uint8_t *data, size_t len,
       *why = "a line of the reply ends in a bare LF";
       return PARSE_GIVE_UP;
     }
+    raw_len = line_len;
     line_len -= 2;              /* the CRLF */
     s = (const char *) line;
     if (first) {
@@ -496,18 +513,20 @@ parse_header_section (struct transfer *t, const uint8_t *data, size_t len,
         for (i = 0; i < n; i++)
           shown[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
         shown[n] = '\0';
-        set_problem (t, "the reply does not start with an HTTP status line: \"%s\"", shown);
+        web_reply_problem (&t->reply, "the reply does not start with an HTTP "
+                           "status line: \"%s\"", shown);
         return PARSE_FAIL;
       }
       major = (unsigned) (s[5] - '0');
       minor = (unsigned) (s[7] - '0');
       if (major != 1) {
-        set_problem (t, "the server answered in HTTP/%u.%u", major, minor);
+        web_reply_problem (&t->reply, "the server answered in HTTP/%u.%u", major, minor);
         return PARSE_FAIL;
       }
       /* HTTP/1.0 keeps no connection unless asked, and we do not ask. */
       t->conn_close = minor == 0;
-      t->status = (s[9] - '0') * 100 + (s[10] - '0') * 10 + (s[11] - '0');
+      if (!web_reply_line (&t->reply, s, raw_len))  /* a response begins */
+        return PARSE_FAIL;
       continue;
     }
     if (line_len == 0)
@@ -522,13 +541,14 @@ parse_header_section (struct transfer *t, const uint8_t *data, size_t len,
       const char *value;
 
       if (colon == NULL || colon == s) {
-        set_problem (t, "the reply has a header line without a name");
+        web_reply_problem (&t->reply, "the reply has a header line without a name");
         return PARSE_FAIL;
       }
       name_len = (size_t) (colon - s);
       for (i = 0; i < name_len; i++)
         if (!is_token_char (s[i])) {
-          set_problem (t, "the reply has a header name with a forbidden byte");
+          web_reply_problem (&t->reply, "the reply has a header name with a "
+                             "forbidden byte");
           return PARSE_FAIL;
         }
       value = header_value (s, line_len, name_len, &value_len);
@@ -539,7 +559,8 @@ parse_header_section (struct transfer *t, const uint8_t *data, size_t len,
           return PARSE_GIVE_UP;
         }
         if (*length != UINT64_MAX && *length != v) {
-          set_problem (t, "the reply has two different Content-Length headers");
+          web_reply_problem (&t->reply, "the reply has two different "
+                             "Content-Length headers");
           return PARSE_FAIL;
         }
         *length = v;
@@ -552,8 +573,8 @@ parse_header_section (struct transfer *t, const uint8_t *data, size_t len,
         if (value_has_token (value, value_len, "close"))
           t->conn_close = true;
       }
-      else
-        header_line (t, s, line_len);
+      else if (!web_reply_line (&t->reply, s, raw_len))
+        return PARSE_FAIL;
     }
   }
   return PARSE_OK;
@@ -594,16 +615,14 @@ owner_queue_add (struct transfer *t)
 /* A complete header section is in head[0..end).  Returns true if the
  * read goes on (to the owner queue, or reading the next section). */
 static bool
-headers_done (struct transfer *t, size_t end, unsigned *interim)
+headers_done (struct transfer *t, size_t end)
 {
   uint64_t length;
   const char *why = NULL;
 
-  response_clear (&t->resp);
-  t->status = 0;
   switch (parse_header_section (t, t->head, end, &length, &why)) {
   case PARSE_FAIL:
-    direct_fail (t, t->problem);
+    direct_fail (t, t->reply.problem);
     return false;
   case PARSE_GIVE_UP:
     direct_give_up (t, why);
@@ -611,22 +630,15 @@ headers_done (struct transfer *t, size_t end, unsigned *interim)
   case PARSE_OK:
     break;
   }
-  if (t->status >= 100 && t->status <= 199 && t->status != 101) {
-    /* Interim: the real reply follows. */
-    if (++*interim > MAX_INTERIM_RESPONSES) {
-      char too_many[64];
-      snprintf (too_many, sizeof too_many, "more than %u interim (1xx) replies",
-                MAX_INTERIM_RESPONSES);
-      direct_give_up (t, too_many);
-      return false;
-    }
+  if (web_reply_interim (&t->reply)) {
+    /* The real reply follows (the checker counted this one). */
     memmove (t->head, t->head + end, t->head_len - end);   /* end <= head_len */
     t->head_len -= end;
     t->head_scanned = 0;
     return true;
   }
-  if (!check_read_response (t)) {
-    direct_fail (t, t->problem);
+  if (!web_reply_check (&t->reply)) {
+    direct_fail (t, t->reply.problem);
     return false;
   }
   if (length == UINT64_MAX) {
@@ -644,7 +656,6 @@ headers_done (struct transfer *t, size_t end, unsigned *interim)
                   t->length);
     return false;
   }
-  t->response_checked = true;
   owner_queue_add (t);
   return true;
 }
@@ -685,9 +696,10 @@ pipe_stuck (const struct transfer *t)
 static void
 move_body (struct transfer *t)
 {
-  /* The server has had its time from now: new owner, or room again. */
+  /* The server has had its time from now: new owner, or room again (the
+   * wait was for the front-end, not the server). */
   if (t->dstate == DIRECT_QUEUED || direct.owner_wants_pipe)
-    set_deadline (t, DEFAULT_STALL_TIMEOUT);
+    start_window (t);
   t->dstate = DIRECT_BODY;
   direct.owner_wants_pipe = false;
   while (t->next_part < t->nparts) {
@@ -741,7 +753,7 @@ move_body (struct transfer *t)
     }
     t->received += (size_t) r;
     t->part_received += (size_t) r;
-    set_deadline (t, DEFAULT_STALL_TIMEOUT);
+    t->window_bytes += (size_t) r;
     if (t->part_received == t->parts[t->next_part].length) {
       fetcher_reply_piped (t->parts[t->next_part].id);
       /* Now, not when this loop next waits: the front-end drains the pipe
@@ -763,8 +775,6 @@ move_body (struct transfer *t)
 static void
 step (struct transfer *t)
 {
-  unsigned interim = 0;
-
   for (;;) {
     ssize_t r;
 
@@ -782,7 +792,7 @@ step (struct transfer *t)
         return;
       }
       t->dstate = DIRECT_SENDING;
-      set_deadline (t, DEFAULT_STALL_TIMEOUT);
+      start_window (t);
       break;
     }
     case DIRECT_SENDING:
@@ -796,15 +806,13 @@ step (struct transfer *t)
         return;
       }
       t->request_sent += (size_t) r;
-      if (t->request_sent == t->request_len) {
-        t->dstate = DIRECT_HEADERS;
-        set_deadline (t, DEFAULT_STALL_TIMEOUT);
-      }
+      if (t->request_sent == t->request_len)
+        t->dstate = DIRECT_HEADERS;     /* in the same window */
       break;
     case DIRECT_HEADERS: {
       size_t end = header_section_end (t);
       if (end > 0) {
-        if (!headers_done (t, end, &interim))
+        if (!headers_done (t, end))
           return;
         if (t->dstate == DIRECT_QUEUED)
           return;               /* the owner queue runs it */
@@ -840,12 +848,13 @@ step (struct transfer *t)
         return;
       }
       t->head_len += (size_t) r;
-      set_deadline (t, DEFAULT_STALL_TIMEOUT);
       break;
     }
     case DIRECT_QUEUED:
     case DIRECT_BODY:
       return;                   /* the owner queue runs these */
+    case DIRECT_HANDED:
+      return;                   /* libcurl's now */
     }
   }
 }
@@ -862,24 +871,53 @@ run_owners (void)
   }
 }
 
-/* Why a read past its deadline fails. */
-static void
+/* A read is past its deadline.  Returns true if it goes on: its body
+ * came at the minimum rate, and a new window starts; else it fails, and
+ * says why. */
+static bool
 deadline_passed (struct transfer *t, uint64_t now)
 {
+  unsigned window = fetcher_stall_timeout (http.f->cfg);
+
   if (now >= t->limit_ms)
     direct_failf (t, "timed out after %" PRIu32 " seconds (--timeout)",
                   http.f->cfg->timeout);
   else if (t->dstate == DIRECT_CONNECTING)
     direct_failf (t, "cannot connect to the web server: timed out");
-  else
-    direct_failf (t, "stalled: the server sent nothing for %u seconds (%s)",
-                  DEFAULT_STALL_TIMEOUT,
-                  t->dstate == DIRECT_SENDING ? "taking the request"
-                  : t->dstate == DIRECT_HEADERS ? "before its reply's headers"
-                  : "in the reply's body");
+  else if (t->dstate != DIRECT_BODY)
+    direct_failf (t, "stalled: no complete reply within %u seconds of the request "
+                  "(%s; %u interim replies)", window,
+                  t->dstate == DIRECT_SENDING ? "it was not taken"
+                  : t->head_len > 0 ? "its headers came in part" : "nothing came",
+                  t->reply.interim);
+  else if (t->window_bytes < (uint64_t) MIN_TRANSFER_RATE * window)
+    direct_failf (t, "stalled: %" PRIu64 " bytes of the reply's body in %u seconds, "
+                  "less than %u a second", t->window_bytes, window, MIN_TRANSFER_RATE);
+  else {
+    start_window (t);
+    return true;
+  }
+  return false;
 }
 
 /* ---- The event loop's side ---- */
+
+struct transfer *
+direct_take_handed (void)
+{
+  unsigned i;
+
+  if (!direct.prepared)
+    return NULL;
+  for (i = 0; i < http.f->cfg->connections; i++) {
+    struct transfer *t = &http.pool[i];
+    if (t->direct && t->dstate == DIRECT_HANDED) {
+      t->direct = false;
+      return t;
+    }
+  }
+  return NULL;
+}
 
 bool
 direct_may_start (void)
@@ -932,12 +970,17 @@ direct_progress (const struct curl_waitfd *fds, unsigned n)
 
   if (!direct.prepared)
     return;
-  /* Reads whose descriptor is ready, then reads past their deadline. */
+  /* Reads past their deadline (checked first, so that a server sending
+   * a little all the time cannot keep it from coming), then reads whose
+   * descriptor is ready. */
   for (i = 0; i < http.f->cfg->connections; i++) {
     struct transfer *t = &http.pool[i];
     bool ready = false;
 
     if (!t->direct || t->sock < 0 || t->dstate == DIRECT_QUEUED)
+      continue;
+    if (now >= t->deadline_ms && !(t->dstate == DIRECT_BODY && direct.owner_wants_pipe) &&
+        !deadline_passed (t, now))
       continue;
     for (j = 0; j < n; j++)
       if (fds[j].fd == t->sock && fds[j].revents != 0)
@@ -948,8 +991,6 @@ direct_progress (const struct curl_waitfd *fds, unsigned n)
       else
         step (t);
     }
-    else if (now >= t->deadline_ms && !(t->dstate == DIRECT_BODY && direct.owner_wants_pipe))
-      deadline_passed (t, now);
   }
   for (j = 0; j < n; j++)
     if (fds[j].fd == fetcher_pipe_fd && fds[j].revents != 0)

@@ -34,331 +34,6 @@
 #include "config-build.h"
 #include "fetcher-http.h"
 
-struct http_state http;
-
-PRINTF_LIKE (2, 3) void
-set_problem (struct transfer *t, const char *fmt, ...)
-{
-  va_list ap;
-
-  if (t->problem[0] != '\0')    /* the first problem is the cause */
-    return;
-  va_start (ap, fmt);
-  vsnprintf (t->problem, sizeof t->problem, fmt, ap);
-  va_end (ap);
-}
-
-/* Copy a server's text into dst for a log line: printable ASCII only,
- * truncated to fit. */
-static void
-quote_for_log (char *dst, size_t cap, const char *src, size_t len)
-{
-  size_t i;
-
-  if (cap == 0)
-    return;
-  for (i = 0; i < len && i < cap - 1; i++)  /* cap >= 1: checked above */
-    dst[i] = (src[i] >= 0x20 && src[i] < 0x7f) ? src[i] : '?';
-  dst[i] = '\0';
-}
-
-/* A decimal number of 1 to 19 digits, at most INT64_MAX: sizes and
- * offsets must fit off_t and curl_off_t. */
-bool
-parse_decimal (const char *s, size_t len, uint64_t *out)
-{
-  uint64_t v = 0;
-  size_t i;
-
-  if (len == 0 || len > 19)
-    return false;
-  for (i = 0; i < len; i++) {
-    uint64_t d;
-    if (s[i] < '0' || s[i] > '9')
-      return false;
-    d = (uint64_t) (s[i] - '0');
-    if (v > ((uint64_t) INT64_MAX - d) / 10)
-      return false;
-    v = v * 10 + d;
-  }
-  *out = v;
-  return true;
-}
-
-/* Content-Range (RFC 9110 14.4), one range only:
- *   "bytes" SP first "-" last "/" ( total / "*" )
- *   "bytes" SP "*" "/" total                        (416 replies) */
-static bool
-parse_content_range (const char *v, size_t len, struct response *resp)
-{
-  const char *range, *slash, *dash, *total;
-  size_t i, range_len, total_len;
-
-  if (len < 6 || strncasecmp (v, "bytes", 5) != 0 || v[5] != ' ')
-    return false;
-  for (i = 5; i < len && v[i] == ' '; i++)
-    ;
-  range = v + i;
-  slash = memchr (range, '/', len - i);     /* i <= len */
-  if (slash == NULL)
-    return false;
-  range_len = (size_t) (slash - range);
-  total = slash + 1;
-  total_len = len - i - range_len - 1;      /* the slash is inside v[i..len) */
-
-  if (total_len == 1 && total[0] == '*')
-    resp->range_total_known = false;
-  else if (parse_decimal (total, total_len, &resp->range_total))
-    resp->range_total_known = true;
-  else
-    return false;
-
-  if (range_len == 1 && range[0] == '*') {
-    resp->content_range_unsatisfied = true;
-    return resp->range_total_known;
-  }
-  dash = memchr (range, '-', range_len);
-  if (dash == NULL ||
-      !parse_decimal (range, (size_t) (dash - range), &resp->range_first) ||
-      /* The dash is inside range[0..range_len). */
-      !parse_decimal (dash + 1, range_len - (size_t) (dash - range) - 1,
-                      &resp->range_last) ||
-      resp->range_first > resp->range_last)
-    return false;
-  if (resp->range_total_known && resp->range_last >= resp->range_total)
-    return false;
-  return true;
-}
-
-/* Accept-Ranges: a comma-separated list of range units. */
-static enum accept_ranges
-parse_accept_ranges (const char *v, size_t len)
-{
-  enum accept_ranges result = RANGES_UNSAID;
-  size_t i = 0;
-
-  /* Each pass consumes one list element and its comma. */
-  while (i < len) {
-    size_t start, end;
-    while (i < len && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
-      i++;
-    start = i;
-    while (i < len && v[i] != ',' && v[i] != ' ' && v[i] != '\t')
-      i++;
-    end = i;                    /* end >= start */
-    if (end == start)
-      continue;
-    if (end - start == 5 && strncasecmp (v + start, "bytes", 5) == 0)
-      return RANGES_BYTES;
-    if (end - start == 4 && strncasecmp (v + start, "none", 4) == 0)
-      result = result == RANGES_UNSAID ? RANGES_NONE : result;
-    else
-      result = RANGES_OTHER;
-  }
-  return result;
-}
-
-/* Validators are sent back in request headers, so only visible ASCII
- * (and, for dates, spaces) is kept; anything else is not pinned. */
-static bool
-is_token_text (const char *v, size_t len, bool allow_space)
-{
-  size_t i;
-
-  if (len == 0)
-    return false;
-  for (i = 0; i < len; i++)
-    if (!((v[i] > 0x20 && v[i] < 0x7f) || (allow_space && v[i] == ' ')))
-      return false;
-  return true;
-}
-
-/* Weak comparison (RFC 9110 8.8.3.2): the opaque tags are equal. */
-static bool
-etag_equal (const char *pinned, const char *v, size_t len)
-{
-  size_t plen = strlen (pinned);
-
-  if (plen >= 2 && strncmp (pinned, "W/", 2) == 0) {
-    pinned += 2;
-    plen -= 2;                  /* plen >= 2 */
-  }
-  if (len >= 2 && strncmp (v, "W/", 2) == 0) {
-    v += 2;
-    len -= 2;                   /* len >= 2 */
-  }
-  return plen == len && memcmp (pinned, v, len) == 0;
-}
-
-static char *
-copy_value (const char *v, size_t len)
-{
-  char *s = strndup (v, len);
-  if (s == NULL)
-    fatal_errno ("malloc");
-  return s;
-}
-
-void
-response_clear (struct response *resp)
-{
-  free (resp->etag);
-  free (resp->last_modified);
-  memset (resp, 0, sizeof *resp);
-}
-
-enum header_name {
-  HEADER_OTHER, HEADER_CONTENT_RANGE, HEADER_ETAG, HEADER_LAST_MODIFIED,
-  HEADER_ACCEPT_RANGES, HEADER_CONTENT_ENCODING,
-};
-
-static const struct {
-  const char *name;
-  enum header_name which;
-} needed_headers[] = {
-  { "Content-Range", HEADER_CONTENT_RANGE },
-  { "ETag", HEADER_ETAG },
-  { "Last-Modified", HEADER_LAST_MODIFIED },
-  { "Accept-Ranges", HEADER_ACCEPT_RANGES },
-  { "Content-Encoding", HEADER_CONTENT_ENCODING },
-};
-
-static enum header_name
-header_name (const char *name, size_t len)
-{
-  size_t i;
-
-  for (i = 0; i < sizeof needed_headers / sizeof needed_headers[0]; i++)
-    if (strlen (needed_headers[i].name) == len &&
-        strncasecmp (name, needed_headers[i].name, len) == 0)
-      return needed_headers[i].which;
-  return HEADER_OTHER;
-}
-
-const char *
-header_value (const char *line, size_t len, size_t name_len, size_t *value_len)
-{
-  const char *value = line + name_len + 1;
-  size_t n = len - name_len - 1;            /* the colon is inside the line */
-
-  /* Trim optional whitespace on both sides; each pass drops one byte. */
-  while (n > 0 && (value[0] == ' ' || value[0] == '\t')) {
-    value++;
-    n--;
-  }
-  while (n > 0 && (value[n - 1] == ' ' || value[n - 1] == '\t'))
-    n--;
-  *value_len = n;
-  return value;
-}
-
-/* One header line of an HTTP response (not NUL-terminated). */
-void
-header_line (struct transfer *t, const char *line, size_t len)
-{
-  struct response *resp = &t->resp;
-  const char *colon, *value;
-  size_t name_len, value_len;
-  enum header_name which;
-
-  /* Each pass drops one byte of the line ending. */
-  while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-    len--;
-  if (len >= 5 && memcmp (line, "HTTP/", 5) == 0) {
-    response_clear (resp);      /* a new response starts */
-    return;
-  }
-  colon = memchr (line, ':', len);
-  if (colon == NULL)
-    return;                     /* the blank line, or not a header */
-  name_len = (size_t) (colon - line);
-  which = header_name (line, name_len);
-  if (which == HEADER_OTHER)
-    return;
-  if (len > MAX_HEADER_LINE) {
-    set_problem (t, "the server sent a %.*s header longer than %u bytes",
-                 (int) name_len, line, MAX_HEADER_LINE);
-    return;
-  }
-  value = header_value (line, len, name_len, &value_len);
-
-  switch (which) {
-  case HEADER_CONTENT_RANGE:
-    quote_for_log (resp->content_range_text, sizeof resp->content_range_text,
-                   value, value_len);
-    if (resp->have_content_range)
-      resp->content_range_repeated = true;
-    else if (!parse_content_range (value, value_len, resp))
-      resp->content_range_bad = true;
-    resp->have_content_range = true;
-    break;
-  case HEADER_ETAG:
-    if (t->mode == MODE_READ) {
-      if (http.etag != NULL && !etag_equal (http.etag, value, value_len)) {
-        resp->etag_differs = true;
-        quote_for_log (resp->validator_text, sizeof resp->validator_text,
-                       value, value_len);
-      }
-    }
-    else if (is_token_text (value, value_len, false)) {
-      free (resp->etag);
-      resp->etag = copy_value (value, value_len);
-    }
-    break;
-  case HEADER_LAST_MODIFIED:
-    if (t->mode == MODE_READ) {
-      if (http.last_modified != NULL &&
-          (strlen (http.last_modified) != value_len ||
-           memcmp (http.last_modified, value, value_len) != 0)) {
-        resp->last_modified_differs = true;
-        quote_for_log (resp->validator_text, sizeof resp->validator_text,
-                       value, value_len);
-      }
-    }
-    else if (is_token_text (value, value_len, true)) {
-      free (resp->last_modified);
-      resp->last_modified = copy_value (value, value_len);
-    }
-    break;
-  case HEADER_ACCEPT_RANGES:
-    resp->accept_ranges = parse_accept_ranges (value, value_len);
-    break;
-  case HEADER_CONTENT_ENCODING:
-    /* We send no Accept-Encoding, so only identity may come back: a
-     * compressed body's bytes are not the object's bytes. */
-    if (!(value_len == 8 && strncasecmp (value, "identity", 8) == 0)) {
-      resp->content_encoded = true;
-      quote_for_log (resp->content_encoding_text,
-                     sizeof resp->content_encoding_text, value, value_len);
-    }
-    break;
-  case HEADER_OTHER:
-    break;
-  }
-}
-
-/* libcurl takes a bare LF for a line end as readily as CRLF, also mixed
- * in one reply.  A mix means a broken or tampered reply, and it can move
- * where the body starts: "Content-Length: N\n\r\n\r\n" ends the header
- * section at the bare LF's blank line, and the body then starts with
- * "\r\n", N bytes that are not the range's.  So every line of a reply
- * must end as its status line does (the direct reads' parser leaves any
- * bare LF to libcurl, which comes here). */
-static void
-check_line_end (struct transfer *t, const char *line, size_t len)
-{
-  int ends;
-
-  if (len == 0 || line[len - 1] != '\n')
-    return;                     /* the last line of a header section cut short */
-  ends = len >= 2 && line[len - 2] == '\r' ? LINE_ENDS_CRLF : LINE_ENDS_LF;
-  if (t->resp.line_ends == LINE_ENDS_UNSEEN)
-    t->resp.line_ends = ends;
-  else if ((int) t->resp.line_ends != ends)
-    set_problem (t, "the reply mixes CRLF and bare LF line ends, so where its "
-                 "body starts is not certain");
-}
-
 static size_t
 header_callback (char *buffer, size_t size, size_t nitems, void *opaque)
 {
@@ -368,106 +43,33 @@ header_callback (char *buffer, size_t size, size_t nitems, void *opaque)
   if (__builtin_mul_overflow (size, nitems, &len))
     return 0;
   /* FTP "headers" are the control connection's replies and libcurl's
-   * made-up lines: nothing to check there. */
-  if (t->parse_headers) {
-    header_line (t, buffer, len);       /* a status line clears t->resp */
-    check_line_end (t, buffer, len);
-  }
+   * made-up lines: nothing to check there.  A refused reply is not read
+   * on (too many interim replies would hold the transfer). */
+  if (t->parse_headers && !web_reply_line (&t->reply, buffer, len))
+    return 0;
   return len;
 }
 
+/* The status of the final response: libcurl's reading for FTP (its
+ * made-up codes are not checked), else the reply checker's. */
 static long
 response_status (struct transfer *t)
 {
   long status = 0;
 
-  if (t->direct)
-    return t->status;
+  if (t->parse_headers)
+    return t->reply.status;
   if (curl_easy_getinfo (t->easy, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK)
     return 0;
   return status;
 }
 
-/* Is this range reply the bytes we asked for?  Sets the problem if not. */
-bool
-check_read_response (struct transfer *t)
-{
-  const struct response *resp = &t->resp;
-  uint64_t last = t->offset + t->length - 1; /* length >= 1; offset + length <= size */
-  long status;
-
-  if (!t->parse_headers)
-    return true;                /* FTP: only the byte count can be checked */
-  if (t->problem[0] != '\0')
-    return false;               /* found in the headers (header_callback) */
-  status = response_status (t);
-  if (status != 206) {
-    if (status == 200)
-      set_problem (t, "the server sent 200 instead of 206: it ignored the Range header");
-    else if (status == 412)
-      set_problem (t, "the object changed on the server (HTTP 412 Precondition Failed)");
-    else if (status >= 300 && status < 400)
-      set_problem (t, "the server answered with a redirect (HTTP %ld); redirects "
-                   "are followed only when the export is opened", status);
-    else
-      set_problem (t, "HTTP status %ld instead of 206", status);
-    return false;
-  }
-  if (!resp->have_content_range) {
-    set_problem (t, "the 206 reply has no Content-Range header");
-    return false;
-  }
-  if (resp->content_range_repeated) {
-    set_problem (t, "the reply has more than one Content-Range header");
-    return false;
-  }
-  if (resp->content_range_bad || resp->content_range_unsatisfied) {
-    set_problem (t, "unusable Content-Range \"%s\"", resp->content_range_text);
-    return false;
-  }
-  if (resp->range_first != t->offset || resp->range_last != last) {
-    set_problem (t, "Content-Range %s does not match the requested %" PRIu64 "-%" PRIu64,
-                 resp->content_range_text, t->offset, last);
-    return false;
-  }
-  if (resp->range_total_known && resp->range_total != http.f->size) {
-    set_problem (t, "the object changed: Content-Range %s, but it had %" PRIu64
-                 " bytes when the export was opened",
-                 resp->content_range_text, http.f->size);
-    return false;
-  }
-  if (resp->etag_differs) {
-    set_problem (t, "the object changed: ETag %s, was %s", resp->validator_text,
-                 http.etag);
-    return false;
-  }
-  if (resp->last_modified_differs) {
-    set_problem (t, "the object changed: Last-Modified %s, was %s",
-                 resp->validator_text, http.last_modified);
-    return false;
-  }
-  if (resp->content_encoded) {
-    set_problem (t, "the server sent an encoded body (Content-Encoding: %s) "
-                 "though none was asked for", resp->content_encoding_text);
-    return false;
-  }
-  return true;
-}
-
-/* Called before the first body byte is accepted. */
+/* May the body be taken?  FTP has no headers to check: only the byte
+ * count can be (finish_read). */
 static bool
-check_response (struct transfer *t)
+reply_ok (struct transfer *t)
 {
-  switch (t->mode) {
-  case MODE_READ:
-    return check_read_response (t);
-  case MODE_PROBE:
-    /* Only a 206 may bring a body; the caller looks at the status. */
-    return !t->parse_headers || response_status (t) == 206;
-  case MODE_HEAD:
-    return true;
-  }
-  return false;
+  return !t->parse_headers || web_reply_check (&t->reply);
 }
 
 static size_t
@@ -482,15 +84,12 @@ write_callback (char *ptr, size_t size, size_t nmemb, void *opaque)
    * lines ("Content-Length: N") here too: nothing to keep. */
   if (t->mode == MODE_HEAD)
     return len;
-  if (!t->response_checked) {
-    if (!check_response (t))
-      return 0;                 /* abort: no byte of a wrong body is kept */
-    t->response_checked = true;
-  }
+  if (!reply_ok (t))
+    return 0;                   /* abort: no byte of a wrong body is kept */
   room = t->length - t->received;           /* received <= length */
   if (len > room) {
-    set_problem (t, "the server sent more than the %" PRIu32 " bytes asked for",
-                 t->length);
+    web_reply_problem (&t->reply, "the server sent more than the %" PRIu32
+                       " bytes asked for", t->length);
     return 0;
   }
   t->received += len;
@@ -527,7 +126,6 @@ write_callback (char *ptr, size_t size, size_t nmemb, void *opaque)
 static void
 transfer_reset (struct transfer *t, enum transfer_mode mode)
 {
-  response_clear (&t->resp);
   t->mode = mode;
   t->id = 0;
   t->offset = 0;
@@ -536,16 +134,15 @@ transfer_reset (struct transfer *t, enum transfer_mode mode)
   t->nparts = t->next_part = 0;
   t->part_received = 0;
   t->received = 0;
-  t->response_checked = false;
+  reply_begin (t);
   /* A direct read's connection (t->sock) stays for the next. */
   t->direct = false;
-  t->status = 0;
   t->request_len = t->request_sent = 0;
   t->head_len = t->body_pos = t->head_scanned = 0;
   t->conn_close = false;
   t->deadline_ms = 0;
   t->next_owner = NULL;
-  t->problem[0] = '\0';
+  t->window_bytes = 0;
   t->errbuf[0] = '\0';
 }
 
@@ -599,9 +196,10 @@ transfer_setup (struct transfer *t)
           (long) (cfg->connect_timeout ? cfg->connect_timeout : DEFAULT_CONNECT_TIMEOUT));
   if (cfg->timeout != 0)
     SETOPT (easy, CURLOPT_TIMEOUT, (long) cfg->timeout);
-  /* A transfer that moves nothing for this long has stalled. */
-  SETOPT (easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  SETOPT (easy, CURLOPT_LOW_SPEED_TIME, (long) DEFAULT_STALL_TIMEOUT);
+  /* A transfer slower than this has stalled (the direct reads apply the
+   * same rule: fetcher-direct.c). */
+  SETOPT (easy, CURLOPT_LOW_SPEED_LIMIT, (long) MIN_TRANSFER_RATE);
+  SETOPT (easy, CURLOPT_LOW_SPEED_TIME, (long) fetcher_stall_timeout (cfg));
   if (cfg->cainfo[0] != '\0')
     SETOPT (easy, CURLOPT_CAINFO, cfg->cainfo);
   /* --auth-user and --auth-password: libcurl sends them to the URL's host
@@ -818,11 +416,9 @@ open_probe (struct transfer *t)
 {
   static uint8_t probe_byte;
   const struct fetcher_config *cfg = http.f->cfg;
-  struct response *resp = &t->resp;
-  bool is_http = true;
+  bool is_http = true, empty_200;
   curl_off_t length = -1;
   CURLcode rc;
-  long status;
   int error;
 
   transfer_reset (t, MODE_PROBE);
@@ -838,8 +434,8 @@ open_probe (struct transfer *t)
   rc = perform (t);
   if (curl_easy_setopt (t->easy, CURLOPT_RANGE, NULL) != CURLE_OK)
     return open_failed (EIO, "libcurl refused to clear the range");
-  if (t->problem[0] != '\0')
-    return open_failed (EIO, "%s", t->problem);
+  if (t->reply.problem[0] != '\0')
+    return open_failed (EIO, "%s", t->reply.problem);
   /* CURLE_WRITE_ERROR is the write callback refusing a body that did not
    * come with a 206; the status says why below. */
   if (rc != CURLE_OK && rc != CURLE_WRITE_ERROR)
@@ -850,44 +446,19 @@ open_probe (struct transfer *t)
   if (!is_http)
     return open_failed (EIO, "the range request was redirected to an FTP URL "
                         "(the HEAD request was not): redirects differ between requests");
-  status = response_status (t);
-
-  if (status == 416 && resp->content_range_unsatisfied && !resp->content_range_bad &&
-      resp->range_total_known && resp->range_total == 0) {
-    /* Nothing is satisfiable in an empty object: an export of size 0. */
-    http.f->size = 0;
+  empty_200 = rc == CURLE_OK && t->received == 0 &&
+    curl_easy_getinfo (t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK &&
+    length == 0;
+  switch (web_reply_probe (&t->reply, t->received, empty_200, &http.f->size)) {
+  case WEB_PROBE_SIZE:
+    break;
+  case WEB_PROBE_STATUS:
+    return status_failed (t->reply.status);
+  case WEB_PROBE_BAD:
+    return open_failed (EIO, "%s", t->reply.problem);
   }
-  else if (status == 200 && rc == CURLE_OK && t->received == 0 &&
-           curl_easy_getinfo (t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T,
-                              &length) == CURLE_OK && length == 0) {
-    /* Some servers (nginx) answer a range of an empty object with an
-     * empty 200: nothing can be read from it, so no range is needed. */
-    http.f->size = 0;
-  }
-  else if (status != 206)
-    return status_failed (status);
-  else if (!resp->have_content_range || resp->content_range_bad ||
-           resp->content_range_repeated ||
-           resp->content_range_unsatisfied || resp->range_first != 0 ||
-           resp->range_last != 0 || !resp->range_total_known)
-    return open_failed (EIO, "the reply to a request for bytes 0-0 has the "
-                        "Content-Range \"%s\"; nbdcurld needs \"bytes 0-0/SIZE\"",
-                        resp->have_content_range ? resp->content_range_text : "(none)");
-  else if (t->received != 1)
-    return open_failed (EIO, "the reply to a request for bytes 0-0 had %zu bytes",
-                        t->received);
-  else
-    http.f->size = resp->range_total;
-
-  if (resp->content_encoded)
-    return open_failed (EIO, "the server sends an encoded body (Content-Encoding: %s) "
-                        "though none was asked for", resp->content_encoding_text);
   /* Pin this response's validators: range reads are GETs like this one. */
-  free (http.etag);
-  free (http.last_modified);
-  http.etag = resp->etag;
-  http.last_modified = resp->last_modified;
-  resp->etag = resp->last_modified = NULL;
+  web_reply_take_validators (&t->reply, &http.etag, &http.last_modified);
   http.range_is_http = true;
   return 0;
 }
@@ -897,7 +468,6 @@ static int
 open_head (struct transfer *t)
 {
   const struct fetcher_config *cfg = http.f->cfg;
-  struct response *resp = &t->resp;
   bool start_http = http.f->kind == URL_HTTP || http.f->kind == URL_HTTPS;
   bool is_http = start_http;
   curl_off_t length = -1, sent_at = 0;
@@ -912,8 +482,8 @@ open_head (struct transfer *t)
       curl_easy_setopt (t->easy, CURLOPT_NOBODY, 1L) != CURLE_OK)
     return open_failed (EIO, "libcurl refused the options of a HEAD request");
   rc = perform (t);
-  if (t->problem[0] != '\0')
-    return open_failed (EIO, "%s", t->problem);
+  if (t->reply.problem[0] != '\0')
+    return open_failed (EIO, "%s", t->reply.problem);
   if (rc == CURLE_OPERATION_TIMEDOUT && start_http && response_status (t) == 0 &&
       curl_easy_getinfo (t->easy, CURLINFO_PRETRANSFER_TIME_T, &sent_at) == CURLE_OK &&
       sent_at > 0) {
@@ -941,20 +511,20 @@ open_head (struct transfer *t)
            http.f->export_name, status);
     return open_probe (t);
   }
-  if (resp->accept_ranges == RANGES_NONE)
-    return open_failed (EIO, NO_RANGES_MESSAGE " (Accept-Ranges: none)");
   if (curl_easy_getinfo (t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) != CURLE_OK)
     length = -1;
-  /* Length 0 is confirmed by the probe: some servers say 0 for any HEAD. */
-  if (resp->accept_ranges != RANGES_BYTES || length <= 0 || resp->content_encoded) {
+  switch (web_reply_head (&t->reply, length)) {
+  case WEB_HEAD_SETTLED:
+    break;
+  case WEB_HEAD_NO_RANGES:
+    return open_failed (EIO, NO_RANGES_MESSAGE " (Accept-Ranges: none)");
+  case WEB_HEAD_PROBE:
     debug ("export \"%s\": HEAD did not settle the size and range support; "
            "trying a range request", http.f->export_name);
     return open_probe (t);
   }
   http.f->size = (uint64_t) length;
-  http.etag = resp->etag;
-  http.last_modified = resp->last_modified;
-  resp->etag = resp->last_modified = NULL;
+  web_reply_take_validators (&t->reply, &http.etag, &http.last_modified);
   http.range_is_http = true;
   return 0;
 }
@@ -1055,44 +625,6 @@ http_open (struct fetcher *f)
 
 /* ---- Serving ---- */
 
-static void
-queue_push (const struct fetcher_request *req)
-{
-  /* The caller checked queue_len < QUEUE_SIZE. */
-  http.queue[(http.queue_head + http.queue_len) % QUEUE_SIZE] = *req;
-  http.queue_len++;
-}
-
-void
-queue_push_front (const struct fetcher_request *req)
-{
-  /* The caller checked queue_len < QUEUE_SIZE. */
-  http.queue_head = (http.queue_head + QUEUE_SIZE - 1) % QUEUE_SIZE;
-  http.queue[http.queue_head] = *req;
-  http.queue_len++;
-}
-
-static struct fetcher_request
-queue_pop (void)
-{
-  struct fetcher_request req = http.queue[http.queue_head];
-
-  /* The caller checked queue_len > 0. */
-  http.queue_head = (http.queue_head + 1) % QUEUE_SIZE;
-  http.queue_len--;
-  return req;
-}
-
-void
-release (struct transfer *t)
-{
-  t->data = NULL;               /* the data area's, not ours */
-  t->direct = false;            /* its connection (t->sock) stays */
-  t->next_free = http.free_list;
-  http.free_list = t;
-  http.active--;                /* counted by start_read */
-}
-
 /* A slot's libcurl handle, made at its first read through libcurl, set
  * up as the open handle was (the options can only fail for lack of
  * memory).  Returns 0, or -1 with the slot left without one. */
@@ -1112,13 +644,17 @@ ensure_easy (struct transfer *t)
   return 0;
 }
 
-void
+/* Start t's range (t->offset, t->length, t->parts set) through libcurl. */
+static void
 start_curl_read (struct transfer *t)
 {
   char range[64];
   CURLMcode mc;
 
   t->direct = false;
+  /* A new request, whatever went before it (a direct attempt that handed
+   * the read over may have passed its checks): its own reply is checked. */
+  reply_begin (t);
   /* Inclusive range; length >= 1. */
   snprintf (range, sizeof range, "%" PRIu64 "-%" PRIu64,
             t->offset, t->offset + t->length - 1);
@@ -1134,6 +670,17 @@ start_curl_read (struct transfer *t)
     fail_read (t, why);
     release (t);
   }
+}
+
+/* Reads that the direct path handed over go on through libcurl. */
+static void
+start_handed_reads (void)
+{
+  struct transfer *t;
+
+  /* Each pass takes one transfer of the pool off the direct path. */
+  while ((t = direct_take_handed ()) != NULL)
+    start_curl_read (t);
 }
 
 static void
@@ -1171,22 +718,12 @@ start_read (const struct fetcher_request *req)
     t->length += next->length;
     (void) queue_pop ();
   }
-  if (direct)
+  if (direct) {
     direct_start (t);
+    start_handed_reads ();
+  }
   else
     start_curl_read (t);
-}
-
-void
-fail_read (struct transfer *t, const char *why)
-{
-  unsigned i;
-
-  warn ("export \"%s\" (%s): read of %" PRIu32 " bytes at offset %" PRIu64
-        " failed: %s", http.f->export_name, http.f->log_url, t->length,
-        t->offset, why);
-  for (i = t->next_part; i < t->nparts; i++)
-    fetcher_reply (t->parts[i].id, EIO);
 }
 
 /* A finished read: the parts not answered yet (at least the last) get EIO
@@ -1197,8 +734,8 @@ finish_read (struct transfer *t, CURLcode rc)
   const char *why = NULL;
   char short_body[PROBLEM_MAX];
 
-  if (t->problem[0] != '\0')
-    why = t->problem;
+  if (t->reply.problem[0] != '\0')
+    why = t->reply.problem;
   else if (rc == CURLE_PARTIAL_FILE) {
     /* The server closed the connection before the body was complete. */
     snprintf (short_body, sizeof short_body, "short body: %zu of %" PRIu32
@@ -1207,8 +744,8 @@ finish_read (struct transfer *t, CURLcode rc)
   }
   else if (rc != CURLE_OK)
     why = curl_message (t, rc);
-  else if (!t->response_checked && !check_response (t))
-    why = t->problem;           /* no body came: check the headers now */
+  else if (!reply_ok (t))
+    why = t->reply.problem;     /* no body came: check the headers now */
   else if (t->received != t->length) {
     snprintf (short_body, sizeof short_body, "short body: %zu of %" PRIu32 " bytes",
               t->received, t->length);
@@ -1323,6 +860,7 @@ http_serve (struct fetcher *f)
     if (want_input && wait[0].revents != 0)
       input_ready = true;
     direct_progress (want_input ? wait + 1 : wait, want_input ? nwait - 1 : nwait);
+    start_handed_reads ();
     mc = curl_multi_perform (http.multi, &running);
     if (mc != CURLM_OK)
       fatal ("libcurl: curl_multi_perform: %s", curl_multi_strerror (mc));

@@ -1,7 +1,10 @@
 /*
  * fetcher-http.h: private to the network fetcher: fetcher-http.c (libcurl:
  * opening the export, and reads of https, ftp and ftps) and
- * fetcher-direct.c (reads of plain http URLs spliced into the data pipe).
+ * fetcher-direct.c (reads of plain http URLs spliced into the data pipe):
+ * the transfers they share (fetcher-transfer.c).  Whether a reply is the
+ * one asked for is neither's business but web-reply.c's, which both use.
+ * Calls go one way: fetcher-http.c drives fetcher-direct.c, never back.
  */
 #ifndef NBDCURLD_FETCHER_HTTP_H
 #define NBDCURLD_FETCHER_HTTP_H
@@ -13,6 +16,7 @@
 
 #include "fetcher.h"
 #include "log.h"
+#include "web-reply.h"
 
 /* Requests waiting for a free transfer.  A well-behaved front-end keeps
  * at most MAX_INFLIGHT_PER_CLIENT requests in flight, so this only fills
@@ -33,42 +37,17 @@
 #define COALESCE_MAX_BYTES (8u * 1024 * 1024)
 #define COALESCE_MAX_PARTS 32
 
-/* How much of a server's header value a log line quotes. */
-#define LOG_QUOTE_MAX 128
-
-/* Longest message about one transfer's problem. */
-#define PROBLEM_MAX 384
+/* The stall window of --stall-timeout (see MIN_TRANSFER_RATE). */
+static inline unsigned
+fetcher_stall_timeout (const struct fetcher_config *cfg)
+{
+  return cfg->stall_timeout ? cfg->stall_timeout : DEFAULT_STALL_TIMEOUT;
+}
 
 enum transfer_mode {
   MODE_HEAD,                  /* open: HEAD (or FTP SIZE), redirects followed */
   MODE_PROBE,                 /* open: GET bytes=0-0, redirects followed */
   MODE_READ,                  /* serve: one range of the pinned URL */
-};
-
-enum accept_ranges { RANGES_UNSAID, RANGES_BYTES, RANGES_NONE, RANGES_OTHER };
-
-/* What the headers of one HTTP response said.  Cleared at every status
- * line, so only the last response of a transfer counts (a transfer sees
- * interim 1xx responses, and redirects while opening). */
-struct response {
-  bool have_content_range;
-  bool content_range_bad;       /* unparsable */
-  bool content_range_repeated;
-  bool content_range_unsatisfied; /* "bytes * /TOTAL" (416) */
-  uint64_t range_first, range_last, range_total;
-  bool range_total_known;
-  char content_range_text[LOG_QUOTE_MAX];
-  enum accept_ranges accept_ranges;
-  bool content_encoded;
-  char content_encoding_text[LOG_QUOTE_MAX];
-  /* MODE_READ: a validator differs from the one pinned at open. */
-  bool etag_differs, last_modified_differs;
-  char validator_text[LOG_QUOTE_MAX];
-  /* Open modes: the validators, to pin (malloc'd, or NULL). */
-  char *etag, *last_modified;
-  /* How the status line ended, which every header line must match
-   * (header_callback). */
-  enum { LINE_ENDS_UNSEEN, LINE_ENDS_CRLF, LINE_ENDS_LF } line_ends;
 };
 
 struct transfer {
@@ -91,14 +70,15 @@ struct transfer {
   } parts[COALESCE_MAX_PARTS];
   unsigned nparts, next_part;
   size_t part_received;       /* of parts[next_part] */
-  bool response_checked;      /* check_response ran, at the first body byte */
+  /* The reply to the request now out: reset whenever one goes out
+   * (reply_begin), checked before its first body byte is taken. */
+  struct web_reply reply;
   /* A direct read (fetcher-direct.c): this slot's own connection, kept
    * across reads, and where the read is. */
   bool direct;
   int sock;                   /* -1: none */
   bool sock_reused;           /* it served a read before this one */
   int dstate;                 /* enum direct_state, fetcher-direct.c */
-  long status;                /* of the final response */
   char *request;              /* the request's bytes (malloc'd), */
   size_t request_len, request_sent;
   uint8_t *head;              /* response headers: head_cap bytes, grown
@@ -108,11 +88,11 @@ struct transfer {
   size_t head_scanned;        /* searched for the section's end up to here */
   size_t body_pos;            /* head[body_pos..head_len): body bytes read with it */
   bool conn_close;            /* the server closes after this reply */
-  uint64_t deadline_ms;       /* waiting on the server past this: fail */
+  uint64_t deadline_ms;       /* waiting on the server past this: fail,
+                                 unless the body's minimum rate was met */
+  uint64_t window_bytes;      /* body bytes since the rate window began */
   uint64_t limit_ms;          /* --timeout: the read's end at the latest */
   struct transfer *next_owner;  /* the queue for the data pipe */
-  struct response resp;
-  char problem[PROBLEM_MAX];  /* first thing found wrong, or "" */
   char errbuf[CURL_ERROR_SIZE];
   char message[CURL_ERROR_SIZE + 64];  /* curl_message's text */
 };
@@ -138,24 +118,20 @@ struct http_state {
 };
 extern struct http_state http;
 
-/* fetcher-http.c */
-PRINTF_LIKE (2, 3) void set_problem (struct transfer *t, const char *fmt, ...);
-bool parse_decimal (const char *s, size_t len, uint64_t *out);
-void header_line (struct transfer *t, const char *line, size_t len);
-/* The value of a header line of len bytes whose name is its first name_len
- * bytes (a colon follows them), without the whitespace around it. */
-const char *header_value (const char *line, size_t len, size_t name_len,
-                          size_t *value_len);
-void response_clear (struct response *resp);
-bool check_read_response (struct transfer *t);
+/* fetcher-transfer.c */
+/* A request for t goes out (its mode, offset and length set): its reply
+ * starts afresh (web_reply_reset). */
+void reply_begin (struct transfer *t);
 /* The reads of t not answered yet fail with EIO, and why is logged. */
 void fail_read (struct transfer *t, const char *why);
-/* Start t's range (t->offset, t->length, t->parts set) through libcurl. */
-void start_curl_read (struct transfer *t);
+/* t goes back to the pool's free list. */
 void release (struct transfer *t);
-/* Put a request back at the head of the queue (the caller checked that
- * there is room). */
+/* The queue of requests waiting for a transfer (the callers check that
+ * there is room, or a request): at its tail, back at its head, from its
+ * head. */
+void queue_push (const struct fetcher_request *req);
 void queue_push_front (const struct fetcher_request *req);
+struct fetcher_request queue_pop (void);
 
 /* fetcher-direct.c */
 /* After a successful open: can reads go direct (plain http, the data
@@ -171,5 +147,9 @@ bool direct_may_start (void);
 unsigned direct_wait_fds (struct curl_waitfd *fds, unsigned max, long *timeout_ms);
 /* Move the direct reads on after a wait on those descriptors. */
 void direct_progress (const struct curl_waitfd *fds, unsigned n);
+/* A read that direct_start or direct_progress handed over to libcurl
+ * (its offset, length and parts set to what is left), or NULL: the
+ * caller starts it through libcurl. */
+struct transfer *direct_take_handed (void);
 
 #endif

@@ -485,7 +485,8 @@ fetcher_main (void)
 #endif
 
   /* The supervisor checked all this; a mismatch is a bug there. */
-  if (cfg.connect_timeout > MAX_TIMEOUT || cfg.timeout > MAX_TIMEOUT)
+  if (cfg.connect_timeout > MAX_TIMEOUT || cfg.timeout > MAX_TIMEOUT ||
+      cfg.stall_timeout > MAX_TIMEOUT)
     fatal ("configuration: timeout out of range");
 
   /* The supervisor sealed it against resizing; map it whole. */

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -63,25 +64,36 @@ set_nonblocking (int fd)
 
 /* ---- Output queues. ---- */
 
-void
-outq_push_owned (struct outq *q, void *alloc, uint8_t *data, size_t len)
+/* Memory a chunk holds, as counted in outq.mem. */
+static size_t
+chunk_memory (const struct chunk *ch)
+{
+  return sizeof *ch + ch->alloc_len;
+}
+
+static struct chunk *
+outq_append (struct outq *q, void *alloc, size_t alloc_len, uint8_t *data, size_t len)
 {
   struct chunk *ch = malloc (sizeof *ch);
   if (ch == NULL)
     fatal_errno ("malloc");
-  ch->next = NULL;
-  ch->data = data;
-  ch->len = len;
-  ch->to_free = alloc;
-  ch->span = (struct area_span) { 0 };
-  ch->pipe = NULL;
-  ch->discard = false;
+  *ch = (struct chunk) {
+    .data = data, .len = len, .to_free = alloc, .alloc_len = alloc_len,
+  };
   if (q->tail)
     q->tail->next = ch;
   else
     q->head = ch;
   q->tail = ch;
   q->bytes += len;
+  q->mem += chunk_memory (ch);
+  return ch;
+}
+
+void
+outq_push_owned (struct outq *q, void *alloc, uint8_t *data, size_t len)
+{
+  outq_append (q, alloc, 0, data, len);
 }
 
 void
@@ -110,8 +122,9 @@ outq_push_pipe (struct outq *q, struct data_pipe *p, size_t len, bool discard)
 }
 
 static void
-chunk_free (struct chunk *ch)
+chunk_free (struct outq *q, struct chunk *ch)
 {
+  q->mem -= chunk_memory (ch);          /* counted when appended */
   free (ch->to_free);
   area_release (&ch->span);
   if (ch->pipe)
@@ -119,14 +132,33 @@ chunk_free (struct chunk *ch)
   free (ch);
 }
 
+/* Copy len bytes to the end of the queue.  Small ones (reply headers,
+ * errors, option replies) go into a shared pack buffer at the tail when
+ * there is room, so that many small replies cost one record and one
+ * allocation, not two each. */
 void
 outq_push_copy (struct outq *q, const void *data, size_t len)
 {
-  uint8_t *p = malloc (len > 0 ? len : 1);
+  struct chunk *t = q->tail;
+  size_t cap;
+  uint8_t *p;
+
+  if (t && t->packable && len <= t->alloc_len) {
+    uint8_t *end = t->data + t->len;
+    /* end lies inside the pack buffer: data only moves forward in it. */
+    if ((size_t) (end - (uint8_t *) t->to_free) <= t->alloc_len - len) {
+      memcpy (end, data, len);
+      t->len += len;
+      q->bytes += len;
+      return;
+    }
+  }
+  cap = len < OUTQ_PACK_BUFFER / 4 ? OUTQ_PACK_BUFFER : (len > 0 ? len : 1);
+  p = malloc (cap);
   if (p == NULL)
     fatal_errno ("malloc");
   memcpy (p, data, len);
-  outq_push_owned (q, p, p, len);
+  outq_append (q, p, cap, p, len)->packable = cap == OUTQ_PACK_BUFFER;
 }
 
 static void
@@ -135,7 +167,7 @@ outq_clear (struct outq *q)
   struct chunk *ch = q->head, *next;
   for (; ch; ch = next) {
     next = ch->next;
-    chunk_free (ch);
+    chunk_free (q, ch);
   }
   q->head = q->tail = NULL;
   q->bytes = 0;
@@ -216,7 +248,7 @@ outq_flush (struct outq *q, int fd)
       q->head = ch->next;
       if (q->head == NULL)
         q->tail = NULL;
-      chunk_free (ch);
+      chunk_free (q, ch);
     }
   }
   return 0;
@@ -345,6 +377,7 @@ client_close (struct client *c, const char *why)
     return;
   if (why)
     debug ("client %s: closing: %s", c->peer, why);
+  fe.nlive--;                           /* counted by admit_client */
   drop_fetcher (c);
   outq_clear (&c->out);
   for (unsigned i = 0; i < MAX_INFLIGHT_PER_CLIENT; i++)
@@ -381,17 +414,66 @@ reap_clients (void)
   }
 }
 
-static struct client *
-client_new (int rfd, int wfd, const char *peer)
+/* Does the client still owe us an option (rather than waiting for us)? */
+static bool
+client_negotiating (const struct client *c)
 {
+  return !c->dead && (c->state == CLIENT_GREETING || c->state == CLIENT_OPTIONS);
+}
+
+static bool
+same_address (const struct client_address *a, const struct client_address *b)
+{
+  return a->family == b->family && memcmp (a->addr, b->addr, sizeof a->addr) == 0;
+}
+
+/* Every slot is taken: the handshake whose slot a connection from `from`
+ * takes, or NULL when no client is still negotiating.  Its own address's
+ * oldest once that address holds MAX_HANDSHAKES_PER_ADDRESS handshakes,
+ * else the oldest of all.  One pass over the clients. */
+static struct client *
+handshake_to_displace (const struct client_address *from)
+{
+  struct client *oldest = NULL, *oldest_here = NULL;
+  unsigned here = 0, i;
+
+  for (i = 0; i < fe.nclients; i++) {
+    struct client *c = fe.clients[i];
+    if (!client_negotiating (c))
+      continue;
+    if (oldest == NULL || c->connected_ms < oldest->connected_ms)
+      oldest = c;
+    if (same_address (&c->from, from)) {
+      here++;
+      if (oldest_here == NULL || c->connected_ms < oldest_here->connected_ms)
+        oldest_here = c;
+    }
+  }
+  return here >= MAX_HANDSHAKES_PER_ADDRESS ? oldest_here : oldest;
+}
+
+/* Take a new client, displacing an unfinished handshake if every slot is
+ * taken; or refuse it (closing its descriptors) and return NULL. */
+static struct client *
+admit_client (int rfd, int wfd, const char *peer, const struct client_address *from)
+{
+  uint64_t now = now_ms ();
   struct client *c;
 
-  if (fe.nclients >= MAX_CLIENTS) {
-    warn ("refusing client %s: already serving %u clients", peer, MAX_CLIENTS);
-    close (rfd);
-    if (wfd != rfd)
-      close (wfd);
-    return NULL;
+  if (fe.nlive >= fe.max_clients) {
+    struct client *old = handshake_to_displace (from);
+    if (old == NULL) {
+      warn ("refusing client %s: already serving %u clients (--max-clients)",
+            peer, fe.max_clients);
+      close (rfd);
+      if (wfd != rfd)
+        close (wfd);
+      return NULL;
+    }
+    warn ("client %s: closing its unfinished handshake after %llu ms to admit "
+          "%s: all %u client slots are taken", old->peer,
+          (unsigned long long) (now - old->connected_ms), peer, fe.max_clients);
+    client_close (old, NULL);
   }
   c = calloc (1, sizeof *c);
   if (c == NULL)
@@ -400,9 +482,14 @@ client_new (int rfd, int wfd, const char *peer)
   c->rfd = rfd;
   c->wfd = wfd;
   c->fetcher_fd = -1;
+  c->from = *from;
+  c->connected_ms = now;
   snprintf (c->peer, sizeof c->peer, "%s", peer);
-  c->deadline_ms = now_ms () + (uint64_t) fe.config.handshake_timeout * 1000;
+  c->deadline_ms = now + (uint64_t) fe.config.handshake_timeout * 1000;
+  /* Room: nclients <= nlive + clients closed this round, and at most
+   * ACCEPTS_PER_ROUND are admitted (so closed) per round. */
   fe.clients[fe.nclients++] = c;
+  fe.nlive++;
   debug ("client %s: connected", c->peer);
   handshake_start (c);
   return c;
@@ -424,49 +511,87 @@ enlarge_send_buffer (int fd)
     (void) setsockopt (fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
 }
 
+/* Name the peer for log lines, and note its address for counting. */
 static void
-describe_peer (int fd, char *buf, size_t len)
+describe_peer (int fd, char *buf, size_t len, struct client_address *from)
 {
   struct sockaddr_storage ss;
   socklen_t sl = sizeof ss;
   char host[INET6_ADDRSTRLEN];
 
+  memset (from, 0, sizeof *from);
   if (getpeername (fd, (struct sockaddr *) &ss, &sl) == -1) {
     snprintf (buf, len, "fd %d", fd);
     return;
   }
+  from->family = ss.ss_family;
   if (ss.ss_family == AF_INET) {
     struct sockaddr_in *sin = (struct sockaddr_in *) &ss;
+    memcpy (from->addr, &sin->sin_addr, sizeof sin->sin_addr);
     inet_ntop (AF_INET, &sin->sin_addr, host, sizeof host);
     snprintf (buf, len, "%s:%u", host, ntohs (sin->sin_port));
   }
   else if (ss.ss_family == AF_INET6) {
     struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *) &ss;
+    memcpy (from->addr, &sin6->sin6_addr, sizeof sin6->sin6_addr);
     inet_ntop (AF_INET6, &sin6->sin6_addr, host, sizeof host);
     snprintf (buf, len, "[%s]:%u", host, ntohs (sin6->sin6_port));
   }
   else
-    snprintf (buf, len, "unix#%" PRIu64, fe.next_token + 1);
+    snprintf (buf, len, "unix#%" PRIu64, ++fe.unix_peers);
+}
+
+/* accept failed for want of descriptors.  With the reserve, take that one
+ * connection and close it, so it is refused rather than left to wake the
+ * loop again at once; without, rest the listeners a while. */
+static void
+refuse_for_descriptors (int lfd, int accept_errno)
+{
+  int fd = -1;
+
+  if (fe.reserve_fd >= 0) {
+    close (fe.reserve_fd);
+    fe.reserve_fd = -1;
+    fd = accept4 (lfd, NULL, NULL, SOCK_CLOEXEC);
+  }
+  if (fd >= 0) {
+    char peer[64];
+    struct client_address from;
+    describe_peer (fd, peer, sizeof peer, &from);
+    warn ("refusing client %s: out of file descriptors (%s); raise the "
+          "limit (ulimit -n) or lower --max-clients", peer, strerror (accept_errno));
+    close (fd);
+    fe.reserve_fd = fcntl (fe.control_fd, F_DUPFD_CLOEXEC, 0);
+  }
+  if (fe.reserve_fd < 0) {
+    warn ("out of file descriptors (%s): not accepting clients for %u ms",
+          strerror (accept_errno), ACCEPT_PAUSE_MS);
+    fe.accept_paused_until = now_ms () + ACCEPT_PAUSE_MS;
+    fe.reserve_fd = fcntl (fe.control_fd, F_DUPFD_CLOEXEC, 0);
+  }
 }
 
 static void
 accept_clients (int lfd)
 {
-  unsigned n;
-
-  /* Bounded: a flood of connections cannot keep us here forever. */
-  for (n = 0; n < 16; n++) {
+  /* Bounded per round over all listeners: a flood of connections cannot
+   * keep us here, and admit_client's closed entries fit the table. */
+  while (fe.accepts_left > 0) {
     char peer[64];
+    struct client_address from;
     int fd = accept4 (lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd == -1) {
-      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
-          errno != ECONNABORTED)
+      if (errno == EMFILE || errno == ENFILE)
+        refuse_for_descriptors (lfd, errno);
+      else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+               errno != ECONNABORTED)
         warn_errno ("accept");
       return;
     }
-    describe_peer (fd, peer, sizeof peer);
+    fe.accepts_left--;
+    describe_peer (fd, peer, sizeof peer, &from);
     enlarge_send_buffer (fd);
-    client_new (fd, fd, peer);
+    admit_client (fd, fd, peer, &from);
   }
 }
 
@@ -490,6 +615,9 @@ client_process_input (struct client *c)
     if (c->state == CLIENT_TRANSMISSION &&
         (c->ninflight >= MAX_INFLIGHT_PER_CLIENT || c->disconnect_requested))
       break;
+    /* Its replies hold its share of memory: wait for them to drain. */
+    if (c->out.mem >= CLIENT_QUEUE_MEMORY || c->to_fetcher.mem >= CLIENT_QUEUE_MEMORY)
+      break;
     if (c->state < CLIENT_WAIT_FETCHER)
       used = handshake_consume (c, c->in + off, c->in_len - off);
     else
@@ -500,6 +628,14 @@ client_process_input (struct client *c)
   }
   if (c->dead)
     return;
+  if (c->out.mem > CLIENT_QUEUE_MEMORY_LIMIT || c->to_fetcher.mem > CLIENT_QUEUE_MEMORY_LIMIT) {
+    /* Cannot happen with the bounds above unless something is broken. */
+    warn ("client %s: its queued replies hold %zu bytes of memory, over the "
+          "limit of %u: closing", c->peer, c->out.mem + c->to_fetcher.mem,
+          CLIENT_QUEUE_MEMORY_LIMIT);
+    client_close (c, NULL);
+    return;
+  }
   /* Keep the unconsumed tail at the front (off <= in_len). */
   memmove (c->in, c->in + off, c->in_len - off);
   c->in_len -= off;
@@ -557,6 +693,7 @@ client_wants_input (const struct client *c)
     /* fall through */
   default:
     return c->out.bytes < MAX_QUEUED_BYTES && c->to_fetcher.bytes < MAX_QUEUED_BYTES &&
+      c->out.mem < CLIENT_QUEUE_MEMORY && c->to_fetcher.mem < CLIENT_QUEUE_MEMORY &&
       c->in_len < sizeof c->in;
   }
 }
@@ -573,6 +710,9 @@ request_fetcher (struct client *c, uint32_t export_index)
   if (ipc_send_packet (fe.control_fd, &h, NULL, 0) == -1)
     fatal_errno ("asking the supervisor for a fetcher");
   c->fetcher_spawns++;
+  /* The wait is the server's: the handshake timeout stops meanwhile (it
+   * starts again once the export is open), with a bound of its own. */
+  c->deadline_ms = now_ms () + (uint64_t) FETCHER_OPEN_TIMEOUT * 1000;
   return 0;
 }
 
@@ -600,6 +740,16 @@ frontend_dispatch_supervisor (void)
       return;
     if (errno == 0)
       fatal ("the supervisor closed the control socket");
+    if (errno == EMFILE && h.type == IPC_FETCHER_SPAWNED &&
+        (c = find_client (h.id)) != NULL) {
+      /* We had no room for its descriptors (those that came are closed):
+       * that client goes without, the others are untouched.  Its fetcher
+       * sees its socket close and exits. */
+      warn ("client %s: out of file descriptors receiving its fetcher: closing",
+            c->peer);
+      client_close (c, NULL);
+      return;
+    }
     fatal_errno ("reading from the supervisor");
   }
   if (h.type != IPC_FETCHER_SPAWNED)
@@ -650,10 +800,12 @@ take_listeners (void)
   unsigned i;
 
   if (fe.config.flags & FRONTEND_SINGLE) {
+    const struct client_address none = { 0 };
     struct client *c;
     set_nonblocking (FRONTEND_FD_FIRST_LISTENER);
     set_nonblocking (FRONTEND_FD_FIRST_LISTENER + 1);
-    c = client_new (FRONTEND_FD_FIRST_LISTENER, FRONTEND_FD_FIRST_LISTENER + 1, "stdin");
+    c = admit_client (FRONTEND_FD_FIRST_LISTENER, FRONTEND_FD_FIRST_LISTENER + 1,
+                      "stdin", &none);
     if (c == NULL)
       fatal ("cannot serve the client on standard input");
     return;
@@ -674,7 +826,8 @@ enum poll_kind { POLL_LISTENER, POLL_CONTROL, POLL_CLIENT_R, POLL_CLIENT_W, POLL
 static void
 run_loop (void)
 {
-  size_t cap = 2 + fe.nlisteners + 3 * (size_t) MAX_CLIENTS;
+  /* Each client: its socket (or two with -s) and its fetcher. */
+  size_t cap = 2 + fe.nlisteners + 3 * ((size_t) fe.max_clients + ACCEPTS_PER_ROUND);
   struct pollfd *pfd = calloc (cap, sizeof *pfd);
   struct { enum poll_kind kind; struct client *c; } *who = calloc (cap, sizeof *who);
 
@@ -685,10 +838,15 @@ run_loop (void)
     size_t n = 0, i;
     uint64_t now = now_ms (), next_deadline = UINT64_MAX;
     int timeout = -1, r;
+    /* Accepting even when full: a newcomer takes a handshake's slot or
+     * is refused at once, rather than left hanging in the backlog. */
+    bool accepting = now >= fe.accept_paused_until;
 
+    if (!accepting)
+      next_deadline = fe.accept_paused_until;
+    fe.accepts_left = ACCEPTS_PER_ROUND;
     for (i = 0; i < fe.nlisteners; i++) {
-      pfd[n] = (struct pollfd) { .fd = fe.listeners[i],
-                                 .events = fe.nclients < MAX_CLIENTS ? POLLIN : 0 };
+      pfd[n] = (struct pollfd) { .fd = fe.listeners[i], .events = accepting ? POLLIN : 0 };
       who[n].kind = POLL_LISTENER;
       who[n++].c = NULL;
     }
@@ -812,8 +970,12 @@ run_loop (void)
           outq_flush (&c->to_fetcher, c->fetcher_fd) == -1)
         transmission_fail_inflight (c);
       if (!c->dead && c->deadline_ms && now >= c->deadline_ms) {
-        warn ("client %s: did not finish the handshake in %u seconds: closing",
-              c->peer, fe.config.handshake_timeout);
+        if (c->state == CLIENT_WAIT_FETCHER)
+          warn ("client %s: export \"%s\" did not open in %u seconds: closing",
+                c->peer, fe.config.exports[c->export_index].name, FETCHER_OPEN_TIMEOUT);
+        else
+          warn ("client %s: did not finish the handshake in %u seconds: closing",
+                c->peer, fe.config.handshake_timeout);
         client_close (c, NULL);
       }
       if (!c->dead && c->out.bytes == 0 &&
@@ -823,6 +985,39 @@ run_loop (void)
     reap_clients ();
   }
   debug ("stopping on signal");
+}
+
+/* Descriptors the front-end needs for n clients (nbdcurld.h). */
+static rlim_t
+frontend_nofile (unsigned n)
+{
+  return FRONTEND_FDS_FIXED + fe.config.nlisteners + (rlim_t) FRONTEND_FDS_PER_CLIENT * n;
+}
+
+/* --max-clients sets the descriptor budget; when RLIMIT_NOFILE's hard
+ * limit (which the sandbox never raises) is lower, serve as many clients
+ * as fit rather than fail at the client past the limit, and say so. */
+static void
+fit_descriptor_budget (void)
+{
+  struct rlimit rl;
+  unsigned fit;
+
+  fe.max_clients = (fe.config.flags & FRONTEND_SINGLE) ? 1 : fe.config.max_clients;
+  if (getrlimit (RLIMIT_NOFILE, &rl) == -1)
+    fatal_errno ("getrlimit RLIMIT_NOFILE");
+  if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= frontend_nofile (fe.max_clients))
+    return;
+  if (rl.rlim_max < frontend_nofile (1))
+    fatal ("at most %llu file descriptors (ulimit -n): the front-end needs %llu "
+           "for one client", (unsigned long long) rl.rlim_max,
+           (unsigned long long) frontend_nofile (1));
+  fit = (unsigned) ((rl.rlim_max - frontend_nofile (0)) / FRONTEND_FDS_PER_CLIENT);
+  warn ("at most %llu file descriptors (ulimit -n): serving %u clients at once, "
+        "not %u; raise the limit to %llu for --max-clients %u",
+        (unsigned long long) rl.rlim_max, fit, fe.max_clients,
+        (unsigned long long) frontend_nofile (fe.max_clients), fe.max_clients);
+  fe.max_clients = fit;
 }
 
 int
@@ -845,9 +1040,13 @@ frontend_main (void)
 
   fe.control_fd = CHILD_FD_PEER;
   set_nonblocking (fe.control_fd);
-  fe.clients = calloc (MAX_CLIENTS, sizeof *fe.clients);
+  fit_descriptor_budget ();
+  fe.clients = calloc ((size_t) fe.max_clients + ACCEPTS_PER_ROUND, sizeof *fe.clients);
   if (fe.clients == NULL)
     fatal_errno ("calloc");
+  fe.reserve_fd = fcntl (fe.control_fd, F_DUPFD_CLOEXEC, 0);
+  if (fe.reserve_fd == -1)
+    fatal_errno ("reserving a descriptor");
   take_listeners ();
 
   /* Every layer before the first client byte: no files, no network of
@@ -860,8 +1059,7 @@ frontend_main (void)
       /* Unprivileged already: the supervisor changed to --user. */
       .landlock = true,                   /* no paths, no ports */
       .new_netns = true, .new_ipc_uts = true,
-      /* Each client: its socket (two fds with -s) and its fetcher's. */
-      .nofile = 2 * MAX_CLIENTS + 64 + 16,
+      .nofile = frontend_nofile (fe.max_clients),
       .no_file_writes = true,
     };
     sandbox_enter (&spec);

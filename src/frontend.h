@@ -53,6 +53,9 @@ struct chunk {
   uint8_t *data;          /* start of unsent bytes */
   size_t len;             /* unsent bytes from data */
   void *to_free;          /* the allocation holding data, or NULL */
+  size_t alloc_len;       /* its size: counted in outq.mem */
+  bool packable;          /* to_free is a pack buffer: small copies may be
+                             appended after data + len */
   struct area_span span;  /* or the data area part holding data */
   /* Or len bytes that are next in a data pipe: spliced to the peer, or
    * with discard, read and dropped (a failed read's partial body). */
@@ -63,6 +66,8 @@ struct chunk {
 struct outq {
   struct chunk *head, *tail;
   size_t bytes;           /* sum of len over the queue */
+  size_t mem;             /* front-end memory it holds: chunk records and
+                             their allocations (CLIENT_QUEUE_MEMORY) */
 };
 
 enum client_state {
@@ -105,12 +110,23 @@ struct fetcher_input {
  * pipelined request headers. */
 #define CLIENT_INPUT_SIZE (NBD_OPTION_HEADER_SIZE + NBD_MAX_OPTION_LENGTH)
 
+/* Where a client connected from, to count connections per address: the
+ * IPv4 or IPv6 address, or the family alone (Unix sockets, -s). */
+struct client_address {
+  int family;
+  uint8_t addr[16];
+};
+
 struct client {
   uint64_t token;               /* unique; names the client to the supervisor */
   int rfd, wfd;                 /* the same socket, or stdin/stdout with -s */
   char peer[64];                /* for log lines */
+  struct client_address from;
+  uint64_t connected_ms;        /* when accepted: the oldest handshake goes first */
   enum client_state state;
-  uint64_t deadline_ms;         /* handshake must finish by then; 0 after */
+  uint64_t deadline_ms;         /* handshake must finish by then (or, while
+                                   waiting for a fetcher, the export must
+                                   open by then); 0 after */
 
   uint8_t in[CLIENT_INPUT_SIZE];
   size_t in_len;
@@ -138,6 +154,10 @@ struct client {
   uint16_t eflags;              /* transmission flags sent to the client */
   struct outq to_fetcher;
   struct fetcher_input fin;
+  /* IPC_PIPE_DISCARD messages not yet balanced by a read's reply: at
+   * most one per read in flight, so a fetcher cannot grow the queue with
+   * them. */
+  unsigned discards_unmatched;
 
   /* Transmission. */
   struct inflight slots[MAX_INFLIGHT_PER_CLIENT];
@@ -156,11 +176,17 @@ struct client {
 struct frontend {
   struct frontend_config config;
   int control_fd;               /* SOCK_SEQPACKET to the supervisor */
+  int reserve_fd;               /* spare descriptor for accept's EMFILE, or -1 */
+  uint64_t accept_paused_until; /* out of descriptors: listeners rest until then */
   int *listeners;
   unsigned nlisteners;
-  struct client **clients;      /* MAX_CLIENTS slots */
-  unsigned nclients;
+  unsigned max_clients;         /* --max-clients, lowered to fit RLIMIT_NOFILE */
+  struct client **clients;      /* max_clients + ACCEPTS_PER_ROUND entries */
+  unsigned nclients;            /* entries, closed ones included until reaped */
+  unsigned nlive;               /* entries not closed */
+  unsigned accepts_left;        /* this round's */
   uint64_t next_token;
+  uint64_t unix_peers;          /* numbers Unix-socket peers in log lines */
 };
 
 extern struct frontend fe;

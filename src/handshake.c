@@ -184,6 +184,9 @@ handshake_fetcher_opened (struct client *c, uint32_t error)
 {
   if (c->state != CLIENT_WAIT_FETCHER)
     return;
+  /* The handshake timer restarts: opening a URL is the server's time,
+   * not the client's (request_fetcher stopped it). */
+  c->deadline_ms = now_ms () + (uint64_t) fe.config.handshake_timeout * 1000;
   if (error != 0) {
     drop_fetcher (c);
     if (c->pending_option == NBD_OPT_EXPORT_NAME) {
@@ -196,9 +199,6 @@ handshake_fetcher_opened (struct client *c, uint32_t error)
     c->state = CLIENT_OPTIONS;
     return;
   }
-  /* The handshake timer restarts: opening a URL is the server's time,
-   * not the client's. */
-  c->deadline_ms = now_ms () + (uint64_t) fe.config.handshake_timeout * 1000;
   answer_pending (c);
 }
 

@@ -203,13 +203,19 @@ ipc_recv_packet (int fd, struct ipc_header *h, int fds[IPC_MAX_FDS], unsigned *n
     errno = 0;
     return -1;
   }
+  memset (h, 0, sizeof *h);
   if (r == IPC_HEADER_SIZE)
     ipc_decode_header (raw, h);
   if (bad || n > IPC_MAX_FDS || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
       r != IPC_HEADER_SIZE || h->payload_len != 0) {
+    /* The kernel drops the descriptors that would pass our RLIMIT_NOFILE
+     * and says so with MSG_CTRUNC alone: a well-formed message we had no
+     * room for, which the receiver may answer for that one peer. */
+    bool no_room = !bad && n <= IPC_MAX_FDS && r == IPC_HEADER_SIZE &&
+      h->payload_len == 0 && (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) == MSG_CTRUNC;
     for (i = 0; i < n; i++)
       close (received[i]);
-    errno = EPROTO;
+    errno = no_room ? EMFILE : EPROTO;
     return -1;
   }
   for (i = 0; i < n; i++)

@@ -32,7 +32,9 @@ int ipc_recv (int fd, struct ipc_header *h, uint8_t **payload, uint32_t max_payl
  * and up to IPC_MAX_FDS file descriptors.  ipc_recv_packet returns 0 and
  * sets *nfds, or -1 with errno 0 on EOF, EAGAIN when nothing is waiting,
  * EPROTO when the packet is not exactly one header with at most
- * IPC_MAX_FDS fds (every fd that came is closed then). */
+ * IPC_MAX_FDS fds, EMFILE when it is but some of its descriptors did not
+ * fit under our RLIMIT_NOFILE (then *h holds the header).  Every fd that
+ * came is closed on an error. */
 #define IPC_MAX_FDS 3
 int ipc_send_packet (int fd, const struct ipc_header *h, const int *fds, unsigned nfds);
 int ipc_recv_packet (int fd, struct ipc_header *h, int fds[IPC_MAX_FDS], unsigned *nfds);

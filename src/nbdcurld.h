@@ -6,7 +6,8 @@
  *   front-end   speaks NBD to every client (frontend.c, handshake.c,
  *               transmission.c)
  *   fetcher     one per client connection; turns requests into transfers
- *               (fetcher.c, fetcher-http.c, fetcher-file.c)
+ *               (fetcher.c, fetcher-http.c, fetcher-direct.c,
+ *               fetcher-transfer.c, web-reply.c, fetcher-file.c)
  *
  * They talk with one message format, struct ipc_header followed by exactly
  * payload_len bytes.  Each type below states the payload it carries; the
@@ -46,8 +47,49 @@
 #define DEFAULT_HANDSHAKE_TIMEOUT 30u
 #define MAX_HANDSHAKE_TIMEOUT     3600u
 
-/* Clients served at once; further connections are closed at accept. */
-#define MAX_CLIENTS               256u
+/* Clients served at once (--max-clients); every per-role budget below is
+ * derived from it (SECURITY.md, "Resource budgets"). */
+#define DEFAULT_MAX_CLIENTS       256u
+#define MAX_MAX_CLIENTS           4096u
+/* Front-end descriptors: each client holds its socket (two descriptors
+ * with -s), its fetcher's socket and the read end of its data pipe, and
+ * while a fetcher is handed over, its data area's memfd as well (closed
+ * once mapped).  The fixed ones: standard streams, the control socket, the
+ * reserve kept for accept's EMFILE, listeners (counted apart), and a
+ * margin for the sanitizer runtime and libc. */
+#define FRONTEND_FDS_PER_CLIENT   4u
+#define FRONTEND_FDS_FIXED        16u
+/* Handshaking clients (those that still owe us an option) have no slot of
+ * their own: when every slot is taken, a new connection takes the slot of
+ * the longest-waiting handshake, so idle connections cannot lock good
+ * clients out; and once one address holds MAX_HANDSHAKES_PER_ADDRESS
+ * handshakes, its newcomers displace its own oldest, so a flood from one
+ * address cannot displace others' (frontend.c, admit_client).  Clients
+ * past the handshake are never displaced. */
+#define MAX_HANDSHAKES_PER_ADDRESS 32u
+/* Connections accepted per loop round over all listeners: a flood cannot
+ * keep the loop from serving the others. */
+#define ACCEPTS_PER_ROUND         16u
+/* Out of descriptors (EMFILE, ENFILE) with no reserve left to refuse a
+ * connection with: the listeners rest this long instead of waking the
+ * loop at once again. */
+#define ACCEPT_PAUSE_MS           250u
+/* Seconds a client may wait for its export to open (the fetcher's connect
+ * and stall timeouts bound it in practice); the handshake timeout does not
+ * run meanwhile, since that time is the server's, not the client's. */
+#define FETCHER_OPEN_TIMEOUT      300u
+/* Front-end memory one client's queues may hold (chunk records and the
+ * reply headers, errors and option replies copied into them; read data
+ * lives in the data area or the data pipe and is bounded there).  At
+ * CLIENT_QUEUE_MEMORY the client is no longer read until its replies
+ * drain; one pass of buffered input may overshoot that by a bounded amount
+ * (at most one input buffer of requests, or one LIST reply), so a client
+ * past CLIENT_QUEUE_MEMORY_LIMIT is broken and is closed. */
+#define CLIENT_QUEUE_MEMORY       (256u * 1024)
+#define CLIENT_QUEUE_MEMORY_LIMIT (4u * 1024 * 1024)
+/* Small replies are packed into shared buffers of this size, so a flood of
+ * 16-byte errors costs a few bytes each rather than two allocations. */
+#define OUTQ_PACK_BUFFER          4096u
 /* Requests of one client in flight at once; past this the front-end stops
  * reading that client until replies drain. */
 #define MAX_INFLIGHT_PER_CLIENT   128u
@@ -74,10 +116,17 @@
 /* Fetcher: HTTP/FTP connections kept per fetcher (--connections). */
 #define DEFAULT_CONNECTIONS       16u
 #define MAX_CONNECTIONS           64u
-/* Fetcher: seconds to connect, and seconds a transfer may make no progress
- * before it fails (--timeout sets a hard limit on a whole transfer). */
+/* Fetcher: seconds to connect (--connect-timeout), and the minimum rate
+ * of a transfer: one whose body comes at fewer than MIN_TRANSFER_RATE
+ * bytes a second on average over DEFAULT_STALL_TIMEOUT seconds
+ * (--stall-timeout) fails; so does one whose reply's header section,
+ * interim replies included, is not complete that long after the request.
+ * Through libcurl these are CURLOPT_LOW_SPEED_LIMIT and _TIME (libcurl
+ * counts only body bytes too); direct reads apply the same rule
+ * themselves.  --timeout sets a hard limit on a whole transfer. */
 #define DEFAULT_CONNECT_TIMEOUT   30u
 #define DEFAULT_STALL_TIMEOUT     60u
+#define MIN_TRANSFER_RATE         1u
 #define MAX_TIMEOUT               86400u
 /* Fetcher: redirects followed when opening a URL. */
 #define MAX_REDIRECTS             10
@@ -147,8 +196,8 @@ static_assert (DATA_AREA_SIZE % DATA_AREA_CHUNK == 0, "data area in chunks");
  * complete (the server's data in small pieces; each goes to libcurl)
  * before every read does. */
 #define MAX_PIPE_OVERFLOWS        16u
-/* Fetcher: interim (1xx) responses skipped before a direct read's reply;
- * more send reads back to libcurl. */
+/* Fetcher: interim (1xx) responses a request's reply may have before its
+ * final response (counted however they arrive); more fail the request. */
 #define MAX_INTERIM_RESPONSES     4u
 /* Every process: warnings and notices, which a hostile client or server
  * can cause, are limited to a burst of LOG_BURST lines, then
@@ -248,7 +297,7 @@ struct frontend_config_wire {
   uint32_t nlisteners;         /* listening sockets from FRONTEND_FD_FIRST_LISTENER;
                                   0 with FRONTEND_SINGLE */
   uint32_t client_memory;      /* bytes, MIN_ .. MAX_CLIENT_MEMORY */
-  uint32_t reserved;           /* 0 */
+  uint32_t max_clients;        /* 1 .. MAX_MAX_CLIENTS */
 };
 #define FRONTEND_SINGLE     (1u << 0)  /* one client on fds 5 (read) and 6 (write) */
 #define FRONTEND_MULTI_CONN (1u << 1)  /* every export read-only: advertise multi-conn */
@@ -270,6 +319,7 @@ struct fetcher_config_wire {
   uint32_t connections;        /* 1 .. MAX_CONNECTIONS */
   uint32_t connect_timeout;    /* seconds */
   uint32_t timeout;            /* seconds a transfer may take, 0 = no limit */
+  uint32_t stall_timeout;      /* seconds, 0 = DEFAULT_STALL_TIMEOUT */
   uint32_t url_len;            /* 1 .. MAX_URL_LENGTH */
   uint32_t cainfo_len;         /* 0 .. MAX_PATH_LENGTH */
   uint32_t capath_len;         /* 0 .. MAX_PATH_LENGTH */

@@ -19,8 +19,8 @@
 enum {
   OPT_EXPORT = 256, OPT_EXPORT_RO, OPT_DESCRIPTION, OPT_RUN, OPT_EXIT_WITH_PARENT,
   OPT_PRINT_URI, OPT_CAINFO, OPT_CAPATH, OPT_INSECURE, OPT_CONNECTIONS,
-  OPT_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_HANDSHAKE_TIMEOUT, OPT_HELP,
-  OPT_USER, OPT_GROUP, OPT_SANDBOX_DEBUG, OPT_CLIENT_MEMORY, OPT_AUTH_USER,
+  OPT_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_STALL_TIMEOUT, OPT_HANDSHAKE_TIMEOUT, OPT_HELP,
+  OPT_USER, OPT_GROUP, OPT_SANDBOX_DEBUG, OPT_CLIENT_MEMORY, OPT_MAX_CLIENTS, OPT_AUTH_USER,
   OPT_AUTH_PASSWORD,
 };
 
@@ -50,10 +50,12 @@ static const struct option long_options[] = {
   { "insecure",          no_argument,       NULL, OPT_INSECURE },
   { "connections",       required_argument, NULL, OPT_CONNECTIONS },
   { "client-memory",     required_argument, NULL, OPT_CLIENT_MEMORY },
+  { "max-clients",       required_argument, NULL, OPT_MAX_CLIENTS },
   { "auth-user",         required_argument, NULL, OPT_AUTH_USER },
   { "auth-password",     required_argument, NULL, OPT_AUTH_PASSWORD },
   { "timeout",           required_argument, NULL, OPT_TIMEOUT },
   { "connect-timeout",   required_argument, NULL, OPT_CONNECT_TIMEOUT },
+  { "stall-timeout",     required_argument, NULL, OPT_STALL_TIMEOUT },
   { "handshake-timeout", required_argument, NULL, OPT_HANDSHAKE_TIMEOUT },
   { "user",              required_argument, NULL, OPT_USER },
   { "group",             required_argument, NULL, OPT_GROUP },
@@ -100,7 +102,10 @@ usage (FILE *fp)
 "                            (default %uM; K and M suffixes)\n"
 "      --timeout SECS        fail a transfer that takes longer (default: none)\n"
 "      --connect-timeout SECS  (default %u)\n"
+"      --stall-timeout SECS  fail a transfer slower than %u byte/s on average\n"
+"                            over SECS, or without a reply after SECS (default %u)\n"
 "      --handshake-timeout SECS  time a client has to negotiate (default %u)\n"
+"      --max-clients N       clients served at once (default %u)\n"
 "Privileges:\n"
 "      --user USER           run the front-end and fetchers as USER when\n"
 "                            started as root (default: nobody)\n"
@@ -113,7 +118,8 @@ usage (FILE *fp)
 "      --help                this text\n"
 "See nbdcurld(8) for details.\n",
            DEFAULT_CONNECTIONS, DEFAULT_CLIENT_MEMORY / (1024 * 1024),
-           DEFAULT_CONNECT_TIMEOUT, DEFAULT_HANDSHAKE_TIMEOUT);
+           DEFAULT_CONNECT_TIMEOUT, MIN_TRANSFER_RATE, DEFAULT_STALL_TIMEOUT,
+           DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_MAX_CLIENTS);
 }
 
 __attribute__((noreturn, format (printf, 1, 2)))
@@ -223,8 +229,10 @@ options_parse (int argc, char **argv, struct options *o)
   memset (o, 0, sizeof *o);
   o->connections = DEFAULT_CONNECTIONS;
   o->connect_timeout = DEFAULT_CONNECT_TIMEOUT;
+  o->stall_timeout = DEFAULT_STALL_TIMEOUT;
   o->handshake_timeout = DEFAULT_HANDSHAKE_TIMEOUT;
   o->client_memory = DEFAULT_CLIENT_MEMORY;
+  o->max_clients = DEFAULT_MAX_CLIENTS;
 
   while ((c = getopt_long (argc, argv, short_options, long_options, NULL)) != -1) {
     char *name;
@@ -299,6 +307,12 @@ options_parse (int argc, char **argv, struct options *o)
       break;
     case OPT_CONNECT_TIMEOUT:
       o->connect_timeout = parse_uint ("--connect-timeout", optarg, 1, MAX_TIMEOUT);
+      break;
+    case OPT_MAX_CLIENTS:
+      o->max_clients = parse_uint ("--max-clients", optarg, 1, MAX_MAX_CLIENTS);
+      break;
+    case OPT_STALL_TIMEOUT:
+      o->stall_timeout = parse_uint ("--stall-timeout", optarg, 1, MAX_TIMEOUT);
       break;
     case OPT_HANDSHAKE_TIMEOUT:
       o->handshake_timeout = parse_uint ("--handshake-timeout", optarg, 1,

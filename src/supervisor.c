@@ -41,8 +41,8 @@
 #include "wire.h"
 
 /* Fetchers alive at once: one per client, plus ones still exiting after
- * their client moved to another export or left. */
-#define MAX_FETCHERS (2 * MAX_CLIENTS)
+ * their client moved to another export or left (--max-clients). */
+#define MAX_FETCHERS (2 * opt.max_clients)
 
 static struct options opt;
 static int fetcher_exe_fd = -1;       /* FETCHER_EXE, for fexecve */
@@ -58,7 +58,7 @@ static bool multi_conn;
 static pid_t frontend_pid = -1;
 static int control_fd = -1;           /* our end of the front-end's control socket */
 static pid_t run_pid = -1;
-static pid_t fetcher_pids[MAX_FETCHERS];
+static pid_t *fetcher_pids;           /* MAX_FETCHERS, from start_frontend */
 static unsigned nfetchers;
 
 /* Started as root: the supervisor, and so every child, becomes this user
@@ -480,14 +480,17 @@ spawn_child (const char *role_arg, const int *fds, unsigned nfds)
     int high[64], exe;
     unsigned i;
 
-    /* Move every fd out of the way first (this binary's too), so that no
-     * dup2 below can overwrite one that has not been placed yet. */
+    /* Move every fd out of the way first (this binary's too), above the
+     * places they go to, so that no dup2 below can overwrite one that has
+     * not been placed yet.  Just above, not at a fixed high number: under
+     * a low RLIMIT_NOFILE that number may not exist. */
+    const int above = 3 + (int) nfds;
     exe = fcntl (strcmp (role_arg, ROLE_ARG_FRONTEND) == 0 ? frontend_exe_fd : fetcher_exe_fd,
-                 F_DUPFD_CLOEXEC, 100);
+                 F_DUPFD_CLOEXEC, above);
     if (exe == -1)
       _exit (127);
     for (i = 0; i < nfds; i++) {
-      high[i] = fcntl (fds[i], F_DUPFD_CLOEXEC, 100);
+      high[i] = fcntl (fds[i], F_DUPFD_CLOEXEC, above);
       if (high[i] == -1)
         _exit (127);
     }
@@ -674,6 +677,7 @@ start_frontend (void)
              (opt.sandbox_debug ? FRONTEND_SANDBOX_DEBUG : 0),
     .handshake_timeout = opt.handshake_timeout,
     .client_memory = opt.client_memory,
+    .max_clients = opt.max_clients,
     .nexports = opt.nexports,
     .nlisteners = opt.single ? 0 : nlisteners,
   };
@@ -688,6 +692,9 @@ start_frontend (void)
   }
   fc.exports = exports;
 
+  fetcher_pids = calloc (MAX_FETCHERS, sizeof *fetcher_pids);
+  if (fetcher_pids == NULL)
+    fatal_errno ("calloc");
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
     fatal_errno ("socketpair");
   frontend_pid = start_child (ROLE_ARG_FRONTEND, sv[1],
@@ -789,6 +796,7 @@ spawn_fetcher (const struct ipc_header *req)
     .connections = opt.connections,
     .connect_timeout = opt.connect_timeout,
     .timeout = opt.timeout,
+    .stall_timeout = opt.stall_timeout,
     .url = e->url,
     .cainfo = (char *) (opt.cainfo ? opt.cainfo : ""),
     .capath = (char *) (opt.capath ? opt.capath : ""),

@@ -49,8 +49,10 @@ struct options {
   uint32_t connections;
   uint32_t timeout;
   uint32_t connect_timeout;
+  uint32_t stall_timeout;
   uint32_t handshake_timeout;
   uint32_t client_memory;    /* --client-memory, bytes */
+  uint32_t max_clients;      /* --max-clients */
 };
 
 /* Parse argv into o; prints a message and exits 1 on any usage error,

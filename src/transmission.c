@@ -365,11 +365,16 @@ fetcher_message_done (struct client *c, const struct ipc_header *h)
   if (h->type == IPC_PIPE_DISCARD) {
     /* In order with the announced reads around it. */
     outq_push_pipe (&c->out, c->pipe, h->length, true);
+    c->discards_unmatched++;            /* checked by check_fetcher_header */
     return;
   }
 
   slot = (uint32_t) (h->id & ((1u << IPC_ID_SLOT_BITS) - 1));
   s = &c->slots[slot];                  /* checked by check_fetcher_header */
+  /* A discard's read is answered later (an error, or its data once
+   * libcurl fetched it again): any read's reply balances one. */
+  if (s->type == NBD_CMD_READ && c->discards_unmatched > 0)
+    c->discards_unmatched--;
   if (h->error != 0 || s->type != NBD_CMD_READ) {
     reply_status (c, s->cookie, h->error);
     finish_slot (c, slot);
@@ -415,9 +420,12 @@ check_fetcher_header (const struct client *c, const struct ipc_header *h)
       !(h->error == 0 &&
         (h->flags & ~(FETCHER_CAN_WRITE | FETCHER_CAN_FLUSH | FETCHER_CAN_FUA))) &&
       h->length <= (c->pipe ? DATA_PIPE_READ_MAX : 0);
+  /* A discard belongs to a read in flight, one each at most, answered
+   * after it: their number is bounded like the replies'. */
   if (h->type == IPC_PIPE_DISCARD)
     return c->pipe != NULL && h->id == 0 && h->flags == 0 && h->offset == 0 &&
-      h->error == 0 && h->length >= 1 && h->length <= DATA_PIPE_READ_MAX;
+      h->error == 0 && h->length >= 1 && h->length <= DATA_PIPE_READ_MAX &&
+      c->discards_unmatched < c->ninflight;
   if (h->type != IPC_REPLY)
     return false;
   slot = (uint32_t) (h->id & ((1u << IPC_ID_SLOT_BITS) - 1));

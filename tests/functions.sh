@@ -218,3 +218,16 @@ stop_nbdcurld() { stop_pid "$NBDCURLD_PID"; }
 leftover_processes() {
     pgrep -s 0 -l '^nbdcurld' || true
 }
+
+# read_ranges URI FILE OFFSET:COUNT...: read those ranges of URI one after
+# the other and print "OFFSET COUNT ok|EIO SECONDS" for each; fails on
+# wrong data or another errno (tests/read-ranges.py).
+read_ranges() { $PY "$srcdir/read-ranges.py" "$@"; }
+
+# serve_image SIZE: a random image www/disk.img of SIZE (as make_image),
+# served by tests/web-server.py at $WEB_URL/MODE/disk.img.
+serve_image() {
+    mkdir -p "$tmp/www"
+    make_image "$tmp/www/disk.img" "$1"
+    start_web_server "$tmp/www"
+}

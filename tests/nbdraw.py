@@ -240,9 +240,15 @@ def meta_payload(name, queries, count=None):
 class Conn:
     """One raw connection to the server."""
 
-    def __init__(self, path, timeout=DEFAULT_TIMEOUT):
+    def __init__(self, path, timeout=DEFAULT_TIMEOUT, rcvbuf=None):
+        """path: a Unix socket's path, or (host, port) for TCP.  rcvbuf:
+        SO_RCVBUF to ask for (small: replies back up in the server)."""
         self.timeout = timeout
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock = socket.socket(
+            socket.AF_INET if isinstance(path, tuple) else socket.AF_UNIX,
+            socket.SOCK_STREAM)
+        if rcvbuf is not None:
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
         self.sock.settimeout(timeout)
         self.sock.connect(path)
         self.structured = False
@@ -633,28 +639,56 @@ def _pdeathsig():
         pass
 
 
-class Server:
-    """nbdcurld -f ... -U SOCK, started in a private temporary directory."""
+def free_tcp_port():
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+    finally:
+        s.close()
 
-    def __init__(self, args, tmpdir, name="sock"):
-        self.sock = os.path.join(tmpdir, name)
+
+class Server:
+    """nbdcurld -f ... -U SOCK, started in a private temporary directory.
+    With tcp=True it listens on 127.0.0.1 and a free port instead, and
+    sock is (host, port); nofile=N starts it under RLIMIT_NOFILE N (soft
+    and hard, as after "ulimit -n N")."""
+
+    def __init__(self, args, tmpdir, name="sock", tcp=False, nofile=None):
         self.log = os.path.join(tmpdir, name + ".log")
-        self.args = [nbdcurld_path(), "-f", "-U", self.sock] + list(args)
+        if tcp:
+            self.sock = ("127.0.0.1", free_tcp_port())
+            listen = ["-i", self.sock[0], "-p", str(self.sock[1])]
+        else:
+            self.sock = os.path.join(tmpdir, name)
+            listen = ["-U", self.sock]
+        self.args = [nbdcurld_path(), "-f"] + listen + list(args)
+        self.nofile = nofile
         self.proc = None
+
+    def _preexec(self):
+        _pdeathsig()
+        if self.nofile is not None:
+            import resource
+            resource.setrlimit(resource.RLIMIT_NOFILE,
+                               (self.nofile, self.nofile))
 
     def start(self, timeout=10.0):
         logf = open(self.log, "ab")
         self.proc = subprocess.Popen(self.args, stdin=subprocess.DEVNULL,
                                      stdout=logf, stderr=subprocess.STDOUT,
-                                     preexec_fn=_pdeathsig)
+                                     preexec_fn=self._preexec)
         logf.close()
         deadline = time.monotonic() + timeout
+        tcp = isinstance(self.sock, tuple)
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError("server exited with status %d: %s" %
                                    (self.proc.returncode, self.log_text()))
-            if os.path.exists(self.sock):
-                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            if tcp or os.path.exists(self.sock):
+                s = socket.socket(socket.AF_INET if tcp else socket.AF_UNIX,
+                                  socket.SOCK_STREAM)
                 try:
                     s.connect(self.sock)
                     return self
@@ -703,11 +737,22 @@ class Server:
         except OSError:
             return ""
 
-    def connect(self, timeout=DEFAULT_TIMEOUT):
-        return Conn(self.sock, timeout)
+    def connect(self, timeout=DEFAULT_TIMEOUT, rcvbuf=None):
+        return Conn(self.sock, timeout, rcvbuf)
 
     def uri(self, name=""):
+        if isinstance(self.sock, tuple):
+            return "nbd://%s:%d/%s" % (self.sock[0], self.sock[1], name)
         return "nbd+unix:///%s?socket=%s" % (name, self.sock)
+
+    def frontend(self):
+        """The front-end's pid (comm nbdcurld-fe), or None."""
+        fe = [p for p, comm in children(self.pid) if comm == "nbdcurld-fe"]
+        return fe[0] if len(fe) == 1 else None
+
+    def processes(self):
+        """Pids of the supervisor and every live process under it."""
+        return tree_pids(self.pid) if self.alive() else []
 
 
 # ---- /proc ----
@@ -751,6 +796,23 @@ def descendants(pid):
     return out
 
 
+def tree_pids(pid):
+    """pid and its live descendants, from one pass over /proc (fast with
+    hundreds of processes, unlike descendants())."""
+    kids = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            st = proc_stat(int(d))
+            if st and st[1] != "Z":
+                kids.setdefault(st[2], []).append(int(d))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(kids.get(p, []))
+    return out
+
+
 def rss_kib(pid, field="VmRSS"):
     """VmRSS (or VmHWM, the peak) of a process in KiB, 0 if it is gone."""
     try:
@@ -765,6 +827,75 @@ def rss_kib(pid, field="VmRSS"):
 
 def tree_rss_kib(pid, field="VmRSS"):
     return sum(rss_kib(p, field) for p in [pid] + descendants(pid))
+
+
+def pss_kib(pid):
+    """Proportional set size of a process in KiB (shared pages divided
+    among the processes that map them), 0 if it is gone."""
+    try:
+        with open("/proc/%d/smaps_rollup" % pid) as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def fd_count(pid):
+    """Open file descriptors of a process (None if it is gone)."""
+    try:
+        return len(os.listdir("/proc/%d/fd" % pid))
+    except OSError:
+        return None
+
+
+def cpu_seconds(pid):
+    """User plus system CPU time a process has used, in seconds."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            rest = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(rest[11]) + int(rest[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def time_factor():
+    """How much slower than a plain build the server under test may be:
+    $NBDCURLD_TEST_TIME_FACTOR, else 3 under a sanitizer (meson sets
+    ASAN_OPTIONS then), else 1.  Latency limits are multiplied by it."""
+    f = os.environ.get("NBDCURLD_TEST_TIME_FACTOR")
+    if f:
+        return float(f)
+    return 3.0 if os.environ.get("ASAN_OPTIONS") else 1.0
+
+
+def raise_nofile(want):
+    """Let this test process open want descriptors (up to the hard limit)."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE,
+                           (want if hard == resource.RLIM_INFINITY
+                            else min(want, hard), hard))
+
+
+def sanitized():
+    return bool(os.environ.get("ASAN_OPTIONS"))
+
+
+def reset_close(sock):
+    """Close a socket abruptly: SO_LINGER 0 makes the kernel send a TCP RST
+    (a Unix socket's peer just sees the close, with unread data lost)."""
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                        struct.pack("ii", 1, 0))
+    except OSError:
+        pass
+    try:
+        sock.close()
+    except OSError:
+        pass
 
 
 def wait_until(cond, timeout, step=0.05):
@@ -847,9 +978,37 @@ class Tap:
         return 0 if self.failed == 0 else 1
 
 
-def run_cases_against_server(cases, img_size, watchdog_seconds, namespace, teardown=None):
+def run_cases_with_image(cases, img_size, watchdog_seconds, namespace,
+                        web=False):
+    """The main of a test that starts its own servers: make the image (in
+    TMP/www when web is set, served there by tests/web-server.py, whose
+    port goes to WEB_PORT), set TMP and IMG in namespace (the module's
+    globals()), run the cases as TAP, clean up.  Returns the exit status.
+    The watchdog grows with time_factor()."""
+    require_binary()
+    watchdog(watchdog_seconds * time_factor())
+    tmp = tmpdir()
+    www = os.path.join(tmp, "www")
+    os.mkdir(www)
+    img = os.path.join(www, "img")
+    make_image(img, img_size)
+    namespace.update(TMP=tmp, IMG=img)
+    server = None
+    try:
+        if web:
+            server, namespace["WEB_PORT"] = start_web_server(www)
+        return Tap(cases).run()
+    finally:
+        if server:
+            server.kill()
+            server.wait()
+        rmtree(tmp)
+
+
+def run_cases_against_server(cases, img_size, watchdog_seconds, namespace, teardown=None,
+                             tcp=False):
     """The main of a test over one read-only file: export: make the image,
-    start the server, set TMP, IMG and SRV in namespace (the test module's
+    start the server (on TCP with tcp set), set TMP, IMG and SRV in namespace (the test module's
     globals(), which its cases read) to the directory, the image and the
     server, run the cases
     as TAP (a case during which the server died fails), then teardown()
@@ -860,7 +1019,7 @@ def run_cases_against_server(cases, img_size, watchdog_seconds, namespace, teard
     tmp = tmpdir()
     img = os.path.join(tmp, "disk.img")
     make_image(img, img_size)
-    srv = Server(["-r", "file://" + img], tmp)
+    srv = Server(["-r", "file://" + img], tmp, tcp=tcp)
     try:
         srv.start()
     except RuntimeError as e:
@@ -918,3 +1077,173 @@ def tmpdir():
 
 def rmtree(d):
     shutil.rmtree(d, ignore_errors=True)
+
+
+# ---- Many clients at once (resource tests, tests/load.py) ----
+
+def clients_at_once(address, n, image, length=65536, timeout=60.0,
+                    at_peak=None):
+    """n raw clients connect first, then all do the handshake (structured
+    replies, GO) and one read of length bytes at once, one thread each;
+    every read is compared with image (the export's bytes).  Each stays
+    connected until every one has read (or failed), so the server holds
+    all n clients and their fetchers at the same time; at_peak(), when
+    given, runs then (before any closes).  Returns one
+    dict per client: ok (bool), why (str, when not ok), go and first (the
+    monotonic times GO was sent and the read's reply was complete: the
+    GO-to-first-byte latency is first - go), start (when the handshake
+    began)."""
+    import threading
+    threading.stack_size(256 * 1024)
+    results = [{"ok": False, "why": "not run"} for _ in range(n)]
+    conns = [None] * n
+    for i in range(n):
+        try:
+            conns[i] = Conn(address, timeout)
+        except OSError as e:
+            results[i]["why"] = "connect: %s" % e
+    gate = threading.Event()
+    done = threading.Barrier(sum(c is not None for c in conns), action=at_peak)
+
+    def one(i):
+        c, res = conns[i], results[i]
+        off = (i * 1048576 + 4096 * (i % 7) + i) % max(1, len(image) - length)
+        try:
+            gate.wait()
+            res["start"] = time.monotonic()
+            c.start()
+            c.structured_reply()
+            res["go"] = time.monotonic()
+            c.go()
+            r = c.read(off, length)
+            res["first"] = time.monotonic()
+            if r.error:
+                res["why"] = "read error %d" % r.error
+            elif r.data != image[off:off + length]:
+                res["why"] = "wrong data at %d" % off
+            else:
+                res.update(ok=True, why="")
+        except Exception as e:
+            res["why"] = "%s: %s" % (type(e).__name__, e)
+        finally:
+            try:
+                done.wait(timeout)
+            except threading.BrokenBarrierError:
+                pass
+            c.close()
+
+    threads = [threading.Thread(target=one, args=(i,), daemon=True)
+               for i in range(n) if conns[i] is not None]
+    for t in threads:
+        t.start()
+    gate.set()
+    for t in threads:
+        t.join(2 * timeout + 5)
+    return results
+
+
+def percentiles(values, ps=(50, 90, 99)):
+    """{p: value} by nearest rank, plus "max"; empty for no values."""
+    v = sorted(values)
+    if not v:
+        return {}
+    out = {p: v[min(len(v) - 1, max(0, -(-p * len(v) // 100) - 1))]
+           for p in ps}
+    out["max"] = v[-1]
+    return out
+
+
+def time_to_serve(address, image_path, deadline):
+    """Seconds until a new client (handshake with structured replies, GO,
+    a 64 KiB read compared with the image file) is served, or None if it
+    got nowhere within deadline seconds.  A client that is dropped tries
+    again; the clock runs on."""
+    t0 = time.monotonic()
+    off = 1024 * 1024 + 7
+    while time.monotonic() - t0 < deadline:
+        left = deadline - (time.monotonic() - t0)
+        try:
+            with Conn(address, timeout=left) as c:
+                c.handshake()
+                r = c.read(off, 65536)
+                if r.error or r.data != image_bytes(image_path, off, 65536):
+                    raise AssertionError("wrong read %r" % r)
+                return time.monotonic() - t0
+        except (Closed, OSError):
+            time.sleep(0.05)
+        except Timeout:
+            return None
+    return None
+
+
+def abrupt_client(address, i, image_size, timeout=DEFAULT_TIMEOUT):
+    """One client that vanishes: every third resets right after sending GO
+    (its fetcher arrives for a client that is gone); the others finish GO,
+    put four 1 MiB reads in flight, then reset."""
+    c = Conn(address, timeout)
+    mib = 1024 * 1024
+    try:
+        if i % 3 == 0:
+            c.start()
+            c.send_option(OPT_GO, info_payload(""))
+            return
+        c.handshake()
+        for k in range(4):
+            c.request(CMD_READ, ((i * 4 + k) * mib) % (image_size - mib), mib)
+    finally:
+        reset_close(c.sock)
+
+
+def unread_client(address, image_size, reads=64, length=32 * 1024 * 1024):
+    """A client that finishes GO (simple replies, SO_RCVBUF 4 KiB), sends
+    reads of length bytes and never reads a reply.  Returns the Conn (the
+    caller closes it)."""
+    c = Conn(address, rcvbuf=4096)
+    c.handshake(structured=False)
+    for i in range(reads):
+        c.request(CMD_READ, (i * length) % (image_size - length + 1), length)
+    return c
+
+
+def timed_copies(uri, image_path, outdir, n=2, timeout=60.0):
+    """n nbdcopy copies of uri at once, each to a file compared with the
+    image afterwards.  Returns their wall time; raises AssertionError if
+    one fails, is wrong, or takes longer than timeout."""
+    import filecmp
+    outs = [os.path.join(outdir, "copy%d" % i) for i in range(n)]
+    for o in outs:
+        if os.path.exists(o):
+            os.unlink(o)
+    t0 = time.monotonic()
+    procs = [subprocess.Popen(["nbdcopy", uri, o], stderr=subprocess.PIPE)
+             for o in outs]
+    try:
+        for p in procs:
+            p.wait(max(0.1, timeout - (time.monotonic() - t0)))
+    except subprocess.TimeoutExpired:
+        raise AssertionError("nbdcopy took more than %.0f s" % timeout)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    took = time.monotonic() - t0
+    for p, o in zip(procs, outs):
+        if p.returncode != 0:
+            raise AssertionError("nbdcopy failed: %s" %
+                                 p.stderr.read().decode(errors="replace")[-500:])
+        if not filecmp.cmp(o, image_path, shallow=False):
+            raise AssertionError("copy %s differs from the image" % o)
+        os.unlink(o)
+    return took
+
+
+def start_web_server(www, log=None):
+    """tests/web-server.py serving www; returns (process, port)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    args = ["/usr/bin/python3", os.path.join(here, "web-server.py")]
+    if log:
+        args += ["--log", log]
+    web = subprocess.Popen(args + [www], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, preexec_fn=_pdeathsig)
+    return web, int(web.stdout.readline())

@@ -150,6 +150,7 @@ static const struct call allowed_frontend[] = {
   CALL (SYS_sendmsg, -1, 0, 0),
   CALL (SYS_mmap, 0, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
   CALL (SYS_fcntl, -1, F_GETFL),
+  CALL (SYS_fcntl, -1, F_DUPFD_CLOEXEC, 0),   /* the reserve descriptor */
   CALL (SYS_getpid),
   CALL (SYS_setsockopt, -1, SOL_SOCKET, SO_SNDBUF, 0, 0),
   CALL (SYS_restart_syscall),

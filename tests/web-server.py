@@ -61,6 +61,28 @@
 #                       the size (Content-Length of HEAD, the total in
 #                       Content-Range) are different on every request, as if
 #                       the object were replaced each time
+#   Replies that must be checked whichever way they are read, and servers
+#   that would hold a request for ever (tests/test-fallback-checked.sh,
+#   test-interim-limit.sh, test-slow-body.sh, test-reuse-damaged.sh):
+#   /fallback-500/FILE  the first GET of each range: a correct 206 whose body
+#   /fallback-range/FILE  starts in one-byte segments (as /trickle/: a direct
+#   /fallback-etag/FILE   read hands it to libcurl); every later GET of that
+#                       range: damaged, with a body as long as the range: a
+#                       500 error page, the range shifted by SHIFT bytes, or
+#                       another ETag and other bytes (the object replaced)
+#   /interim-segments/FILE  INTERIM_FEW 100 Continue replies before each 206,
+#                       each in its own segment, a little apart
+#   /interim-flood/FILE 100 Continue replies in their own segments,
+#                       INTERIM_FLOOD_GAP seconds apart, for INTERIM_FLOOD
+#                       of them, before each 206
+#   /slow-body/FILE     206 bodies of one byte every SLOW_BYTE_GAP seconds
+#                       (below nbdcurld's minimum rate), SLOW_BYTES of them,
+#                       then the connection is closed
+#   /reuse-damaged/FILE on each connection the first reply is correct (a
+#                       GET's body starts in one-byte segments, as
+#                       /trickle/), and every later one is damaged (a 206
+#                       with Content-Encoding: gzip and other bytes of the
+#                       range's length), then the connection is closed
 #
 # The port is printed on stdout (one line) once the server listens, so a
 # test can start it with port 0 and read the port back.  One line per
@@ -95,14 +117,25 @@ MODES = {
     "chunked", "http10", "interim", "trickle", "drop-idle", "bare-lf",
     "huge-headers", "garbage-status", "huge-length", "two-lengths",
     "nul-header", "many-interim", "mangle", "folded-first", "mixed-line-ends",
+    "fallback-500", "fallback-range", "fallback-etag", "interim-segments",
+    "interim-flood", "slow-body", "reuse-damaged",
 }
 TRICKLE_BYTES = 600
+INTERIM_FEW = 3             # nbdcurld takes MAX_INTERIM_RESPONSES (4)
+INTERIM_FLOOD = 300
+INTERIM_FLOOD_GAP = 0.2
+SLOW_BYTE_GAP = 2.0
+SLOW_BYTES = 60
+# /fallback-*/: what every GET of a range after the first gets.
+FALLBACK_DAMAGE = {"fallback-500": "500", "fallback-range": "range",
+                   "fallback-etag": "etag"}
 
 log_lock = threading.Lock()
 mangle_random = random.Random(1)    # /mangle/: under log_lock; --seed
 log_file = sys.stderr
 path_totals = {}            # request path -> body bytes sent, all requests
 request_counts = {}         # request path -> requests seen (for /changing/)
+range_counts = {}           # (path, Range) -> GETs seen (for /fallback-*/)
 
 
 def log(line):
@@ -148,6 +181,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, format, *args):
         pass                    # our own log line per request instead
+
+    def setup(self):
+        super().setup()
+        self.requests_here = 0  # on this connection (for /reuse-damaged/)
 
     def handle_one_request(self):
         # A client that hangs up (curl aborting a transfer it does not
@@ -270,6 +307,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         mode, path, name = r
         head = self.command == "HEAD"
+        self.requests_here += 1
 
         if mode == "status-500":
             self.reply(500, body=b"internal error (on purpose)\n")
@@ -327,7 +365,49 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.reply(416, validators + [("Content-Range", "bytes */%d" % size)],
                        b"range not satisfiable\n")
             return
+        damage = None
+        if mode in FALLBACK_DAMAGE:
+            with log_lock:
+                key = (self.path, rng)
+                range_counts[key] = range_counts.get(key, 0) + 1
+                if range_counts[key] > 1:
+                    damage = FALLBACK_DAMAGE[mode]
+        elif mode == "reuse-damaged" and self.requests_here > 1:
+            damage = "encoding"
+        if damage is not None:
+            self.send_damaged(damage, path, first, last - first + 1, size, validators)
+            if mode == "reuse-damaged":
+                self.close_connection = True
+            return
+        if mode in FALLBACK_DAMAGE or mode == "reuse-damaged":
+            mode = "trickle"
         self.send_range(mode, path, first, last, size, validators)
+
+    def send_damaged(self, damage, path, first, count, total, validators):
+        """A reply to a range that must not be used, with a body of exactly
+        the range's length: nothing but the checks can tell it apart."""
+        status, headers = 206, list(validators)
+        with open(path, "rb") as f:
+            f.seek(first)
+            data = f.read(count)
+        if damage == "500":
+            status = 500
+            data = (b"<html>internal error (on purpose)</html>\n" * (count // 40 + 1))[:count]
+        elif damage == "range":
+            first = first + SHIFT if first + count + SHIFT <= total else first - SHIFT
+            with open(path, "rb") as f:
+                f.seek(first)
+                data = f.read(count)
+        elif damage == "etag":
+            headers = [(k, '"replaced"' if k == "ETag" else v) for k, v in headers]
+            data = bytes(b ^ 0xff for b in data)
+        elif damage == "encoding":
+            headers.append(("Content-Encoding", "gzip"))
+            data = bytes(b ^ 0xff for b in data)
+        if status == 206:
+            headers.append(("Content-Range", "bytes %d-%d/%d" % (first, first + count - 1,
+                                                                 total)))
+        self.reply(status, headers, data)
 
     def send_whole(self, mode, path, size, validators):
         if mode == "ignore-range":
@@ -377,6 +457,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         if mode == "many-interim":
             self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n" * 10)
+        if mode in ("interim-segments", "interim-flood"):
+            many, gap = ((INTERIM_FEW, 0.05) if mode == "interim-segments"
+                         else (INTERIM_FLOOD, INTERIM_FLOOD_GAP))
+            for _ in range(many):
+                self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+                time.sleep(gap)
         if mode == "http10":
             self.protocol_version = "HTTP/1.0"
             self.close_connection = True
@@ -403,6 +489,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
             sent_head = len(head)
         else:
             sent_head = 0
+
+        if mode == "slow-body":
+            with open(path, "rb") as f:
+                f.seek(first)
+                data = f.read(min(SLOW_BYTES, count))
+            sent = 0
+            try:
+                for i in range(len(data)):
+                    self.wfile.write(data[i:i + 1])
+                    sent += 1
+                    time.sleep(SLOW_BYTE_GAP)
+            except ConnectionError:
+                pass
+            self.close_connection = True
+            self.finish_log(206, sent)
+            return
 
         if mode == "stall":
             time.sleep(STALL_SECONDS)
