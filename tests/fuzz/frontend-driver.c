@@ -25,6 +25,7 @@ struct fz_request {
   uint32_t count;
   bool committed;             /* consumed by the front-end */
   bool answered;
+  bool at_fetcher;            /* handed to the fetcher */
   uint64_t payload_hash;      /* WRITE: of the data the client sent */
   uint32_t payload_got;
 };
@@ -92,6 +93,12 @@ static struct {
 static struct fz_request *collecting;
 static uint64_t discard_left;
 
+/* IPC_PIPE_DISCARDs the front-end took that no reply to a read the
+ * fetcher was asked for has balanced yet: never more than the requests in
+ * flight (transmission.c's bound, reckoned here from the driver's own
+ * records). */
+static unsigned discards_open;
+
 static struct fz_request *
 request_of_cookie (uint64_t cookie)
 {
@@ -102,6 +109,8 @@ request_of_cookie (uint64_t cookie)
   FUZZ_CHECK (r->committed && !r->answered, "second reply, or a reply to a request "
               "not taken (cookie %llu)", (unsigned long long) cookie);
   r->answered = true;
+  if (r->type == NBD_CMD_READ && r->at_fetcher && discards_open > 0)
+    discards_open--;
   return r;
 }
 
@@ -480,6 +489,7 @@ fetcher_receives (const struct ipc_header *h)
   FUZZ_CHECK (s->used && s->ipc_id == h->id && s->cookie >= 1 && s->cookie <= nrequests,
               "request id names no waiting slot");
   r = &requests[s->cookie - 1];
+  r->at_fetcher = true;
   FUZZ_CHECK (r->committed && !r->answered && r->offset == h->offset &&
               (h->type == IPC_FLUSH ? r->type == NBD_CMD_FLUSH && r->count == 0
                : r->count == h->length &&
@@ -588,6 +598,66 @@ now_ms (void)
   return 1;
 }
 
+/* The memory a queue holds (outq.mem), kept as frontend.c's queue keeps
+ * it: a record per chunk, and copies packed into OUTQ_PACK_BUFFER bytes
+ * at the tail while they fit (a larger copy gets an allocation of its
+ * own).  The stand-in hands bytes on at once, but counts them as held
+ * until the peer drains the queue (queues_drained): as if the client and
+ * the fetcher read only when they must. */
+static struct queue_model {
+  bool tail_packable;
+  size_t tail_used;           /* bytes of the tail's pack buffer in use */
+} out_model, to_fetcher_model;
+
+static struct queue_model *
+model_of (struct outq *q)
+{
+  if (q == &fz.c->out)
+    return &out_model;
+  FUZZ_CHECK (q == &fz.c->to_fetcher, "bytes queued on an unknown queue");
+  return &to_fetcher_model;
+}
+
+/* A chunk appended: a record, and alloc bytes of its own. */
+static void
+model_chunk (struct outq *q, size_t alloc, bool packable, size_t used)
+{
+  struct queue_model *m = model_of (q);
+
+  q->mem += sizeof (struct chunk) + alloc;
+  m->tail_packable = packable;
+  m->tail_used = used;
+}
+
+static void
+model_copy (struct outq *q, size_t len)
+{
+  struct queue_model *m = model_of (q);
+
+  if (m->tail_packable && len <= OUTQ_PACK_BUFFER && m->tail_used <= OUTQ_PACK_BUFFER - len)
+    m->tail_used += len;
+  else if (len < OUTQ_PACK_BUFFER / 4)
+    model_chunk (q, OUTQ_PACK_BUFFER, true, len);
+  else
+    model_chunk (q, len > 0 ? len : 1, false, 0);
+}
+
+/* The client read every reply queued, and the fetcher every request. */
+static void
+queues_drained (void)
+{
+  struct client *c = fz.c;
+
+  c->out.mem = c->to_fetcher.mem = 0;
+  out_model = to_fetcher_model = (struct queue_model) { 0 };
+}
+
+static bool
+queues_full (const struct client *c)
+{
+  return c->out.mem >= CLIENT_QUEUE_MEMORY || c->to_fetcher.mem >= CLIENT_QUEUE_MEMORY;
+}
+
 static void
 queued (struct outq *q, const void *data, size_t len)
 {
@@ -614,12 +684,14 @@ void
 outq_push_copy (struct outq *q, const void *data, size_t len)
 {
   queued (q, data, len);
+  model_copy (q, len);
 }
 
 void
 outq_push_owned (struct outq *q, void *alloc, uint8_t *data, size_t len)
 {
   queued (q, data, len);
+  model_chunk (q, 0, false, 0);         /* frontend.c counts the record only */
   free (alloc);
 }
 
@@ -630,6 +702,7 @@ outq_push_span (struct outq *q, struct area_span span, size_t len)
   FUZZ_CHECK (span.area == &area && len >= 1 &&
               len <= (size_t) span.count * DATA_AREA_CHUNK, "read data outside its span");
   q->bytes += len;
+  model_chunk (q, 0, false, 0);
   out_data (area_address (&span), len);
   area_release (&span);                 /* as once sent */
 }
@@ -641,8 +714,17 @@ outq_push_pipe (struct outq *q, struct data_pipe *p, size_t len, bool discard)
   p->refs++;                            /* as the queue does: p must be real */
   FUZZ_CHECK (p == &pipe_end && len >= 1 && len <= DATA_PIPE_READ_MAX,
               "%zu pipe bytes queued", len);
+  model_chunk (q, 0, false, 0);
   if (!discard)
     out_data (NULL, len);
+  else {
+    unsigned i, inflight = 0;
+    for (i = 0; i < nrequests; i++)
+      inflight += requests[i].committed && !requests[i].answered;
+    discards_open++;
+    FUZZ_CHECK (discards_open <= inflight, "%u pipe discards taken with %u "
+                "requests in flight", discards_open, inflight);
+  }
   p->refs--;
 }
 
@@ -710,6 +792,7 @@ drop_fetcher (struct client *c)
   c->fetcher_fd = -1;
   c->fetcher_open = false;
   c->to_fetcher = (struct outq) { 0 };
+  to_fetcher_model = (struct queue_model) { 0 };
   memset (&c->fin, 0, sizeof c->fin);
   if (c->area) {
     area_unref (c->area);
@@ -731,6 +814,8 @@ client_close (struct client *c, const char *why)
   if (c->dead)
     return;
   drop_fetcher (c);
+  c->out = (struct outq) { 0 };
+  out_model = (struct queue_model) { 0 };
   for (i = 0; i < MAX_INFLIGHT_PER_CLIENT; i++)
     area_release (&c->slots[i].span);
   c->payload = NULL;
@@ -746,6 +831,8 @@ request_fetcher (struct client *c, uint32_t export_index)
   c->fetcher_spawns++;
   FUZZ_CHECK (c->fetcher_spawns <= NBD_MAX_FETCHER_SPAWNS, "%u fetchers for one client",
               c->fetcher_spawns);
+  /* As frontend.c: the handshake timer stops, the open has a bound. */
+  c->deadline_ms = now_ms () + (uint64_t) FETCHER_OPEN_TIMEOUT * 1000;
   fz.spawn_requested = true;
   return 0;
 }
@@ -813,6 +900,14 @@ start_fetcher (void)
   }
   FUZZ_CHECK (c->dead || c->state != CLIENT_WAIT_FETCHER, "the client still waits "
               "after its fetcher answered");
+  /* The open took the server's time: a handshake goes on with its whole
+   * timeout again; transmission has none. */
+  FUZZ_CHECK (c->dead || c->state != CLIENT_OPTIONS ||
+              c->deadline_ms == now_ms () + (uint64_t) fe.config.handshake_timeout * 1000,
+              "handshake deadline %llu after the export opened",
+              (unsigned long long) c->deadline_ms);
+  FUZZ_CHECK (c->dead || c->state < CLIENT_TRANSMISSION || c->deadline_ms == 0,
+              "a deadline in transmission");
 }
 
 /* ---- The client. ---- */
@@ -950,6 +1045,8 @@ fz_client_process (void)
       if (c->state == CLIENT_TRANSMISSION &&
           (c->ninflight >= MAX_INFLIGHT_PER_CLIENT || c->disconnect_requested))
         break;
+      if (queues_full (c))
+        break;                          /* until the replies drain */
       r = before_consume (c->in + off, c->in_len - off, &expect);
       if (c->state == CLIENT_TRANSMISSION && c->in_len - off >= NBD_REQUEST_SIZE && !r)
         break;                          /* the driver's table is full */
@@ -978,6 +1075,11 @@ fz_client_process (void)
   }
   if (c->dead)
     return;
+  /* One pass may overshoot CLIENT_QUEUE_MEMORY, by a bounded amount:
+   * frontend.c closes a client past the limit, which must not happen. */
+  FUZZ_CHECK (c->out.mem <= CLIENT_QUEUE_MEMORY_LIMIT &&
+              c->to_fetcher.mem <= CLIENT_QUEUE_MEMORY_LIMIT,
+              "queues hold %zu and %zu bytes of memory", c->out.mem, c->to_fetcher.mem);
   memmove (c->in, c->in + off, c->in_len - off);
   c->in_len -= off;
 }
@@ -995,11 +1097,20 @@ fz_client_send (const uint8_t *data, size_t len, size_t chunk)
       n = room;
     if (n == 0) {
       /* Nothing could be taken: the client waits for replies (data area
-       * or request slots full), or has said goodbye. */
+       * or request slots full, or its queues hold their share of memory),
+       * or has said goodbye. */
+      bool moved = false;
       if (c->state == CLIENT_TRANSMISSION && fz.nsent > 0 && !c->disconnect_requested) {
         fz_fetcher_answer (FZ_MAX_SENT, fz.fail_permille);
+        moved = true;
+      }
+      if (!c->dead && queues_full (c)) {
+        queues_drained ();
+        moved = true;
+      }
+      if (moved && !c->dead) {
         fz_client_process ();
-        if (sizeof c->in - c->in_len > 0)
+        if (!c->dead && sizeof c->in - c->in_len > 0)
           continue;
       }
       break;
@@ -1051,6 +1162,8 @@ fz_begin (uint32_t frontend_flags, const struct fz_fetcher_setup *setup)
   nrequests = 0;
   collecting = NULL;
   discard_left = 0;
+  discards_open = 0;
+  out_model = to_fetcher_model = (struct queue_model) { 0 };
   memset (&out, 0, sizeof out);
 }
 
@@ -1115,8 +1228,9 @@ fz_end (void)
 
   if (!c->dead) {
     /* Whatever waits is taken now, until nothing moves. */
-    while (!c->dead && fz.nsent > 0) {
+    while (!c->dead && (fz.nsent > 0 || queues_full (c))) {
       fz_fetcher_answer (FZ_MAX_SENT, 0);
+      queues_drained ();
       fz_client_process ();
     }
     fz_fetcher_exit ();

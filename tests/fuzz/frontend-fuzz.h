@@ -3,9 +3,10 @@
  * transmission.c) driven as frontend.c would drive it, for the harnesses
  * fuzz-handshake, fuzz-transmission and fuzz-fetcher-replies.
  *
- * frontend-driver.c stands in for frontend.c: output queues, the data
- * area, client_close, request_fetcher and drop_fetcher.  It also plays
- * the rest of the world:
+ * frontend-driver.c stands in for frontend.c: output queues (their
+ * memory counted as frontend.c counts it, the client reading only when
+ * its queues hold their share), the data area, client_close,
+ * request_fetcher and drop_fetcher.  It also plays the rest of the world:
  *
  *   the client    bytes handed over in chunks, consumed as
  *                 client_process_input() does; the driver parses what

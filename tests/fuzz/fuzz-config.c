@@ -69,6 +69,8 @@ frontend (void)
               "%u exports", a.nexports);
   FUZZ_CHECK (a.client_memory >= MIN_CLIENT_MEMORY && a.client_memory <= MAX_CLIENT_MEMORY,
               "client memory %u", a.client_memory);
+  FUZZ_CHECK (a.max_clients >= 1 && a.max_clients <= MAX_MAX_CLIENTS, "%u clients",
+              a.max_clients);
   for (i = 0; i < a.nexports; i++) {
     check_string (a.exports[i].name, NBD_MAX_STRING, "export name");
     check_string (a.exports[i].description, NBD_MAX_STRING, "export description");
@@ -80,7 +82,7 @@ frontend (void)
   FUZZ_CHECK (read_config (false, &b), "a configuration sent cannot be read back");
   FUZZ_CHECK (a.flags == b.flags && a.handshake_timeout == b.handshake_timeout &&
               a.nlisteners == b.nlisteners && a.client_memory == b.client_memory &&
-              a.nexports == b.nexports, "configuration changed in a round trip");
+              a.max_clients == b.max_clients && a.nexports == b.nexports, "configuration changed in a round trip");
   for (i = 0; i < a.nexports; i++) {
     FUZZ_CHECK (strcmp (a.exports[i].name, b.exports[i].name) == 0 &&
                 strcmp (a.exports[i].description, b.exports[i].description) == 0 &&
@@ -120,7 +122,8 @@ fetcher (void)
   rewind_output ();
   FUZZ_CHECK (read_config (true, &b), "a configuration sent cannot be read back");
   FUZZ_CHECK (a.flags == b.flags && a.connections == b.connections &&
-              a.connect_timeout == b.connect_timeout && a.timeout == b.timeout,
+              a.connect_timeout == b.connect_timeout && a.timeout == b.timeout &&
+              a.stall_timeout == b.stall_timeout,
               "configuration changed in a round trip");
   for (i = 0; i < 6; i++) {
     FUZZ_CHECK (strcmp (*sa[i], *sb[i]) == 0, "string %u changed in a round trip", i);

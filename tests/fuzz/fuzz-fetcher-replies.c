@@ -13,8 +13,10 @@
  * Checked (frontend-driver.c): whatever the fetcher sends, each client
  * request gets exactly one well-formed reply (EIO when the fetcher broke
  * the rules), read data comes from that read's own place, pipe bytes are
- * announced within bounds, no fatal(), the data area and pipe
- * references balance.
+ * announced within bounds, pipe discards taken never outnumber the
+ * requests in flight (each read's reply balances one), the queues'
+ * memory stays under CLIENT_QUEUE_MEMORY_LIMIT, no fatal(), the data area
+ * and pipe references balance.
  */
 #include <endian.h>
 #include <errno.h>

@@ -124,14 +124,14 @@ def fetcher_requests():
 def config():
     exports = [(0, b'', b''), (1, b'ro', b'a read-only export')]
     msgs = ipc(IPC['CONFIG_FRONTEND'], payload=struct.pack(
-        '<6I', 4, 30, len(exports), 1, 16 << 20, 0))
+        '<6I', 4, 30, len(exports), 1, 16 << 20, 256))
     for flags, name, desc in exports:
         msgs += ipc(IPC['CONFIG_EXPORT'], payload=struct.pack(
             '<4I', flags, len(name), len(desc), 0) + name + desc)
     yield 'frontend', b'\x00' + msgs + ipc(IPC['CONFIG_END'])
     strings = [b'http://example.invalid/disk.img', b'/etc/ssl/ca.pem', b'',
                b'export', b'user', b'secret']
-    fw = struct.pack('<4I', 3, 16, 30, 0) + struct.pack('<6I', *map(len, strings))
+    fw = struct.pack('<5I', 3, 16, 30, 0, 60) + struct.pack('<6I', *map(len, strings))
     yield 'fetcher', b'\x01' + ipc(IPC['CONFIG_FETCHER'], payload=fw + b''.join(strings)) + \
         ipc(IPC['CONFIG_END'])
 
