@@ -153,10 +153,48 @@ def wire():
     yield 'string-nul', struct.pack('<HB', 8, 0) + b'ab\0cdefg' + bytes([9, 8, 16, 9, 2, 2])
 
 
+def web_reply():
+    # mode: kind (0 HEAD, 1 probe, 2 range) | 4 ETag pinned | 8 Last-Modified
+    # pinned | 0x10 empty 200 | 0x20 one byte received; size choice (index 4:
+    # 1 MiB); offset; length; ETag and date choices (0: "abc" / the first
+    # date); the first section's length; the sections.
+    date = b'Tue, 01 Dec 2026 08:00:00 GMT'
+
+    def web(mode, first, second=b'', offset=4096, length=4095, size_choice=4):
+        return bytes([mode, size_choice]) + struct.pack('<QIBBH', offset, length, 0, 0,
+                                                        len(first)) + first + second
+
+    def reply(status, headers, end=b'\r\n'):
+        return end.join([b'HTTP/1.1 ' + status] + headers + [b'', b''])
+
+    good = reply(b'206 Partial Content', [
+        b'Content-Range: bytes 4096-8191/1048576', b'ETag: "abc"',
+        b'Last-Modified: ' + date, b'Content-Length: 4096'])
+    interim = reply(b'100 Continue', []) + reply(b'103 Early Hints', [b'Link: </x>'])
+    yield 'range-crlf', web(2 | 4 | 8, good, good)
+    yield 'range-lf', web(2 | 4 | 8, good.replace(b'\r\n', b'\n'), good)
+    yield 'range-interim', web(2 | 4, interim + good, interim * 3 + good)
+    yield 'range-mixed', web(2, good.replace(b'ETag: "abc"\r\n', b'ETag: "abc"\n'), good)
+    yield 'range-200', web(2, reply(b'200 OK', [b'Content-Length: 1048576']), good)
+    yield 'range-weak-star', web(2 | 4, reply(b'206 Partial Content', [
+        b'content-range:  bytes 4096-8191/*', b'ETag: W/"abc"',
+        b'Content-Encoding: identity']), reply(b'206 x', [
+        b'Content-Range: bytes 4096-8191/1048576', b'Content-Encoding: gzip']))
+    yield 'probe', web(1 | 0x20, reply(b'206 Partial Content', [
+        b'Content-Range: bytes 0-0/1048576', b'ETag: "abc"', b'Last-Modified: ' + date,
+        b'Accept-Ranges: bytes']), reply(b'416 Range Not Satisfiable',
+                                        [b'Content-Range: bytes */0']))
+    yield 'probe-empty-200', web(1 | 0x10, reply(b'200 OK', [b'Content-Length: 0']))
+    yield 'head-redirect', web(0, reply(b'302 Found', [b'Location: /y', b'ETag: "old"']) +
+                               reply(b'200 OK', [b'ETag: "abc"', b'Last-Modified: ' + date,
+                                                 b'Accept-Ranges: none, bytes']))
+
+
 HARNESSES = {
     'handshake': handshake, 'transmission': transmission,
     'fetcher-replies': fetcher_replies, 'fetcher-requests': fetcher_requests,
     'config': config, 'url-answer': url_answer, 'wire': wire,
+    'web-reply': web_reply,
 }
 
 
