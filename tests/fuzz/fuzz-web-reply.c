@@ -16,7 +16,8 @@
  * second section for the same request.
  *
  * Checked, against a reading of the rules written here (not web-reply.c's
- * code):
+ * code), where what a response says is the final response's (an interim
+ * reply's headers do not describe the object):
  *   - a reply is accepted only if no response in it mixes CRLF and bare LF
  *     line ends, no more than MAX_INTERIM_RESPONSES interim replies came
  *     in a row, and the last response is not an interim one;
@@ -224,6 +225,7 @@ struct oracle {
   unsigned content_ranges;
   struct content_range cr;
   bool encoded;
+  bool etag_differs, date_differs;      /* from the pinned ones */
   /* Open requests: the last sendable validators of the response. */
   const uint8_t *etag, *date;
   size_t etag_len, date_len;
@@ -259,6 +261,7 @@ oracle_line (struct oracle *o, const uint8_t *line, size_t len)
     o->ends = ENDS_NONE;
     o->content_ranges = 0;
     o->encoded = false;
+    o->etag_differs = o->date_differs = false;
     o->etag = o->date = NULL;
   }
   else {
@@ -278,7 +281,7 @@ oracle_line (struct oracle *o, const uint8_t *line, size_t len)
       }
       else if (same_name (line, colon, "ETag") && n <= MAX_HEADER_LINE) {
         if (range && o->req->etag && !etag_same (o->req->etag, v, vlen))
-          refuse (o, "another ETag");
+          o->etag_differs = true;
         if (!range && sendable (v, vlen, false)) {
           o->etag = v;
           o->etag_len = vlen;
@@ -287,7 +290,7 @@ oracle_line (struct oracle *o, const uint8_t *line, size_t len)
       else if (same_name (line, colon, "Last-Modified") && n <= MAX_HEADER_LINE) {
         if (range && o->req->last_modified &&
             !same_text (v, vlen, o->req->last_modified))
-          refuse (o, "another Last-Modified");
+          o->date_differs = true;
         if (!range && sendable (v, vlen, true)) {
           o->date = v;
           o->date_len = vlen;
@@ -326,6 +329,10 @@ oracle_end (struct oracle *o)
     refuse (o, "another range");
   else if (o->encoded)
     refuse (o, "a content coding");
+  else if (o->etag_differs)
+    refuse (o, "another ETag");
+  else if (o->date_differs)
+    refuse (o, "another Last-Modified");
 }
 
 /* ---- Driving web-reply.c as its callers do. ---- */

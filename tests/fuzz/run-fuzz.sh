@@ -12,5 +12,7 @@ shift 4
 work=$(mktemp -d "${TMPDIR:-/tmp}/nbdcurld-fuzz.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
+# -error_exitcode=1: libFuzzer's default, 77, is what meson reads as a
+# skipped test, so a crash would not fail the suite.
 "$harness" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix="$artifacts-" "$@" "$work" "$seeds"
+    -error_exitcode=1 -print_final_stats=1 -artifact_prefix="$artifacts-" "$@" "$work" "$seeds"
