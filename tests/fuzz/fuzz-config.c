@@ -82,7 +82,8 @@ frontend (void)
   FUZZ_CHECK (read_config (false, &b), "a configuration sent cannot be read back");
   FUZZ_CHECK (a.flags == b.flags && a.handshake_timeout == b.handshake_timeout &&
               a.nlisteners == b.nlisteners && a.client_memory == b.client_memory &&
-              a.max_clients == b.max_clients && a.nexports == b.nexports, "configuration changed in a round trip");
+              a.max_clients == b.max_clients && a.nexports == b.nexports,
+              "configuration changed in a round trip");
   for (i = 0; i < a.nexports; i++) {
     FUZZ_CHECK (strcmp (a.exports[i].name, b.exports[i].name) == 0 &&
                 strcmp (a.exports[i].description, b.exports[i].description) == 0 &&

@@ -120,21 +120,26 @@ same_name (const uint8_t *line, size_t colon, const char *name)
   return strlen (name) == colon && strncasecmp ((const char *) line, name, colon) == 0;
 }
 
-/* The status of a status line, or 0. */
+/* The status of a status line, or 0: the 3 digits after its first space
+ * (the first not 0), then its end or a space. */
 static long
 status_of (const uint8_t *s, size_t len)
 {
-  size_t i = 0;
+  const uint8_t *sp = memchr (s, ' ', len), *d;
+  long status = 0;
+  int k;
 
-  while (i < len && s[i] != ' ')
-    i++;
-  i++;                                  /* past the space */
-  if (i + 3 > len || (i + 3 < len && s[i + 3] != ' '))
+  if (sp == NULL || (size_t) (s + len - sp) < 4 || sp[1] == '0')
     return 0;
-  if (s[i] < '1' || s[i] > '9' || s[i + 1] < '0' || s[i + 1] > '9' ||
-      s[i + 2] < '0' || s[i + 2] > '9')
+  d = sp + 1;
+  if ((size_t) (s + len - d) > 3 && d[3] != ' ')
     return 0;
-  return (s[i] - '0') * 100 + (s[i + 1] - '0') * 10 + (s[i + 2] - '0');
+  for (k = 0; k < 3; k++) {
+    if (d[k] < '0' || d[k] > '9')
+      return 0;
+    status = status * 10 + (d[k] - '0');
+  }
+  return status;
 }
 
 static bool
@@ -184,32 +189,38 @@ content_range_of (const uint8_t *v, size_t len)
   return cr;
 }
 
-/* Weak comparison: equal once a "W/" in front of either goes. */
+/* An entity tag without the weak mark "W/", if it has one. */
+static void
+opaque_tag (const uint8_t **v, size_t *len)
+{
+  if (*len >= 2 && (*v)[0] == 'W' && (*v)[1] == '/') {
+    *v += 2;
+    *len -= 2;
+  }
+}
+
+/* Weak comparison: the opaque tags are the same. */
 static bool
 etag_same (const char *pinned, const uint8_t *v, size_t len)
 {
+  const uint8_t *p = (const uint8_t *) pinned;
   size_t plen = strlen (pinned);
-  if (plen >= 2 && memcmp (pinned, "W/", 2) == 0) {
-    pinned += 2;
-    plen -= 2;
-  }
-  if (len >= 2 && memcmp (v, "W/", 2) == 0) {
-    v += 2;
-    len -= 2;
-  }
-  return plen == len && memcmp (pinned, v, len) == 0;
+
+  opaque_tag (&p, &plen);
+  opaque_tag (&v, &len);
+  return plen == len && memcmp (p, v, len) == 0;
 }
 
+/* May this value go back in a request header: printable ASCII without
+ * controls (which could end or split the header), spaces only in dates? */
 static bool
 sendable (const uint8_t *v, size_t len, bool spaces)
 {
-  size_t i;
-  if (len == 0)
-    return false;
-  for (i = 0; i < len; i++)
-    if (!((v[i] > 0x20 && v[i] < 0x7f) || (spaces && v[i] == ' ')))
-      return false;
-  return true;
+  size_t i = 0;
+
+  while (i < len && v[i] >= 0x20 && v[i] < 0x7f && (spaces || v[i] != ' '))
+    i++;
+  return len > 0 && i == len;
 }
 
 /* What the lines fed said, as the rules read them. */
