@@ -157,10 +157,15 @@ def parse_file(path):
     rules, includes = [], []
     by_name = {}
     try:
-        with open(path, encoding='utf-8') as f:
-            lines = f.read().splitlines()
+        with open(path, 'rb') as f:
+            data = f.read()
     except OSError as e:
         raise PolicyError(where, 0, f'cannot read: {e.strerror}')
+    try:
+        lines = data.decode('utf-8').splitlines()
+    except UnicodeDecodeError as e:
+        raise PolicyError(where, data[:e.start].count(b'\n') + 1,
+                          f'byte 0x{data[e.start]:02x} is not UTF-8 text')
     for lineno, raw in enumerate(lines, 1):
         text = raw.split('#', 1)[0].strip()
         if not text:

@@ -121,7 +121,12 @@ recv_message (int fd, uint16_t want, uint32_t *len)
 static char *
 get_string (struct reader *r, uint32_t len, uint32_t max, const char *what)
 {
-  char *s = malloc ((size_t) len + 1);
+  char *s;
+
+  /* Capped before the allocation, not only by reader_get_string. */
+  if (len > max)
+    fatal ("configuration: %s of %u bytes (at most %u)", what, len, max);
+  s = malloc ((size_t) len + 1);
   if (s == NULL)
     fatal_errno ("malloc");
   if (reader_get_string (r, s, len, max) == -1)

@@ -690,7 +690,7 @@ client_wants_input (const struct client *c)
   case CLIENT_TRANSMISSION:
     if (c->disconnect_requested || c->ninflight >= MAX_INFLIGHT_PER_CLIENT)
       return false;
-    /* fall through */
+    __attribute__ ((fallthrough));
   default:
     return c->out.bytes < MAX_QUEUED_BYTES && c->to_fetcher.bytes < MAX_QUEUED_BYTES &&
       c->out.mem < CLIENT_QUEUE_MEMORY && c->to_fetcher.mem < CLIENT_QUEUE_MEMORY &&

@@ -28,7 +28,7 @@ log_verbose (void)
   return verbose_on;
 }
 
-static void
+PRINTF_LIKE (3, 0) static void
 log_line (const char *level, int errnum, const char *fmt, va_list ap)
 {
   char line[2048];
@@ -64,7 +64,7 @@ static uint64_t bucket_millilines;
 static uint64_t bucket_filled_ms;   /* 0: not started */
 static uint64_t lines_dropped;
 
-static void
+PRINTF_LIKE (2, 3) static void
 log_literal (const char *level, const char *fmt, ...)
 {
   va_list ap;

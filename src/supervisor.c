@@ -559,7 +559,8 @@ take_url_answer (int sock, struct export_spec *e, char message[MAX_URL_MESSAGE +
   reader_init (&r, payload, h.payload_len);
   if (h.type != IPC_URL_CHECKED || reader_get_bytes (&r, &w, sizeof w) == -1 ||
       (w.flags & ~(URL_CHECKED_OK | URL_CHECKED_HAS_PASSWORD)) != 0 || w.reserved != 0 ||
-      w.log_url_len < 1 || w.log_url_len > MAX_LOG_URL_LENGTH)
+      w.log_url_len < 1 || w.log_url_len > MAX_LOG_URL_LENGTH ||
+      w.message_len > MAX_URL_MESSAGE || w.file_path_len > MAX_PATH_LENGTH)
     goto malformed;
   ok = (w.flags & URL_CHECKED_OK) != 0;
   if (ok ? (w.kind > URL_FILE || w.message_len != 0 ||

@@ -6,7 +6,9 @@
 #                              with nbdinfo, copy it with nbdcopy and check
 #                              the copy
 #   tests/quickstart.sh test   run the suite on a release build and on an
-#                              ASan/UBSan build, then print a summary
+#                              ASan/UBSan build, and the fuzz suite on a
+#                              clang build (when clang is there), then
+#                              print a summary
 #
 # Debian or Ubuntu: missing packages are installed with apt-get (through
 # sudo when not run as root).  Runs from any directory.
@@ -23,6 +25,7 @@ PACKAGES=(
     libnbd-bin python3-libnbd nbdkit nginx-light qemu-utils
     mandoc openssl curl procps iproute2
     hyperfine fio qemu-block-extra python3-pyftpdlib
+    clang libclang-rt-14-dev
 )
 
 say() { printf '==> %s\n' "$*"; }
@@ -200,6 +203,14 @@ test_all() {
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:color=never \
         suite "ASan/UBSan" build-asan \
             -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+
+    # The libFuzzer harnesses (tests/fuzz/), each briefly over its seeds.
+    if command -v clang >/dev/null 2>&1; then
+        MESON_TEST_ARGS=(--suite fuzz)
+        CC=clang suite fuzz build-fuzz -Dfuzz=true
+    else
+        say "no clang: the fuzz suite is skipped"
+    fi
 
     echo "$total_ok passed, $total_fail failed, $total_skip skipped"
     [ "$runs_failed" -eq 0 ]

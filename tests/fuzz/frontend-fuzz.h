@@ -1,0 +1,96 @@
+/*
+ * frontend-fuzz.h: the front-end's client code (handshake.c,
+ * transmission.c) driven as frontend.c would drive it, for the harnesses
+ * fuzz-handshake, fuzz-transmission and fuzz-fetcher-replies.
+ *
+ * frontend-driver.c stands in for frontend.c: output queues (their
+ * memory counted as frontend.c counts it, the client reading only when
+ * its queues hold their share), the data area, client_close,
+ * request_fetcher and drop_fetcher.  It also plays the rest of the world:
+ *
+ *   the client    bytes handed over in chunks, consumed as
+ *                 client_process_input() does; the driver parses what
+ *                 each call consumed on its own and records the options
+ *                 and requests (with unique cookies written in).
+ *   the output    every byte queued for the client is checked as it is
+ *                 queued: a greeting, option replies that answer the
+ *                 option sent, then NBD replies that answer a request
+ *                 still waiting, exactly once, in the negotiated form.
+ *   the fetcher   a socketpair: what the front-end queues towards it is
+ *                 checked against what the real fetcher would accept
+ *                 (fetcher.h's promise), and answers go through the real
+ *                 transmission_read_fetcher().
+ */
+#ifndef NBDCURLD_FRONTEND_FUZZ_H
+#define NBDCURLD_FRONTEND_FUZZ_H
+
+#include "frontend.h"
+#include "fuzz.h"
+
+/* What the fetchers the driver starts do when they open. */
+struct fz_fetcher_setup {
+  uint8_t open;               /* FZ_OPEN_* */
+  uint32_t caps;              /* FETCHER_CAN_* */
+  uint64_t size;              /* export size */
+  bool pipe;                  /* a data pipe is attached */
+  uint32_t pipe_read_max;     /* <= DATA_PIPE_READ_MAX */
+};
+enum { FZ_OPEN_OK, FZ_OPEN_ERROR, FZ_OPEN_NO_FETCHER, FZ_OPEN_DIES };
+
+/* A request the fetcher has been sent and not answered (driver's view). */
+struct fz_sent {
+  uint64_t id;
+  uint16_t type, flags;
+  uint64_t offset;
+  uint32_t length;
+  uint64_t area_offset;
+};
+#define FZ_MAX_SENT 512
+
+struct fz_world {
+  struct client *c;
+  struct fz_fetcher_setup setup;
+  int fetcher_peer;           /* the fetcher's end, or -1 */
+  bool spawn_requested;
+  /* Requests sent to the fetcher and not yet answered by the driver. */
+  struct fz_sent sent[FZ_MAX_SENT];
+  unsigned nsent;
+  /* How often the fetcher fails a request when the driver answers for it
+   * (the client waits for replies, or at the end), per thousand. */
+  unsigned fail_permille;
+};
+extern struct fz_world fz;
+
+/* Start a world with this configuration: exports "" (writable), "ro"
+ * (read-only, with a description) and a long name. */
+void fz_begin (uint32_t frontend_flags, const struct fz_fetcher_setup *setup);
+/* A new client: greeting queued, as accepted. */
+void fz_client_greeted (void);
+/* A new client whose GO for this export is being answered: structured replies (and
+ * base:allocation) negotiated or not, a fetcher attached, and its
+ * IPC_FETCHER_OPENED sent: afterwards the client is in transmission unless
+ * the setup says otherwise. */
+void fz_client_in_transmission (uint32_t export_index, bool structured, bool meta);
+/* The same from 6 setup bytes: flags (1 structured, 2 base:allocation,
+ * 4 multi-conn, >> 3: the export), the fetcher's capabilities (0x80: a
+ * data pipe), the export size, the data area budget, how often the
+ * fetcher fails (per 250), and the largest piped read (in 4 KiB). */
+void fz_begin_transmission (struct fuzz_input *in);
+/* Hand the client bytes and let it consume what it can; start fetchers it
+ * asks for.  Returns false once the client is closed. */
+bool fz_client_send (const uint8_t *data, size_t len, size_t chunk);
+/* Let the client consume bytes it had to leave waiting. */
+void fz_client_process (void);
+/* The fetcher writes these bytes; the front-end reads them. */
+void fz_fetcher_write (const void *data, size_t len);
+/* A well-behaved fetcher answers up to n waiting requests (oldest first),
+ * failing those whose id hashes to a value under fail_permille/1000. */
+void fz_fetcher_answer (unsigned n, unsigned fail_permille);
+/* The fetcher exits. */
+void fz_fetcher_exit (void);
+/* Last checks: requests still waiting are answered (the fetcher exits if
+ * need be), every request got its one reply, and closing the client gives
+ * back every reference to the data area and pipe. */
+void fz_end (void);
+
+#endif

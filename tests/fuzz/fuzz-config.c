@@ -1,0 +1,151 @@
+/*
+ * fuzz-config: the children's configuration readers (config.c):
+ * config_recv_frontend and config_recv_fetcher, reading the messages the
+ * supervisor writes on CHILD_FD_CONFIG.
+ *
+ * The supervisor is the only writer, so a malformed configuration is
+ * fatal (the child exits) by design; fatal() returns here.  Input: a byte
+ * choosing the reader, then the stream.
+ *
+ * Checked: what a reader accepts is within every documented bound, and
+ * survives a round trip: written back by config_send_* and read again, it
+ * is the same configuration.  Run with ASAN_OPTIONS=detect_leaks=0: a reader that
+ * ends in fatal() leaves its allocations (the process would be gone),
+ * and libFuzzer would leak-check every such input, slowly.
+ */
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "fuzz.h"
+
+static int fd_in = -1, fd_out = -1;
+
+/* Run one reader; false if it ended in fatal(). */
+static bool
+read_config (bool fetcher_config, void *c)
+{
+  jmp_buf jump;
+  volatile bool ok = false;
+
+  fuzz_exit_jump = &jump;
+  if (setjmp (jump) == 0) {
+    if (fetcher_config)
+      config_recv_fetcher (fd_in, c);
+    else
+      config_recv_frontend (fd_in, c);
+    ok = true;
+  }
+  fuzz_exit_jump = NULL;
+  return ok;
+}
+
+/* What config_send_* wrote to fd_out becomes the next input. */
+static void
+rewind_output (void)
+{
+  off_t end = lseek (fd_out, 0, SEEK_CUR);
+  static uint8_t buf[2 * IPC_MAX_CONFIG_PAYLOAD * 2];
+  FUZZ_CHECK (end >= 0 && (size_t) end <= sizeof buf &&
+              pread (fd_out, buf, (size_t) end, 0) == end, "configuration written");
+  fuzz_memfd_fill (fd_in, buf, (size_t) end);
+}
+
+static void
+check_string (const char *s, size_t max, const char *what)
+{
+  FUZZ_CHECK (s != NULL && strlen (s) <= max, "%s of %zu bytes", what, s ? strlen (s) : 0);
+}
+
+static void
+frontend (void)
+{
+  struct frontend_config a, b;
+  uint32_t i;
+
+  if (!read_config (false, &a))
+    return;
+  FUZZ_CHECK (a.nexports >= 1 && a.nexports <= MAX_EXPORTS && a.exports != NULL,
+              "%u exports", a.nexports);
+  FUZZ_CHECK (a.client_memory >= MIN_CLIENT_MEMORY && a.client_memory <= MAX_CLIENT_MEMORY,
+              "client memory %u", a.client_memory);
+  FUZZ_CHECK (a.max_clients >= 1 && a.max_clients <= MAX_MAX_CLIENTS, "%u clients",
+              a.max_clients);
+  for (i = 0; i < a.nexports; i++) {
+    check_string (a.exports[i].name, NBD_MAX_STRING, "export name");
+    check_string (a.exports[i].description, NBD_MAX_STRING, "export description");
+  }
+  fuzz_memfd_fill (fd_out, NULL, 0);
+  FUZZ_CHECK (config_send_frontend (fd_out, &a) == 0, "an accepted configuration "
+              "cannot be sent");
+  rewind_output ();
+  FUZZ_CHECK (read_config (false, &b), "a configuration sent cannot be read back");
+  FUZZ_CHECK (a.flags == b.flags && a.handshake_timeout == b.handshake_timeout &&
+              a.nlisteners == b.nlisteners && a.client_memory == b.client_memory &&
+              a.max_clients == b.max_clients && a.nexports == b.nexports,
+              "configuration changed in a round trip");
+  for (i = 0; i < a.nexports; i++) {
+    FUZZ_CHECK (strcmp (a.exports[i].name, b.exports[i].name) == 0 &&
+                strcmp (a.exports[i].description, b.exports[i].description) == 0 &&
+                a.exports[i].readonly == b.exports[i].readonly,
+                "export %u changed in a round trip", i);
+    free (a.exports[i].name);
+    free (a.exports[i].description);
+    free (b.exports[i].name);
+    free (b.exports[i].description);
+  }
+  free (a.exports);
+  free (b.exports);
+}
+
+static void
+fetcher (void)
+{
+  struct fetcher_config a, b;
+  char **sa[] = { &a.url, &a.cainfo, &a.capath, &a.export_name, &a.auth_user,
+                  &a.auth_password };
+  char **sb[] = { &b.url, &b.cainfo, &b.capath, &b.export_name, &b.auth_user,
+                  &b.auth_password };
+  static const size_t max[] = { MAX_URL_LENGTH, MAX_PATH_LENGTH, MAX_PATH_LENGTH,
+                                NBD_MAX_STRING, MAX_SECRET_LENGTH, MAX_SECRET_LENGTH };
+  unsigned i;
+
+  if (!read_config (true, &a))
+    return;
+  FUZZ_CHECK (a.connections >= 1 && a.connections <= MAX_CONNECTIONS, "%u connections",
+              a.connections);
+  FUZZ_CHECK (a.url[0] != '\0', "empty URL");
+  for (i = 0; i < 6; i++)
+    check_string (*sa[i], max[i], "string");
+  fuzz_memfd_fill (fd_out, NULL, 0);
+  FUZZ_CHECK (config_send_fetcher (fd_out, &a) == 0, "an accepted configuration "
+              "cannot be sent");
+  rewind_output ();
+  FUZZ_CHECK (read_config (true, &b), "a configuration sent cannot be read back");
+  FUZZ_CHECK (a.flags == b.flags && a.connections == b.connections &&
+              a.connect_timeout == b.connect_timeout && a.timeout == b.timeout &&
+              a.stall_timeout == b.stall_timeout,
+              "configuration changed in a round trip");
+  for (i = 0; i < 6; i++) {
+    FUZZ_CHECK (strcmp (*sa[i], *sb[i]) == 0, "string %u changed in a round trip", i);
+    free (*sa[i]);
+    free (*sb[i]);
+  }
+}
+
+int
+LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
+{
+  if (fd_in == -1) {
+    fd_in = fuzz_memfd ("config-in");
+    fd_out = fuzz_memfd ("config-out");
+  }
+  if (size < 1)
+    return 0;
+  fuzz_memfd_fill (fd_in, data + 1, size - 1);
+  if (data[0] & 1)
+    fetcher ();
+  else
+    frontend ();
+  return 0;
+}

@@ -1,0 +1,94 @@
+/*
+ * fuzz-url-answer: the supervisor's reading of the URL checker's answer
+ * (take_url_answer in src/supervisor.c, static, so supervisor.c is
+ * compiled into this file).  The URL checker runs libcurl on the URLs
+ * given: the supervisor treats its answer as untrusted.
+ *
+ * Input: the bytes on the checker's socket, up to end of file.
+ *
+ * Checked, against a reading of struct url_checked_wire written here:
+ * the verdict (accepted, refused, malformed, no answer), and for a valid
+ * answer the strings (exact lengths, no NUL inside, a file: path that is
+ * absolute), the kind and the password flag.
+ */
+#include "fuzz.h"
+#include "supervisor.c"
+
+static int sock = -1;
+
+static uint32_t
+ne32 (const uint8_t *p)
+{
+  uint32_t v;
+  memcpy (&v, p, 4);
+  return v;
+}
+
+/* The verdict the answer deserves. */
+static enum url_answer
+expected (const uint8_t *d, size_t len)
+{
+  const size_t max = sizeof (struct url_checked_wire) + MAX_URL_MESSAGE +
+    MAX_LOG_URL_LENGTH + MAX_PATH_LENGTH;
+  const uint8_t *p = d + IPC_HEADER_SIZE;
+  uint32_t plen, flags, kind, mlen, llen, flen;
+  uint16_t type;
+  bool ok;
+
+  if (len == 0)
+    return URL_NO_ANSWER;
+  if (len < IPC_HEADER_SIZE)
+    return URL_MALFORMED;
+  memcpy (&type, d, 2);
+  plen = ne32 (d + 4);
+  if (plen > max || len - IPC_HEADER_SIZE < plen || type != IPC_URL_CHECKED || plen < 24)
+    return URL_MALFORMED;
+  flags = ne32 (p);
+  kind = ne32 (p + 4);
+  mlen = ne32 (p + 8);
+  llen = ne32 (p + 12);
+  flen = ne32 (p + 16);
+  ok = flags & URL_CHECKED_OK;
+  if ((flags & ~(URL_CHECKED_OK | URL_CHECKED_HAS_PASSWORD)) || ne32 (p + 20) != 0 ||
+      llen < 1 || llen > MAX_LOG_URL_LENGTH || mlen > MAX_URL_MESSAGE ||
+      flen > MAX_PATH_LENGTH)
+    return URL_MALFORMED;
+  if (ok ? kind > URL_FILE || mlen != 0 || (kind == URL_FILE) != (flen > 0)
+         : mlen < 1 || flen != 0)
+    return URL_MALFORMED;
+  if ((uint64_t) 24 + mlen + llen + flen != plen ||
+      memchr (p + 24, '\0', (size_t) mlen + llen + flen) != NULL ||
+      (flen > 0 && p[24 + mlen + llen] != '/'))
+    return URL_MALFORMED;
+  return ok ? URL_ACCEPTED : URL_REFUSED;
+}
+
+int
+LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
+{
+  struct export_spec e = { .name = (char *) "fuzz" };
+  char message[MAX_URL_MESSAGE + 1];
+  enum url_answer want, got;
+
+  if (sock == -1)
+    sock = fuzz_memfd ("url-answer");
+  fuzz_memfd_fill (sock, data, size);
+  want = expected (data, size);
+  got = take_url_answer (sock, &e, message);
+  FUZZ_CHECK (got == want, "answer read as %d, expected %d", got, want);
+  if (got == URL_ACCEPTED || got == URL_REFUSED) {
+    const uint8_t *p = data + IPC_HEADER_SIZE;
+    uint32_t mlen = ne32 (p + 8), llen = ne32 (p + 12), flen = ne32 (p + 16);
+    FUZZ_CHECK (strlen (e.log_url) == llen && memcmp (e.log_url, p + 24 + mlen, llen) == 0,
+                "logged URL");
+    FUZZ_CHECK (got == URL_ACCEPTED || (strlen (message) == mlen &&
+                                        memcmp (message, p + 24, mlen) == 0), "message");
+    FUZZ_CHECK (flen == 0 ? e.file_path == NULL
+                : strlen (e.file_path) == flen && e.file_path[0] == '/', "file path");
+    FUZZ_CHECK (got == URL_REFUSED || (uint32_t) e.kind == ne32 (p + 4), "kind");
+    FUZZ_CHECK (e.has_password == ((ne32 (p) & URL_CHECKED_HAS_PASSWORD) != 0), "password");
+  }
+  free (e.log_url);
+  free (e.file_path);
+  return 0;
+}

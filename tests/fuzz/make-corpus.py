@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""Write the seed corpora of tests/fuzz/corpus/NAME/: a few valid inputs
+per harness, in the input format its opening comment describes, so that
+fuzzing starts from the protocols' real paths.
+
+    tests/fuzz/make-corpus.py [DIR]     (default: tests/fuzz/corpus)
+
+Deterministic: running it again rewrites the same files.
+"""
+
+import os
+import struct
+import sys
+
+# NBD (big-endian), from src/nbd-protocol.h.
+IHAVEOPT = 0x49484156454F5054
+REQUEST_MAGIC = 0x25609513
+OPT = dict(EXPORT_NAME=1, ABORT=2, LIST=3, STARTTLS=5, INFO=6, GO=7,
+           STRUCTURED_REPLY=8, LIST_META_CONTEXT=9, SET_META_CONTEXT=10)
+CMD = dict(READ=0, WRITE=1, DISC=2, FLUSH=3, TRIM=4, CACHE=5, BLOCK_STATUS=7)
+INFO_NAME, INFO_DESCRIPTION, INFO_BLOCK_SIZE = 1, 2, 3
+FLAG_FUA, FLAG_DF, FLAG_REQ_ONE = 1, 4, 8
+
+# Internal messages (native order), from src/nbdcurld.h.
+IPC = dict(CONFIG_FRONTEND=1, CONFIG_EXPORT=2, CONFIG_FETCHER=3, CONFIG_END=4,
+           URL_CHECKED=8, FETCHER_OPENED=32, READ=33, WRITE=34, FLUSH=35,
+           REPLY=36, PIPE_DISCARD=37)
+
+
+def option(code, data=b''):
+    return struct.pack('>QII', IHAVEOPT, code, len(data)) + data
+
+
+def info_go(code, name, infos=()):
+    return option(code, struct.pack('>I', len(name)) + name +
+                  struct.pack('>H', len(infos)) +
+                  b''.join(struct.pack('>H', i) for i in infos))
+
+
+def meta(code, name, queries):
+    data = struct.pack('>I', len(name)) + name + struct.pack('>I', len(queries))
+    for q in queries:
+        data += struct.pack('>I', len(q)) + q
+    return option(code, data)
+
+
+def request(cmd, offset=0, count=0, flags=0, data=b''):
+    return struct.pack('>IHHQQI', REQUEST_MAGIC, flags, CMD[cmd], 0, offset, count) + data
+
+
+def ipc(type_, flags=0, payload=b'', id_=0, offset=0, length=0, error=0, area=0):
+    return struct.pack('<HHIQQIIQ', type_, flags, len(payload), id_, offset, length,
+                       error, area) + payload
+
+
+CLIENT_FLAGS = struct.pack('>I', 3)     # fixed newstyle, no zeroes
+
+
+def handshake():
+    requests = (request('READ', 0, 512) + request('BLOCK_STATUS', 0, 4096) +
+                request('CACHE', 4096, 512) + request('DISC'))
+    yield 'list-meta-info-go', bytes([0x00, 0xff]) + CLIENT_FLAGS + b''.join([
+        option(OPT['LIST']), option(OPT['STRUCTURED_REPLY']),
+        meta(OPT['LIST_META_CONTEXT'], b'', [b'base:']),
+        meta(OPT['SET_META_CONTEXT'], b'', [b'base:allocation']),
+        info_go(OPT['INFO'], b'ro', [INFO_NAME, INFO_DESCRIPTION]),
+        info_go(OPT['GO'], b'', [INFO_BLOCK_SIZE])]) + requests
+    yield 'export-name-zeroes', bytes([0x00, 0x03]) + struct.pack('>I', 1) + \
+        option(OPT['EXPORT_NAME'], b'ro') + request('READ', 512, 512)
+    yield 'starttls-abort', bytes([0x00, 0xff]) + CLIENT_FLAGS + \
+        option(OPT['STARTTLS']) + option(OPT['ABORT'])
+    yield 'unknown-export-open-error', bytes([0x01, 0x40]) + CLIENT_FLAGS + \
+        info_go(OPT['GO'], b'nosuch') + info_go(OPT['INFO'], b'') + \
+        info_go(OPT['GO'], b'ro')
+    yield 'writable-go', bytes([0x1c | 0x20, 0xff]) + CLIENT_FLAGS + \
+        info_go(OPT['GO'], b'') + request('WRITE', 0, 512, FLAG_FUA, bytes(range(256)) * 2) + \
+        request('FLUSH') + request('READ', 0, 512)
+    yield 'long-name', bytes([0x00, 0xff]) + CLIENT_FLAGS + \
+        info_go(OPT['INFO'], b'L' * 4096, [INFO_NAME, INFO_DESCRIPTION]) + \
+        option(OPT['LIST'])
+
+
+def transmission():
+    # flags: structured, base:allocation; caps: all, with a pipe;
+    # size 1 MiB; budget 4 chunks; no failures; pipe reads to 64 KiB.
+    setup = bytes([0x03, 0x87, 3, 1, 0, 16, 0xff])
+    yield 'structured', setup + b''.join([
+        request('READ', 0, 4096), request('READ', 4096, 65536 * 2, FLAG_DF),
+        request('WRITE', 8192, 1000, FLAG_FUA, b'w' * 1000), request('FLUSH'),
+        request('CACHE', 0, 1), request('BLOCK_STATUS', 0, 1 << 20, FLAG_REQ_ONE),
+        request('TRIM', 0, 512), request('READ', (1 << 20) - 1, 2), request('DISC')])
+    yield 'simple-failing', bytes([0x00, 0x07, 3, 2, 200, 0, 0x10]) + b''.join([
+        request('READ', 0, 512), request('WRITE', 0, 3, 0, b'abc'),
+        request('WRITE', 1 << 20, 1, 0, b'x'), request('READ', 0, 0)])
+    yield 'read-only', bytes([0x08, 0x87, 3, 3, 0, 64, 0x30]) + \
+        request('WRITE', 0, 16, 0, b'r' * 16) + request('READ', 0, 16)
+
+
+def fetcher_replies():
+    setup = bytes([0x01, 0x87, 3, 2, 0, 16])
+    ops = b''
+    # client READ (type index 0), offset 0, count 4096; WRITE; FLUSH.
+    ops += bytes([0, 0, 0]) + struct.pack('<QH', 0, 4095)
+    ops += bytes([0, 2, 1]) + struct.pack('<QH', 512, 99)
+    ops += bytes([0, 3, 0]) + struct.pack('<QH', 0, 0)
+    ops += bytes([2, 0x20, 0x02])         # REPLY, PIPED, for a waiting id
+    ops += bytes([3, 7, 0])                # proper answers
+    ops += bytes([2, 3, 0x08 | 0x10]) + struct.pack('<H', 4096)   # PIPE_DISCARD
+    ops += bytes([1, 40]) + ipc(IPC['REPLY'], id_=1 << 8)         # raw header
+    yield 'mixed', setup + ops
+    yield 'exit', setup + bytes([0, 0, 0]) + struct.pack('<QH', 0, 511) + bytes([4])
+
+
+def fetcher_requests():
+    yield 'read-write-flush', bytes([3, 7]) + \
+        ipc(IPC['READ'], id_=1, offset=0, length=4096, area=0) + \
+        ipc(IPC['WRITE'], flags=1, id_=2, offset=4096, length=512, area=65536) + \
+        ipc(IPC['FLUSH'], id_=3)
+    yield 'read-only-write', bytes([2, 0]) + ipc(IPC['READ'], id_=9, length=1) + \
+        ipc(IPC['WRITE'], id_=10, length=1)
+    yield 'partial', bytes([4, 1]) + ipc(IPC['READ'], id_=1, length=1 << 20)[:30]
+
+
+def config():
+    exports = [(0, b'', b''), (1, b'ro', b'a read-only export')]
+    msgs = ipc(IPC['CONFIG_FRONTEND'], payload=struct.pack(
+        '<6I', 4, 30, len(exports), 1, 16 << 20, 256))
+    for flags, name, desc in exports:
+        msgs += ipc(IPC['CONFIG_EXPORT'], payload=struct.pack(
+            '<4I', flags, len(name), len(desc), 0) + name + desc)
+    yield 'frontend', b'\x00' + msgs + ipc(IPC['CONFIG_END'])
+    strings = [b'http://example.invalid/disk.img', b'/etc/ssl/ca.pem', b'',
+               b'export', b'user', b'secret']
+    fw = struct.pack('<5I', 3, 16, 30, 0, 60) + struct.pack('<6I', *map(len, strings))
+    yield 'fetcher', b'\x01' + ipc(IPC['CONFIG_FETCHER'], payload=fw + b''.join(strings)) + \
+        ipc(IPC['CONFIG_END'])
+
+
+def url_answer():
+    def answer(flags, kind, message, log_url, path):
+        return ipc(IPC['URL_CHECKED'], payload=struct.pack(
+            '<6I', flags, kind, len(message), len(log_url), len(path), 0) +
+            message + log_url + path)
+    yield 'http', answer(1, 0, b'', b'http://example.invalid/disk.img', b'')
+    yield 'file', answer(3, 4, b'', b'file:///srv/disk.img', b'/srv/disk.img')
+    yield 'refused', answer(0, 0, b'gopher is not served', b'gopher://x/', b'')
+
+
+def wire():
+    data = bytes(range(64))
+    yield 'gets', struct.pack('<HB', len(data), 32) + data + \
+        bytes(range(16)) + bytes([7, 8, 4, 9, 3, 200, 10, 60, 11, 12, 2, 1, 1, 15, 8]) + b'abcdefgh'
+    yield 'string-nul', struct.pack('<HB', 8, 0) + b'ab\0cdefg' + bytes([9, 8, 16, 9, 2, 2])
+
+
+def web_reply():
+    # mode: kind (0 HEAD, 1 probe, 2 range) | 4 ETag pinned | 8 Last-Modified
+    # pinned | 0x10 empty 200 | 0x20 one byte received; size choice (index 4:
+    # 1 MiB); offset; length; ETag and date choices (0: "abc" / the first
+    # date); the first section's length; the sections.
+    date = b'Tue, 01 Dec 2026 08:00:00 GMT'
+
+    def web(mode, first, second=b'', offset=4096, length=4095, size_choice=4):
+        return bytes([mode, size_choice]) + struct.pack('<QIBBH', offset, length, 0, 0,
+                                                        len(first)) + first + second
+
+    def reply(status, headers, end=b'\r\n'):
+        return end.join([b'HTTP/1.1 ' + status] + headers + [b'', b''])
+
+    good = reply(b'206 Partial Content', [
+        b'Content-Range: bytes 4096-8191/1048576', b'ETag: "abc"',
+        b'Last-Modified: ' + date, b'Content-Length: 4096'])
+    interim = reply(b'100 Continue', []) + reply(b'103 Early Hints', [b'Link: </x>'])
+    yield 'range-crlf', web(2 | 4 | 8, good, good)
+    yield 'range-lf', web(2 | 4 | 8, good.replace(b'\r\n', b'\n'), good)
+    yield 'range-interim', web(2 | 4, interim + good, interim * 3 + good)
+    yield 'range-mixed', web(2, good.replace(b'ETag: "abc"\r\n', b'ETag: "abc"\n'), good)
+    yield 'range-200', web(2, reply(b'200 OK', [b'Content-Length: 1048576']), good)
+    yield 'range-weak-star', web(2 | 4, reply(b'206 Partial Content', [
+        b'content-range:  bytes 4096-8191/*', b'ETag: W/"abc"',
+        b'Content-Encoding: identity']), reply(b'206 x', [
+        b'Content-Range: bytes 4096-8191/1048576', b'Content-Encoding: gzip']))
+    yield 'probe', web(1 | 0x20, reply(b'206 Partial Content', [
+        b'Content-Range: bytes 0-0/1048576', b'ETag: "abc"', b'Last-Modified: ' + date,
+        b'Accept-Ranges: bytes']), reply(b'416 Range Not Satisfiable',
+                                        [b'Content-Range: bytes */0']))
+    yield 'probe-empty-200', web(1 | 0x10, reply(b'200 OK', [b'Content-Length: 0']))
+    yield 'head-redirect', web(0, reply(b'302 Found', [b'Location: /y', b'ETag: "old"']) +
+                               reply(b'200 OK', [b'ETag: "abc"', b'Last-Modified: ' + date,
+                                                 b'Accept-Ranges: none, bytes']))
+
+
+HARNESSES = {
+    'handshake': handshake, 'transmission': transmission,
+    'fetcher-replies': fetcher_replies, 'fetcher-requests': fetcher_requests,
+    'config': config, 'url-answer': url_answer, 'wire': wire,
+    'web-reply': web_reply,
+}
+
+
+def main():
+    top = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), 'corpus')
+    for name, make in HARNESSES.items():
+        d = os.path.join(top, name)
+        os.makedirs(d, exist_ok=True)
+        for seed, data in make():
+            with open(os.path.join(d, seed), 'wb') as f:
+                f.write(data)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
