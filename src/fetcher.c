@@ -319,24 +319,29 @@ take_data_pipe (const struct fetcher *f)
     fetcher_pipe_read_max = DATA_PIPE_READ_MAX;
 }
 
+/* The messages before the first request, sent at once (blocking). */
+static void
+send_control (const struct ipc_header *h)
+{
+  if (ipc_send (CHILD_FD_PEER, h, NULL) == -1) {
+    if (errno == EPIPE || errno == ECONNRESET) {
+      debug ("the front-end closed the connection before the export was open");
+      exit (h->error == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+    }
+    fatal_errno ("sending message type %u to the front-end", h->type);
+  }
+}
+
 static void
 send_opened (uint64_t size, uint32_t can, uint32_t piped_read_max, uint32_t error)
 {
-  struct ipc_header h = {
-    .type = IPC_FETCHER_OPENED,
-    .flags = (uint16_t) can,
-    .offset = size,
-    .length = piped_read_max,
-    .error = error,
-  };
-
-  if (ipc_send (CHILD_FD_PEER, &h, NULL) == -1) {
-    if (errno == EPIPE || errno == ECONNRESET) {
-      debug ("the front-end closed the connection before the export was open");
-      exit (error == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
-    }
-    fatal_errno ("sending IPC_FETCHER_OPENED to the front-end");
-  }
+  send_control (&(struct ipc_header) {
+      .type = IPC_FETCHER_OPENED,
+      .flags = (uint16_t) can,
+      .offset = size,
+      .length = piped_read_max,
+      .error = error,
+    });
 }
 
 static void
@@ -519,6 +524,8 @@ fetcher_main (void)
   if (!backend->open_reads_untrusted)
     open_or_exit (&f, backend);
   fetcher_sandbox (&f);
+  /* The front-end lets the next fetcher start now (nbdcurld.h). */
+  send_control (&(struct ipc_header) { .type = IPC_FETCHER_STARTED });
   if (backend->open_reads_untrusted)
     open_or_exit (&f, backend);
 

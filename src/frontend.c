@@ -354,6 +354,8 @@ area_map (int fd)
 void
 drop_fetcher (struct client *c)
 {
+  if (c->spawn != SPAWN_NONE)
+    fetcher_start_done (c);
   if (c->fetcher_fd >= 0)
     close (c->fetcher_fd);          /* the fetcher exits on EOF */
   c->fetcher_fd = -1;
@@ -700,19 +702,53 @@ client_wants_input (const struct client *c)
 
 /* ---- Fetchers, through the supervisor. ---- */
 
+/* Ask the supervisor for the fetchers of the clients waiting their turn,
+ * oldest first, while fewer than max_fetchers_starting are starting. */
+static void
+start_waiting_fetchers (void)
+{
+  while (fe.fetchers_starting < fe.max_fetchers_starting) {
+    struct client *next = NULL;
+    struct ipc_header h = { .type = IPC_SPAWN_FETCHER };
+    unsigned i;
+
+    for (i = 0; i < fe.nclients; i++) {
+      struct client *c = fe.clients[i];
+      if (!c->dead && c->spawn == SPAWN_QUEUED &&
+          (next == NULL || c->spawn_turn < next->spawn_turn))
+        next = c;
+    }
+    if (next == NULL)
+      return;
+    h.id = next->token;
+    h.length = next->export_index;
+    if (ipc_send_packet (fe.control_fd, &h, NULL, 0) == -1)
+      fatal_errno ("asking the supervisor for a fetcher");
+    next->spawn = SPAWN_STARTING;
+    fe.fetchers_starting++;
+  }
+}
+
+void
+fetcher_start_done (struct client *c)
+{
+  if (c->spawn == SPAWN_STARTING)
+    fe.fetchers_starting--;             /* counted when asked for */
+  c->spawn = SPAWN_NONE;
+  start_waiting_fetchers ();
+}
+
 int
 request_fetcher (struct client *c, uint32_t export_index)
 {
-  struct ipc_header h = {
-    .type = IPC_SPAWN_FETCHER, .id = c->token, .length = export_index,
-  };
-
-  if (ipc_send_packet (fe.control_fd, &h, NULL, 0) == -1)
-    fatal_errno ("asking the supervisor for a fetcher");
+  c->export_index = export_index;
   c->fetcher_spawns++;
+  c->spawn = SPAWN_QUEUED;
+  c->spawn_turn = ++fe.spawn_turns;
   /* The wait is the server's: the handshake timeout stops meanwhile (it
    * starts again once the export is open), with a bound of its own. */
   c->deadline_ms = now_ms () + (uint64_t) FETCHER_OPEN_TIMEOUT * 1000;
+  start_waiting_fetchers ();
   return 0;
 }
 
@@ -767,6 +803,7 @@ frontend_dispatch_supervisor (void)
   }
   if (h.error != 0) {
     warn ("client %s: no fetcher could be started (%s)", c->peer, strerror ((int) h.error));
+    fetcher_start_done (c);
     handshake_fetcher_opened (c, h.error);
     return;
   }
@@ -1041,6 +1078,12 @@ frontend_main (void)
   fe.control_fd = CHILD_FD_PEER;
   set_nonblocking (fe.control_fd);
   fit_descriptor_budget ();
+  {
+    long cpus = sysconf (_SC_NPROCESSORS_ONLN);
+    fe.max_fetchers_starting = cpus > 0 ? FETCHER_STARTS_PER_CPU * (unsigned) cpus : 0;
+    if (fe.max_fetchers_starting < MIN_FETCHER_STARTS)
+      fe.max_fetchers_starting = MIN_FETCHER_STARTS;
+  }
   fe.clients = calloc ((size_t) fe.max_clients + ACCEPTS_PER_ROUND, sizeof *fe.clients);
   if (fe.clients == NULL)
     fatal_errno ("calloc");

@@ -143,6 +143,11 @@ struct client {
   uint32_t pending_export;
   bool want_name, want_description;
 
+  /* Its fetcher's start (request_fetcher): waiting for a turn, or
+   * asked for and not yet started (counted in fe.fetchers_starting). */
+  enum { SPAWN_NONE, SPAWN_QUEUED, SPAWN_STARTING } spawn;
+  uint64_t spawn_turn;          /* first come, first served */
+
   /* The export chosen, and its fetcher. */
   int fetcher_fd;               /* -1 when none */
   bool fetcher_open;            /* IPC_FETCHER_OPENED received */
@@ -187,6 +192,9 @@ struct frontend {
   unsigned accepts_left;        /* this round's */
   uint64_t next_token;
   uint64_t unix_peers;          /* numbers Unix-socket peers in log lines */
+  unsigned fetchers_starting;   /* clients in SPAWN_STARTING */
+  unsigned max_fetchers_starting;
+  uint64_t spawn_turns;
 };
 
 extern struct frontend fe;
@@ -208,6 +216,8 @@ uint8_t *area_address (const struct area_span *span);
 void area_unref (struct data_area *a);
 void client_close (struct client *c, const char *why);
 int request_fetcher (struct client *c, uint32_t export_index);
+/* The client's fetcher has started, or will not: another may start. */
+void fetcher_start_done (struct client *c);
 void drop_fetcher (struct client *c);
 
 /* handshake.c */

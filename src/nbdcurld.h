@@ -74,6 +74,17 @@
  * connection with: the listeners rest this long instead of waking the
  * loop at once again. */
 #define ACCEPT_PAUSE_MS           250u
+/* Fetchers the front-end has asked for and that have not yet said they
+ * started (IPC_FETCHER_STARTED), at most FETCHER_STARTS_PER_CPU per CPU
+ * and at least MIN_FETCHER_STARTS: further requests wait their turn in
+ * the front-end.  A fetcher's start is CPU work (exec, loading libcurl's
+ * libraries, the sandbox: about 30 ms); started all at once, 256 of them
+ * starved the supervisor that forks them, so the last started 11 s after
+ * the first (measured: 256 clients at once, tests/load.py).  The slot is
+ * given back before the fetcher opens its URL, so a slow web server
+ * holds no one else's. */
+#define FETCHER_STARTS_PER_CPU    2u
+#define MIN_FETCHER_STARTS        4u
 /* Seconds a client may wait for its export to open (the fetcher's connect
  * and stall timeouts bound it in practice); the handshake timeout does not
  * run meanwhile, since that time is the server's, not the client's. */
@@ -277,6 +288,9 @@ enum ipc_type {
   IPC_PIPE_DISCARD,        /* fetcher -> fe: length = bytes of a failed read
                               that are next in the data pipe: drop them;
                               payload 0 */
+  IPC_FETCHER_STARTED,     /* fetcher -> fe, before IPC_FETCHER_OPENED: its
+                              start (exec, libraries, sandbox) is done and it
+                              opens the export now; every field 0, payload 0 */
 };
 
 /* IPC_FETCHER_OPENED flags: what the opened export can do. */

@@ -354,7 +354,13 @@ fetcher_message_done (struct client *c, const struct ipc_header *h)
   struct writer w;
   uint32_t slot;
 
+  if (h->type == IPC_FETCHER_STARTED) {
+    fetcher_start_done (c);
+    return;
+  }
   if (h->type == IPC_FETCHER_OPENED) {
+    if (c->spawn != SPAWN_NONE)
+      fetcher_start_done (c);           /* it failed before its sandbox */
     c->fetcher_open = true;
     c->export_size = h->offset;
     c->fetcher_caps = h->flags;
@@ -415,6 +421,10 @@ check_fetcher_header (const struct client *c, const struct ipc_header *h)
 
   if (h->payload_len != 0 || h->area_offset != 0)
     return false;
+  /* Once, before it opens: every field 0. */
+  if (h->type == IPC_FETCHER_STARTED)
+    return !c->fetcher_open && c->spawn == SPAWN_STARTING && c->state == CLIENT_WAIT_FETCHER &&
+      h->flags == 0 && h->id == 0 && h->offset == 0 && h->length == 0 && h->error == 0;
   if (!c->fetcher_open)
     return h->type == IPC_FETCHER_OPENED && c->state == CLIENT_WAIT_FETCHER &&
       !(h->error == 0 &&

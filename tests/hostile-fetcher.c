@@ -21,6 +21,13 @@
  *                 with nothing written there
  *   pipe-short    the same with a byte fewer written than the read asked
  *   pipe-discard  IPC_PIPE_DISCARD longer than any read that the pipe takes
+ *   pipe-discard-flood many IPC_PIPE_DISCARD of one byte for every read (one
+ *                 per read in flight is the most a fetcher may send)
+ *   started-twice IPC_FETCHER_STARTED twice before IPC_FETCHER_OPENED
+ *   started-late  IPC_FETCHER_STARTED after IPC_FETCHER_OPENED
+ *   started-fields IPC_FETCHER_STARTED with a field that is not 0
+ * Every mode but the started-* ones starts as a real fetcher does: with
+ * IPC_FETCHER_STARTED, then IPC_FETCHER_OPENED.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,7 +65,15 @@ hostile_fetcher_main (const char *mode)
     exit (EXIT_FAILURE);
   if (strcmp (mode, "bad-open") == 0)
     opened.flags = 0x8000;
+  if (strncmp (mode, "started-", 8) != 0 || strcmp (mode, "started-twice") == 0)
+    send_or_exit (&(struct ipc_header) { .type = IPC_FETCHER_STARTED }, NULL);
+  if (strcmp (mode, "started-twice") == 0)
+    send_or_exit (&(struct ipc_header) { .type = IPC_FETCHER_STARTED }, NULL);
+  if (strcmp (mode, "started-fields") == 0)
+    send_or_exit (&(struct ipc_header) { .type = IPC_FETCHER_STARTED, .length = 1 }, NULL);
   send_or_exit (&opened, NULL);
+  if (strcmp (mode, "started-late") == 0)
+    send_or_exit (&(struct ipc_header) { .type = IPC_FETCHER_STARTED }, NULL);
 
   for (;;) {
     struct ipc_header req, rep = { .type = IPC_REPLY };
@@ -101,6 +116,20 @@ hostile_fetcher_main (const char *mode)
         rep.type = IPC_PIPE_DISCARD;
         rep.id = 0;
         rep.length = DATA_PIPE_READ_MAX + 1;
+      }
+      else if (strcmp (mode, "pipe-discard-flood") == 0) {
+        /* Each discard's byte is in the pipe, so only their number is
+         * wrong; then the read's real data. */
+        struct ipc_header discard = { .type = IPC_PIPE_DISCARD, .length = 1 };
+        for (i = 0; i < 2 * MAX_INFLIGHT_PER_CLIENT; i++) {
+          if (write_full (CHILD_FD_DATA_PIPE, "x", 1) == -1)
+            exit (EXIT_FAILURE);
+          send_or_exit (&discard, NULL);
+        }
+        rep.type = IPC_REPLY;
+        rep.flags = IPC_REPLY_PIPED;
+        if (write_full (CHILD_FD_DATA_PIPE, area + req.area_offset, req.length) == -1)
+          exit (EXIT_FAILURE);
       }
       else
         rep.flags = IPC_REPLY_PIPED;

@@ -5,7 +5,7 @@
 # $NBDCURLD_FETCHER) with a socketpair on fd 3 (the
 # front-end's side is ours) and a configuration pipe on fd 4, exactly as
 # the supervisor would, and checks:
-#   - IPC_FETCHER_OPENED: size and flags; ENOENT and exit 1 for a missing
+#   - IPC_FETCHER_STARTED, then IPC_FETCHER_OPENED: size and flags; ENOENT and exit 1 for a missing
 #     file;
 #   - reads at odd offsets and lengths return exactly the file's bytes;
 #     writes (with FUA) and flushes land;
@@ -47,6 +47,7 @@ FETCHER_WIRE = struct.Struct("=11I")    # struct fetcher_config_wire
 IPC_CONFIG_FETCHER = 3
 IPC_CONFIG_END = 4
 IPC_FETCHER_OPENED = 32
+IPC_FETCHER_STARTED = 38
 IPC_READ = 33
 IPC_WRITE = 34
 IPC_FLUSH = 35
@@ -164,8 +165,14 @@ class Fetcher:
         return h, payload
 
     def opened(self):
-        (type_, flags, plen, _, size, _, error, _), _ = self.recv_message()
-        check(type_ == IPC_FETCHER_OPENED, "first message is OPENED, not %d" % type_)
+        """IPC_FETCHER_STARTED (all zero), then IPC_FETCHER_OPENED; a
+        fetcher that fails before its sandbox sends only the latter."""
+        h, _ = self.recv_message()
+        if h[0] == IPC_FETCHER_STARTED:
+            check(h[1:] == (0,) * 7, "STARTED has every field 0: %r" % (h,))
+            h, _ = self.recv_message()
+        (type_, flags, plen, _, size, _, error, _) = h
+        check(type_ == IPC_FETCHER_OPENED, "then OPENED, not %d" % type_)
         check(plen == 0, "OPENED has no payload")
         return size, flags, error
 

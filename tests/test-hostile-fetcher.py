@@ -20,7 +20,8 @@ import nbd
 NBDCURLD_TEST = os.environ.get("NBDCURLD_TEST", "build/tests/nbdcurld-test")
 MODES = ["payload", "area-offset", "unknown-id", "duplicate", "bad-type",
          "huge-payload", "die", "bad-open", "garbage", "pipe-lie", "pipe-short",
-         "pipe-discard"]
+         "pipe-discard", "pipe-discard-flood", "started-twice", "started-late",
+         "started-fields"]
 CHECKER_LIES = ["kind", "flags", "type", "trailing", "nul", "long-log",
                 "relative-path", "http-path"]
 SIZE = 1024 * 1024
