@@ -780,9 +780,17 @@ area_release (struct area_span *span)
   span->area = NULL;
 }
 
+/* As frontend.c, with one client: its start is over. */
+void
+fetcher_start_done (struct client *c)
+{
+  c->spawn = SPAWN_NONE;
+}
+
 void
 drop_fetcher (struct client *c)
 {
+  fetcher_start_done (c);
   if (c->fetcher_fd >= 0)
     close (c->fetcher_fd);
   if (fz.fetcher_peer >= 0)
@@ -833,6 +841,9 @@ request_fetcher (struct client *c, uint32_t export_index)
               c->fetcher_spawns);
   /* As frontend.c: the handshake timer stops, the open has a bound. */
   c->deadline_ms = now_ms () + (uint64_t) FETCHER_OPEN_TIMEOUT * 1000;
+  c->export_index = export_index;
+  /* One client: its turn comes at once. */
+  c->spawn = SPAWN_STARTING;
   fz.spawn_requested = true;
   return 0;
 }
@@ -879,12 +890,18 @@ start_fetcher (void)
 
   fz.spawn_requested = false;
   if (fz.setup.open == FZ_OPEN_NO_FETCHER) {
+    fetcher_start_done (c);
     handshake_fetcher_opened (c, EAGAIN);
     return;
   }
   attach_fetcher ();
   switch (fz.setup.open) {
   case FZ_OPEN_OK:
+    {
+      /* As a real fetcher: started, then opened. */
+      struct ipc_header started = { .type = IPC_FETCHER_STARTED };
+      fz_fetcher_write (&started, sizeof started);
+    }
     h.flags = (uint16_t) fz.setup.caps;
     h.offset = fz.setup.size;
     h.length = fz.setup.pipe ? fz.setup.pipe_read_max : 0;

@@ -1,7 +1,7 @@
 /*
  * fuzz-fetcher-replies: the front-end's reading of a hostile fetcher
  * (transmission_read_fetcher and what it accepts: IPC_REPLY,
- * IPC_PIPE_DISCARD, IPC_FETCHER_OPENED out of turn, anything else).
+ * IPC_PIPE_DISCARD, IPC_FETCHER_STARTED and IPC_FETCHER_OPENED out of turn, anything else).
  *
  * Input: the 6 setup bytes of fuzz-transmission, then operations: the
  * client sends a request (type, flags, offset, length, and a write's
@@ -69,6 +69,7 @@ fetcher_header (struct fuzz_input *in)
 {
   static const uint16_t types[] = {
     IPC_REPLY, IPC_REPLY, IPC_REPLY, IPC_PIPE_DISCARD, IPC_FETCHER_OPENED, IPC_READ,
+    IPC_FETCHER_STARTED,
   };
   uint8_t a = fuzz_u8 (in), b = fuzz_u8 (in);
   struct ipc_header h = { .type = types[a % (sizeof types / sizeof types[0])] };
