@@ -362,6 +362,7 @@ drop_fetcher (struct client *c)
   c->fetcher_open = false;
   outq_clear (&c->to_fetcher);
   memset (&c->fin, 0, sizeof c->fin);
+  c->discards_unmatched = 0;
   if (c->area) {
     area_unref (c->area);           /* replies still queued keep it */
     c->area = NULL;

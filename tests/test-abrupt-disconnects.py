@@ -13,7 +13,7 @@ time) each connect over TCP, finish GO, send four 1 MiB reads without
 reading the replies, and close with SO_LINGER 0 (a TCP RST); every third
 one resets right after sending GO instead, while its fetcher is made.  Checks that
 within 10 s (x the time factor) the descriptors and processes are back to
-exactly their starting numbers, that the front-end's RSS is within 8 MiB
+exactly their starting numbers, that the front-end's RSS is within 8 MiB (32 MiB under a sanitizer, whose quarantine keeps freed memory)
 of its start, and that a new client reads right.
 TAP output.
 """
@@ -28,7 +28,10 @@ import nbdraw as N                                       # noqa: E402
 IMG_SIZE = 32 * 1024 * 1024
 DISCONNECTS = 200
 PARALLEL = 8
-RSS_SLACK_KIB = 8 * 1024
+# Under a sanitizer freed memory is not reused at once (ASan's quarantine
+# keeps up to 256 MiB of it), so 200 closed clients' records (19 KiB
+# each) and queues show in the RSS there without being leaked.
+RSS_SLACK_KIB = (32 if N.sanitized() else 8) * 1024
 MIB = 1024 * 1024
 
 TMP = None
