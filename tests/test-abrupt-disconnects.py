@@ -13,8 +13,9 @@ time) each connect over TCP, finish GO, send four 1 MiB reads without
 reading the replies, and close with SO_LINGER 0 (a TCP RST); every third
 one resets right after sending GO instead, while its fetcher is made.  Checks that
 within 10 s (x the time factor) the descriptors and processes are back to
-exactly their starting numbers, that the front-end's RSS is within 8 MiB (32 MiB under a sanitizer, whose quarantine keeps freed memory)
-of its start, and that a new client reads right.
+exactly their starting numbers, that the front-end's RSS is within 8 MiB
+of its start (32 MiB under a sanitizer, whose quarantine keeps freed
+memory), and that a new client reads right.
 TAP output.
 """
 
