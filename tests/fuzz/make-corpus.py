@@ -190,11 +190,51 @@ def web_reply():
                                                  b'Accept-Ranges: none, bytes']))
 
 
+def direct_reply():
+    # configuration: bits 0-1 connections - 1, bits 2-3 pipe (2: 64 KiB,
+    # reads to 16 KiB direct), 0x10 ETag pinned, 0x20 Last-Modified; the
+    # reads (flags: 1 continues the one before, 2 waits for those before,
+    # 4 short; offset / 16; length - 1); the reply plans (kind, flags,
+    # parameter; kinds: 0-1 correct, 2 status, 3 Content-Range, 4
+    # validator, 5 coding, 6 line ends, 7 interim, 8 truncated, 9 length,
+    # 10 syntax, 11 raw, 12 close); raw header bytes; then the pacing
+    # (control byte, segment lengths).
+    def direct(conf, reads, plans=(), raw=b'', pace=b''):
+        return bytes([conf, len(reads) - 1]) + b''.join(
+            struct.pack('<BHH', f, off, length - 1) for f, off, length in reads) + \
+            bytes([len(plans)]) + b''.join(bytes(pl) for pl in plans) + \
+            struct.pack('<H', len(raw)) + raw + pace
+
+    chain = [(2, 256, 4096)] + [(3, 0, 4096)] * 5
+    yield 'keepalive-good', direct(0x38, chain, [
+        (0, 0, 0), (0, 0x80, 0), (1, 0x10, 0), (0, 0x03, 0x71), (0, 0x24, 0x06), (1, 0x08 | 0x40, 0x20)],
+        pace=bytes([0x03, 10, 50, 0x80, 0x81, 0x07, 1, 2, 3, 0x90]) * 8)
+    yield 'coalesced-two-conns', direct(0x39, [(0, 64, 1000)] + [(1, 0, 1000)] * 7,
+                                        pace=bytes([0x01, 0x85, 0x04, 0x20]) * 16)
+    mixed = [(2 if i % 3 == 0 else 0, 97 * i + 3, 500 + 700 * i) for i in range(12)]
+    yield 'damaged-mix', direct(0x3a, mixed, [
+        (2, 0, 0), (3, 0, 0), (3, 1, 8), (4, 0, 1), (4, 0, 0), (5, 0, 0), (5, 0, 4),
+        (9, 0, 0), (9, 0, 2), (9, 0, 4), (10, 0, 0), (10, 0, 7), (10, 40, 8), (10, 0, 9)],
+        pace=bytes([0x07, 0x80, 0x40, 0x10, 0x02, 0x85, 0x85]) * 10)
+    yield 'interim-line-ends', direct(0x39, [(2, 300 * i, 3000) for i in range(8)], [
+        (7, 0, 2), (7, 0, 5), (7, 1, 0x31), (6, 0, 3), (6, 2, 0), (6, 1, 0x80),
+        (0, 0x13, 0x70), (9, 0, 3)])
+    yield 'tiny-segments-small-pipe', direct(0x30, [(2, 10 * i, 1000) for i in range(6)],
+                                             pace=bytes([0x03, 0, 0, 0, 0]) * 400)
+    header = (b'HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 4096-8191/1048576'
+              b'\r\nETag: "v1"\r\nContent-Length: 4096\r\n\r\n')
+    yield 'raw', direct(0x38, [(0, 256, 4096), (3, 0, 4096)],
+                        [(11, len(header) % 4, len(header) // 4), (11, 0, 8)], header)
+    yield 'closes-and-stalls', direct(0xf9, [(2, 1000 * i, 2000) for i in range(10)], [
+        (8, 0, 100), (12, 0, 0), (8, 1, 128), (12, 1, 0), (0, 0x80, 0), (2, 0, 13),
+        (0, 0x40, 0x41), (7, 1, 0)], pace=bytes([0x08, 0x90, 0x01, 0x85, 0x85, 0x0c, 0x40, 0x10]) * 20)
+
+
 HARNESSES = {
     'handshake': handshake, 'transmission': transmission,
     'fetcher-replies': fetcher_replies, 'fetcher-requests': fetcher_requests,
     'config': config, 'url-answer': url_answer, 'wire': wire,
-    'web-reply': web_reply,
+    'web-reply': web_reply, 'direct-reply': direct_reply,
 }
 
 
