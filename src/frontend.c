@@ -133,32 +133,39 @@ chunk_free (struct outq *q, struct chunk *ch)
 }
 
 /* Copy len bytes to the end of the queue.  Small ones (reply headers,
- * errors, option replies) go into a shared pack buffer at the tail when
- * there is room, so that many small replies cost one record and one
- * allocation, not two each. */
+ * errors, option replies) go into a pack buffer at the tail when there is
+ * room, so that a run of small replies costs a few records and
+ * allocations, not two each.  A pack buffer starts just big enough and
+ * the next one in a run is twice the size, up to OUTQ_PACK_BUFFER: a
+ * read's reply header, followed by its data, keeps a small allocation
+ * (its memory counts towards the client's share, and a large one would
+ * throttle pipelined reads), while a flood of errors is packed. */
 void
 outq_push_copy (struct outq *q, const void *data, size_t len)
 {
   struct chunk *t = q->tail;
-  size_t cap;
+  size_t cap = len > 0 ? len : 1;
   uint8_t *p;
 
-  if (t && t->packable && len <= t->alloc_len) {
+  if (t && t->packable) {
     uint8_t *end = t->data + t->len;
     /* end lies inside the pack buffer: data only moves forward in it. */
-    if ((size_t) (end - (uint8_t *) t->to_free) <= t->alloc_len - len) {
+    if (len <= t->alloc_len && (size_t) (end - (uint8_t *) t->to_free) <= t->alloc_len - len) {
       memcpy (end, data, len);
       t->len += len;
       q->bytes += len;
       return;
     }
+    if (len < OUTQ_PACK_BUFFER / 4)
+      cap = t->alloc_len * 2 < OUTQ_PACK_BUFFER ? t->alloc_len * 2 : OUTQ_PACK_BUFFER;
   }
-  cap = len < OUTQ_PACK_BUFFER / 4 ? OUTQ_PACK_BUFFER : (len > 0 ? len : 1);
+  if (cap < len)
+    cap = len;
   p = malloc (cap);
   if (p == NULL)
     fatal_errno ("malloc");
   memcpy (p, data, len);
-  outq_append (q, p, cap, p, len)->packable = cap == OUTQ_PACK_BUFFER;
+  outq_append (q, p, cap, p, len)->packable = len < OUTQ_PACK_BUFFER / 4;
 }
 
 static void
