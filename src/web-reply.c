@@ -453,6 +453,16 @@ check_range (struct web_reply *r)
                        r->content_range_text, req->size);
     return false;
   }
+  /* A total of "*" is allowed (RFC 9110), but then only a validator
+   * pinned at open, sent as a precondition, says this is still the same
+   * object; with none, the reply could be another object's bytes. */
+  if (!r->range_total_known && req->etag == NULL && req->last_modified == NULL) {
+    web_reply_problem (r, "Content-Range %s does not give the object's size, and the "
+                       "server gave no ETag or Last-Modified when the export was "
+                       "opened: nothing shows the object is still the same",
+                       r->content_range_text);
+    return false;
+  }
   if (r->etag_differs) {
     web_reply_problem (r, "the object changed: ETag %s, was %s", r->validator_text,
                        req->etag);

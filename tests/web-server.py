@@ -83,6 +83,11 @@
 #                       /trickle/), and every later one is damaged (a 206
 #                       with Content-Encoding: gzip and other bytes of the
 #                       range's length), then the connection is closed
+#   /unknown-total/FILE 206 replies whose Content-Range gives the total as
+#                       "*" (unknown), with validators as usual
+#   /unknown-total-unpinned/FILE  the same without ETag or Last-Modified
+#                       anywhere: nothing tells the reads that the object
+#                       is still the one opened
 #
 # The port is printed on stdout (one line) once the server listens, so a
 # test can start it with port 0 and read the port back.  One line per
@@ -118,7 +123,8 @@ MODES = {
     "huge-headers", "garbage-status", "huge-length", "two-lengths",
     "nul-header", "many-interim", "mangle", "folded-first", "mixed-line-ends",
     "fallback-500", "fallback-range", "fallback-etag", "interim-segments",
-    "interim-flood", "slow-body", "reuse-damaged",
+    "interim-flood", "slow-body", "reuse-damaged", "unknown-total",
+    "unknown-total-unpinned",
 }
 TRICKLE_BYTES = 600
 INTERIM_FEW = 3             # nbdcurld takes MAX_INTERIM_RESPONSES (4)
@@ -336,6 +342,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         last_modified = email.utils.formatdate(mtime, usegmt=True)
         validators = [("ETag", etag), ("Last-Modified", last_modified),
                       ("Accept-Ranges", "bytes")]
+        if mode == "unknown-total-unpinned":
+            validators = [("Accept-Ranges", "bytes")]
 
         if not self.preconditions_ok(etag, mtime):
             self.reply(412, validators, b"precondition failed\n")
@@ -469,7 +477,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_response(206)
         for k, v in validators:
             self.send_header(k, v)
-        self.send_header("Content-Range", "bytes %d-%d/%d" % (first, last, total))
+        self.send_header("Content-Range", "bytes %d-%d/%s" % (
+            first, last, "*" if mode.startswith("unknown-total") else total))
         self.send_header("Content-Length", str(length))
         if mode == "huge-headers":
             for i in range(20):

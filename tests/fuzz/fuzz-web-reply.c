@@ -23,8 +23,8 @@
  *     in a row, and the last response is not an interim one;
  *   - a range read's reply only if it is a 206 with exactly one
  *     Content-Range, "bytes FIRST-LAST/TOTAL" naming exactly the range
- *     and the pinned size (TOTAL "*", an unknown size, is let through:
- *     web-reply.c allows it, the validators still guard the object), the
+ *     and the pinned size (TOTAL "*", an unknown size, is let through
+ *     only when a validator was pinned: then it guards the object), the
  *     pinned ETag (weak comparison) and Last-Modified, and no content
  *     coding other than identity; a probe's only if it is a 206;
  *   - the probe's verdict gives a size only for "206" with "bytes
@@ -338,6 +338,8 @@ oracle_end (struct oracle *o)
            o->cr.last != req->offset + req->length - 1 ||
            (o->cr.total_known && o->cr.total != req->size))
     refuse (o, "another range");
+  else if (!o->cr.total_known && req->etag == NULL && req->last_modified == NULL)
+    refuse (o, "an unknown total with no validator pinned");
   else if (o->encoded)
     refuse (o, "a content coding");
   else if (o->etag_differs)
