@@ -51,6 +51,20 @@ rewind_output (void)
   fuzz_memfd_fill (fd_in, buf, (size_t) end);
 }
 
+/* Send an accepted configuration `sent` the way the supervisor does and
+ * read it back into `back`, as its child would: both must work. */
+static void
+round_trip (bool fetcher_config, const void *sent, void *back)
+{
+  fuzz_memfd_fill (fd_out, NULL, 0);
+  FUZZ_CHECK ((fetcher_config ? config_send_fetcher (fd_out, sent)
+                              : config_send_frontend (fd_out, sent)) == 0,
+              "an accepted configuration cannot be sent");
+  rewind_output ();
+  FUZZ_CHECK (read_config (fetcher_config, back),
+              "a configuration sent cannot be read back");
+}
+
 static void
 check_string (const char *s, size_t max, const char *what)
 {
@@ -75,11 +89,7 @@ frontend (void)
     check_string (a.exports[i].name, NBD_MAX_STRING, "export name");
     check_string (a.exports[i].description, NBD_MAX_STRING, "export description");
   }
-  fuzz_memfd_fill (fd_out, NULL, 0);
-  FUZZ_CHECK (config_send_frontend (fd_out, &a) == 0, "an accepted configuration "
-              "cannot be sent");
-  rewind_output ();
-  FUZZ_CHECK (read_config (false, &b), "a configuration sent cannot be read back");
+  round_trip (false, &a, &b);
   FUZZ_CHECK (a.flags == b.flags && a.handshake_timeout == b.handshake_timeout &&
               a.nlisteners == b.nlisteners && a.client_memory == b.client_memory &&
               a.max_clients == b.max_clients && a.nexports == b.nexports,
@@ -117,11 +127,7 @@ fetcher (void)
   FUZZ_CHECK (a.url[0] != '\0', "empty URL");
   for (i = 0; i < 6; i++)
     check_string (*sa[i], max[i], "string");
-  fuzz_memfd_fill (fd_out, NULL, 0);
-  FUZZ_CHECK (config_send_fetcher (fd_out, &a) == 0, "an accepted configuration "
-              "cannot be sent");
-  rewind_output ();
-  FUZZ_CHECK (read_config (true, &b), "a configuration sent cannot be read back");
+  round_trip (true, &a, &b);
   FUZZ_CHECK (a.flags == b.flags && a.connections == b.connections &&
               a.connect_timeout == b.connect_timeout && a.timeout == b.timeout &&
               a.stall_timeout == b.stall_timeout,
