@@ -26,6 +26,36 @@ put_string (struct writer *w, const char *s)
   return writer_put_bytes (w, s, strlen (s));
 }
 
+static int
+send_tls_settings (int fd, const struct tls_settings *t)
+{
+  struct tls_config_wire tw = {
+    .mode = t->mode, .flags = t->flags,
+    .priority_len = (uint32_t) strlen (t->priority),
+    .cert_len = t->cert_len, .ca_len = t->ca_len, .crl_len = t->crl_len,
+  };
+  size_t cap = sizeof tw + MAX_TLS_PRIORITY + 3 * MAX_TLS_FILE_SIZE;
+  uint8_t *buf = malloc (cap);
+  struct writer w;
+  int r;
+
+  if (buf == NULL)
+    return -1;
+  writer_init (&w, buf, cap);
+  if (writer_put_bytes (&w, &tw, sizeof tw) == -1 ||
+      put_string (&w, t->priority) == -1 ||
+      writer_put_bytes (&w, t->cert, t->cert_len) == -1 ||
+      writer_put_bytes (&w, t->ca, t->ca_len) == -1 ||
+      writer_put_bytes (&w, t->crl, t->crl_len) == -1) {
+    free (buf);
+    errno = E2BIG;
+    return -1;
+  }
+  r = send_message (fd, IPC_CONFIG_TLS, buf, w.pos);
+  free (buf);
+  return r;
+}
+
 int
 config_send_frontend (int fd, const struct frontend_config *c)
 {
@@ -60,6 +90,25 @@ config_send_frontend (int fd, const struct frontend_config *c)
     if (send_message (fd, IPC_CONFIG_EXPORT, buf, w.pos) == -1)
       return -1;
   }
+  for (i = 0; i < c->nrules; i++) {
+    const struct access_rule *a = &c->rules[i];
+    struct access_rule_wire aw = {
+      .export_index = a->export_index, .kind = a->kind, .prefix = a->prefix,
+      .name_len = a->name ? (uint32_t) strlen (a->name) : 0,
+    };
+    struct writer w;
+    memcpy (aw.addr, a->addr, sizeof aw.addr);
+    writer_init (&w, buf, sizeof buf);
+    if (writer_put_bytes (&w, &aw, sizeof aw) == -1 ||
+        (a->name && put_string (&w, a->name) == -1)) {
+      errno = E2BIG;
+      return -1;
+    }
+    if (send_message (fd, IPC_CONFIG_ACCESS, buf, w.pos) == -1)
+      return -1;
+  }
+  if (c->tls.mode != TLS_OFF && send_tls_settings (fd, &c->tls) == -1)
+    return -1;
   return send_message (fd, IPC_CONFIG_END, NULL, 0);
 }
 
@@ -134,6 +183,89 @@ get_string (struct reader *r, uint32_t len, uint32_t max, const char *what)
   return s;
 }
 
+/* A --allow rule for one of nexports exports. */
+static void
+recv_access_rule (struct reader *r, uint32_t nexports, struct access_rule *a)
+{
+  struct access_rule_wire aw;
+  bool identity;
+
+  if (reader_get_bytes (r, &aw, sizeof aw) == -1)
+    fatal ("configuration: bad access rule");
+  identity = aw.kind == ACCESS_PSK || aw.kind == ACCESS_CERT_DN || aw.kind == ACCESS_CERT_SAN;
+  if (aw.export_index >= nexports || aw.kind < ACCESS_ADDRESS4 || aw.kind > ACCESS_CERT_SAN ||
+      (aw.kind == ACCESS_ADDRESS4 && aw.prefix > 32) ||
+      (aw.kind == ACCESS_ADDRESS6 && aw.prefix > 128) ||
+      (identity ? aw.name_len < 1 : aw.name_len != 0))
+    fatal ("configuration: bad access rule");
+  a->export_index = aw.export_index;
+  a->kind = aw.kind;
+  a->prefix = aw.prefix;
+  memcpy (a->addr, aw.addr, sizeof a->addr);
+  a->name = identity ? get_string (r, aw.name_len, MAX_ACCESS_NAME, "access rule name") : NULL;
+  if (reader_end (r) == -1)
+    fatal ("configuration: trailing bytes in an access rule");
+}
+
+static void
+recv_tls_settings (struct reader *r, struct tls_settings *t)
+{
+  struct tls_config_wire tw;
+
+  if (reader_get_bytes (r, &tw, sizeof tw) == -1 ||
+      (tw.mode != TLS_ON && tw.mode != TLS_REQUIRE) ||
+      (tw.flags & ~(TLS_CERTIFICATES | TLS_PSK | TLS_VERIFY_PEER)) != 0 ||
+      (tw.flags & (TLS_CERTIFICATES | TLS_PSK)) == 0 ||
+      ((tw.flags & TLS_CERTIFICATES) != 0) != (tw.cert_len > 0) ||
+      ((tw.flags & TLS_VERIFY_PEER) && tw.ca_len == 0))
+    fatal ("configuration: bad TLS settings");
+  t->mode = tw.mode;
+  t->flags = tw.flags;
+  t->priority = get_string (r, tw.priority_len, MAX_TLS_PRIORITY, "TLS priority");
+  t->cert = get_string (r, tw.cert_len, MAX_TLS_FILE_SIZE, "certificate");
+  t->ca = get_string (r, tw.ca_len, MAX_TLS_FILE_SIZE, "CA certificate");
+  t->crl = get_string (r, tw.crl_len, MAX_TLS_FILE_SIZE, "CRL");
+  t->cert_len = tw.cert_len;
+  t->ca_len = tw.ca_len;
+  t->crl_len = tw.crl_len;
+  if (reader_end (r) == -1)
+    fatal ("configuration: trailing bytes in TLS settings");
+}
+
+/* After the exports: access rules, then TLS settings, then the end. */
+static void
+recv_frontend_extras (int fd, struct frontend_config *c)
+{
+  for (;;) {
+    struct ipc_header h;
+    struct reader r;
+    uint8_t *p;
+
+    if (ipc_recv (fd, &h, &p, IPC_MAX_CONFIG_PAYLOAD) == -1)
+      fatal_errno ("reading configuration from the supervisor");
+    reader_init (&r, p, h.payload_len);
+    if (h.type == IPC_CONFIG_END) {
+      if (h.payload_len != 0)
+        fatal ("configuration: bad end message");
+      free (p);
+      return;
+    }
+    if (h.type == IPC_CONFIG_ACCESS && c->tls.mode == TLS_OFF &&
+        c->nrules < MAX_ACCESS_RULES) {
+      struct access_rule *more = realloc (c->rules, (c->nrules + 1) * sizeof *more);
+      if (more == NULL)
+        fatal_errno ("realloc");
+      c->rules = more;
+      recv_access_rule (&r, c->nexports, &c->rules[c->nrules++]);
+    }
+    else if (h.type == IPC_CONFIG_TLS && c->tls.mode == TLS_OFF)
+      recv_tls_settings (&r, &c->tls);
+    else
+      fatal ("configuration: unexpected message type %u", h.type);
+    free (p);
+  }
+}
+
 void
 config_recv_frontend (int fd, struct frontend_config *c)
 {
@@ -177,9 +309,7 @@ config_recv_frontend (int fd, struct frontend_config *c)
       fatal ("configuration: trailing bytes in export message");
     free (p);
   }
-  p = recv_message (fd, IPC_CONFIG_END, &len);
-  if (len != 0)
-    fatal ("configuration: bad end message");
+  recv_frontend_extras (fd, c);
 }
 
 void
@@ -214,4 +344,50 @@ config_recv_fetcher (int fd, struct fetcher_config *c)
   p = recv_message (fd, IPC_CONFIG_END, &len);
   if (len != 0)
     fatal ("configuration: bad end message");
+}
+
+int
+config_send_keyholder (int fd, const struct keyholder_config *c)
+{
+  struct keyholder_config_wire kw = { .flags = c->flags, .cert_len = c->cert_len };
+  uint8_t buf[sizeof kw + MAX_TLS_FILE_SIZE];
+  struct writer w;
+
+  writer_init (&w, buf, sizeof buf);
+  if (writer_put_bytes (&w, &kw, sizeof kw) == -1 ||
+      writer_put_bytes (&w, c->cert, c->cert_len) == -1) {
+    errno = E2BIG;
+    return -1;
+  }
+  if (send_message (fd, IPC_CONFIG_KEYHOLDER, buf, w.pos) == -1)
+    return -1;
+  return send_message (fd, IPC_CONFIG_END, NULL, 0);
+}
+
+void
+config_recv_keyholder (int fd, struct keyholder_config *c)
+{
+  struct keyholder_config_wire kw;
+  struct reader r;
+  uint32_t len;
+  uint8_t *p;
+
+  p = recv_message (fd, IPC_CONFIG_KEYHOLDER, &len);
+  reader_init (&r, p, len);
+  if (reader_get_bytes (&r, &kw, sizeof kw) == -1 ||
+      (kw.flags & ~(KEYHOLDER_KEY | KEYHOLDER_PSK | KEYHOLDER_VERBOSE |
+                    KEYHOLDER_SANDBOX_DEBUG)) != 0 ||
+      (kw.flags & (KEYHOLDER_KEY | KEYHOLDER_PSK)) == 0 ||
+      ((kw.flags & KEYHOLDER_KEY) != 0) != (kw.cert_len > 0))
+    fatal ("configuration: bad key holder message");
+  c->flags = kw.flags;
+  c->cert = get_string (&r, kw.cert_len, MAX_TLS_FILE_SIZE, "certificate");
+  c->cert_len = kw.cert_len;
+  if (reader_end (&r) == -1)
+    fatal ("configuration: trailing bytes in the key holder message");
+  free (p);
+  p = recv_message (fd, IPC_CONFIG_END, &len);
+  if (len != 0)
+    fatal ("configuration: bad end message");
+  free (p);
 }

@@ -18,6 +18,25 @@ struct export_info {          /* what the front-end knows of an export */
   bool readonly;
 };
 
+/* One --allow rule (struct access_rule_wire). */
+struct access_rule {
+  uint32_t export_index;
+  uint32_t kind;              /* ACCESS_* */
+  uint32_t prefix;            /* addresses: leading bits that must match */
+  uint8_t addr[16];
+  char *name;                 /* identities: the name; else NULL */
+};
+
+/* --tls and its files (public ones only: the key stays with the key
+ * holder).  Lengths exclude the terminating zero each string has. */
+struct tls_settings {
+  uint32_t mode;              /* TLS_OFF, TLS_ON, TLS_REQUIRE */
+  uint32_t flags;             /* TLS_CERTIFICATES, TLS_PSK, TLS_VERIFY_PEER */
+  char *priority;             /* "" = the default */
+  char *cert, *ca, *crl;      /* PEM text, "" when none */
+  uint32_t cert_len, ca_len, crl_len;
+};
+
 struct frontend_config {
   uint32_t flags;             /* FRONTEND_* */
   uint32_t handshake_timeout;
@@ -26,6 +45,15 @@ struct frontend_config {
   uint32_t max_clients;       /* --max-clients */
   uint32_t nexports;
   struct export_info *exports;
+  struct tls_settings tls;
+  struct access_rule *rules;  /* --allow, in command-line order */
+  uint32_t nrules;
+};
+
+struct keyholder_config {
+  uint32_t flags;             /* KEYHOLDER_* */
+  char *cert;                 /* the chain, PEM; "" without KEYHOLDER_KEY */
+  uint32_t cert_len;
 };
 
 struct fetcher_config {
@@ -46,10 +74,12 @@ struct fetcher_config {
  * Returns 0 or -1 with errno. */
 int config_send_frontend (int fd, const struct frontend_config *c);
 int config_send_fetcher (int fd, const struct fetcher_config *c);
+int config_send_keyholder (int fd, const struct keyholder_config *c);
 
 /* Child side: read and check it all; any malformed message is fatal (the
  * supervisor is the only writer, so it is a bug, not an attack). */
 void config_recv_frontend (int fd, struct frontend_config *c);
 void config_recv_fetcher (int fd, struct fetcher_config *c);
+void config_recv_keyholder (int fd, struct keyholder_config *c);
 
 #endif

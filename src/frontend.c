@@ -213,7 +213,7 @@ pipe_chunk_move (struct chunk *ch, int fd)
 
 /* Write as much of the queue as the socket takes now.  Returns 0, or -1 if
  * the peer is gone or broken. */
-static int
+int
 outq_flush (struct outq *q, int fd)
 {
   while (q->head) {
@@ -259,6 +259,56 @@ outq_flush (struct outq *q, int fd)
     }
   }
   return 0;
+}
+
+/* Drop a queue's head chunk once all of it has been moved. */
+static void
+outq_consumed (struct outq *q, struct chunk *ch, size_t n)
+{
+  q->bytes -= n;
+  if (n < ch->len) {
+    if (ch->data)
+      ch->data += n;
+    ch->len -= n;
+    return;
+  }
+  q->head = ch->next;
+  if (q->head == NULL)
+    q->tail = NULL;
+  chunk_free (q, ch);
+}
+
+ssize_t
+outq_take (struct outq *q, uint8_t *dst, size_t room)
+{
+  size_t got = 0;
+
+  while (q->head && got < room) {
+    struct chunk *ch = q->head;
+    size_t n = ch->len < room - got ? ch->len : room - got;
+    ssize_t r;
+
+    if (ch->pipe == NULL) {
+      memcpy (dst + got, ch->data, n);
+      outq_consumed (q, ch, n);
+      got += n;
+      continue;
+    }
+    /* Announced bytes are in the pipe before the announcement.  Bytes
+     * to drop are read into dst too, and written over. */
+    bool discard = ch->discard;
+    r = read (ch->pipe->fd, dst + got, n);
+    if (r == -1 && errno == EINTR)
+      continue;
+    if (r <= 0) {
+      warn ("a fetcher announced %zu bytes that are not in its data pipe", ch->len);
+      return -1;
+    }
+    outq_consumed (q, ch, (size_t) r);      /* may free ch */
+    if (!discard)
+      got += (size_t) r;
+  }
+  return (ssize_t) got;
 }
 
 /* ---- Data areas. ---- */
@@ -393,6 +443,7 @@ client_close (struct client *c, const char *why)
   for (unsigned i = 0; i < MAX_INFLIGHT_PER_CLIENT; i++)
     area_release (&c->slots[i].span);
   c->payload = NULL;
+  tls_end (c);
   if (c->wfd != c->rfd && c->wfd >= 0)
     close (c->wfd);
   if (c->rfd >= 0)
@@ -428,7 +479,8 @@ reap_clients (void)
 static bool
 client_negotiating (const struct client *c)
 {
-  return !c->dead && (c->state == CLIENT_GREETING || c->state == CLIENT_OPTIONS);
+  return !c->dead && (c->state == CLIENT_GREETING || c->state == CLIENT_OPTIONS ||
+                       c->state == CLIENT_TLS_HANDSHAKE);
 }
 
 static bool
@@ -620,7 +672,8 @@ client_process_input (struct client *c)
     enum client_state before = c->state;
     size_t used;
 
-    if (c->state == CLIENT_WAIT_FETCHER || c->state == CLIENT_CLOSING)
+    if (c->state == CLIENT_WAIT_FETCHER || c->state == CLIENT_CLOSING ||
+        c->state == CLIENT_TLS_HANDSHAKE)
       break;
     if (c->state == CLIENT_TRANSMISSION &&
         (c->ninflight >= MAX_INFLIGHT_PER_CLIENT || c->disconnect_requested))
@@ -638,6 +691,14 @@ client_process_input (struct client *c)
   }
   if (c->dead)
     return;
+  /* Bytes that came after STARTTLS, in clear, were never part of the TLS
+   * session: someone on the path may have put them there (the class of
+   * nbdkit's CVE-2021-3716).  Dropped, unread. */
+  if (c->state == CLIENT_TLS_HANDSHAKE && off < c->in_len) {
+    warn ("client %s: dropping %zu bytes sent in clear after STARTTLS",
+          c->peer, c->in_len - off);
+    off = c->in_len;
+  }
   if (c->out.mem > CLIENT_QUEUE_MEMORY_LIMIT || c->to_fetcher.mem > CLIENT_QUEUE_MEMORY_LIMIT) {
     /* Cannot happen with the bounds above unless something is broken. */
     warn ("client %s: its queued replies hold %zu bytes of memory, over the "
@@ -660,7 +721,7 @@ client_read (struct client *c)
   /* A WRITE's payload goes straight into its buffer. */
   if (c->state == CLIENT_WRITE_PAYLOAD && c->in_len == 0) {
     size_t want = c->slots[c->payload_slot].length - c->payload_got;
-    r = read (c->rfd, c->payload + c->payload_got, want);
+    r = client_recv (c, c->payload + c->payload_got, want);
     if (r == 0) {
       client_close (c, "end of file in a write's data");
       return;
@@ -675,7 +736,7 @@ client_read (struct client *c)
     return;
   }
 
-  r = read (c->rfd, c->in + c->in_len, sizeof c->in - c->in_len);
+  r = client_recv (c, c->in + c->in_len, sizeof c->in - c->in_len);
   if (r == 0) {
     client_close (c, "end of file");
     return;
@@ -696,6 +757,7 @@ client_wants_input (const struct client *c)
   switch (c->state) {
   case CLIENT_WAIT_FETCHER:
   case CLIENT_CLOSING:
+  case CLIENT_TLS_HANDSHAKE:            /* GnuTLS reads the socket itself */
     return false;
   case CLIENT_TRANSMISSION:
     if (c->disconnect_requested || c->ninflight >= MAX_INFLIGHT_PER_CLIENT)
@@ -901,13 +963,21 @@ run_loop (void)
 
     for (i = 0; i < fe.nclients; i++) {
       struct client *c = fe.clients[i];
-      short ev = client_wants_input (c) ? POLLIN : 0;
+      bool wants = client_wants_input (c);
+      short ev = wants ? POLLIN : 0, out = client_unsent (c) ? POLLOUT : 0;
 
       if (c->deadline_ms && c->deadline_ms < next_deadline)
         next_deadline = c->deadline_ms;
+      /* Decrypted bytes inside GnuTLS: poll would not wake us for them. */
+      if (wants && tls_input_pending (c))
+        next_deadline = now;
+      if (c->state == CLIENT_TLS_HANDSHAKE && !out) {
+        short hev = tls_handshake_events (c);
+        ev = hev & POLLIN;
+        out = hev & POLLOUT;
+      }
       if (c->rfd == c->wfd) {
-        pfd[n] = (struct pollfd) { .fd = c->rfd,
-                                   .events = ev | (c->out.bytes ? POLLOUT : 0) };
+        pfd[n] = (struct pollfd) { .fd = c->rfd, .events = ev | out };
         who[n].kind = POLL_CLIENT_R;
         who[n++].c = c;
       }
@@ -915,7 +985,7 @@ run_loop (void)
         pfd[n] = (struct pollfd) { .fd = c->rfd, .events = ev };
         who[n].kind = POLL_CLIENT_R;
         who[n++].c = c;
-        pfd[n] = (struct pollfd) { .fd = c->wfd, .events = c->out.bytes ? POLLOUT : 0 };
+        pfd[n] = (struct pollfd) { .fd = c->wfd, .events = out };
         who[n].kind = POLL_CLIENT_W;
         who[n++].c = c;
       }
@@ -958,7 +1028,16 @@ run_loop (void)
         break;
       case POLL_CLIENT_R:
       case POLL_CLIENT_W:
-        if ((re & POLLOUT) && outq_flush (&c->out, c->wfd) == -1) {
+        if (c->state == CLIENT_TLS_HANDSHAKE) {
+          /* STARTTLS's answer goes in clear; then GnuTLS reads and
+           * writes the socket itself. */
+          if (c->out.bytes && outq_flush (&c->out, c->wfd) == -1)
+            client_close (c, "write error");
+          else if (c->out.bytes == 0)
+            tls_handshake_step (c);
+          break;
+        }
+        if ((re & POLLOUT) && client_flush (c) == -1) {
           client_close (c, "write error");
           break;
         }
@@ -996,9 +1075,14 @@ run_loop (void)
       struct client *c = fe.clients[i];
       if (c->dead)
         continue;
+      /* Decrypted input GnuTLS holds, while the client may send more. */
+      while (!c->dead && tls_input_pending (c) && client_wants_input (c))
+        client_read (c);
+      if (c->dead)
+        continue;
       for (;;) {
-        size_t queued = c->out.bytes, waiting;
-        if (queued && outq_flush (&c->out, c->wfd) == -1) {
+        size_t queued = client_unsent (c), waiting;
+        if (queued && client_flush (c) == -1) {
           client_close (c, "write error");
           break;
         }
@@ -1006,11 +1090,14 @@ run_loop (void)
           break;
         waiting = c->in_len;
         client_process_input (c);
-        if (c->dead || (c->in_len == waiting && c->out.bytes == queued))
+        if (c->dead || (c->in_len == waiting && client_unsent (c) == queued))
           break;
       }
       if (c->dead)
         continue;
+      /* STARTTLS's answer is out: the handshake starts. */
+      if (c->state == CLIENT_TLS_HANDSHAKE && c->out.bytes == 0 && !tls_handshake_begun (c))
+        tls_handshake_step (c);
       if (!c->dead && c->fetcher_fd >= 0 && c->to_fetcher.bytes &&
           outq_flush (&c->to_fetcher, c->fetcher_fd) == -1)
         transmission_fail_inflight (c);
@@ -1023,7 +1110,7 @@ run_loop (void)
                 c->peer, fe.config.handshake_timeout);
         client_close (c, NULL);
       }
-      if (!c->dead && c->out.bytes == 0 &&
+      if (!c->dead && client_unsent (c) == 0 &&
           (c->state == CLIENT_CLOSING || (c->disconnect_requested && c->ninflight == 0)))
         client_close (c, NULL);
     }
@@ -1099,6 +1186,7 @@ frontend_main (void)
   if (fe.reserve_fd == -1)
     fatal_errno ("reserving a descriptor");
   take_listeners ();
+  tls_setup ();
 
   /* Every layer before the first client byte: no files, no network of
    * its own (its sockets were made by the supervisor), no privileges. */

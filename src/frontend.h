@@ -4,6 +4,8 @@
  *   frontend.c      role main, event loop, sockets, output queues, peers
  *   handshake.c     NBD fixed-newstyle negotiation (one client's options)
  *   transmission.c  NBD requests and replies, and the fetcher's replies
+ *   frontend-tls.c  NBD over TLS (STARTTLS), keys through the key holder
+ *   access.c        --allow: who may use which export
  *
  * The front-end is the only process that reads client bytes.  It holds no
  * files and makes no connections; it asks the supervisor for a fetcher when
@@ -15,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "config.h"
 #include "nbd-protocol.h"
@@ -73,6 +76,8 @@ struct outq {
 enum client_state {
   CLIENT_GREETING,        /* greeting queued; want 4 bytes of client flags */
   CLIENT_OPTIONS,         /* want an option header and its data */
+  CLIENT_TLS_HANDSHAKE,   /* STARTTLS answered: flush that, then the TLS
+                             handshake (frontend-tls.c) */
   CLIENT_WAIT_FETCHER,    /* an INFO/GO/EXPORT_NAME waits for a fetcher */
   CLIENT_TRANSMISSION,    /* want request headers */
   CLIENT_WRITE_PAYLOAD,   /* collecting a WRITE's data */
@@ -117,6 +122,8 @@ struct client_address {
   uint8_t addr[16];
 };
 
+struct client_tls;                     /* frontend-tls.c */
+
 struct client {
   uint64_t token;               /* unique; names the client to the supervisor */
   int rfd, wfd;                 /* the same socket, or stdin/stdout with -s */
@@ -131,6 +138,7 @@ struct client {
   uint8_t in[CLIENT_INPUT_SIZE];
   size_t in_len;
   struct outq out;              /* towards the client */
+  struct client_tls *tls;       /* after STARTTLS, else NULL */
 
   /* Negotiation. */
   bool no_zeroes;
@@ -201,6 +209,12 @@ extern struct frontend fe;
 
 /* frontend.c */
 uint64_t now_ms (void);
+/* Write as much of a queue as fd takes now: 0, or -1 if the peer is gone. */
+int outq_flush (struct outq *q, int fd);
+/* Move up to room bytes from the head of a queue into dst (pipe chunks
+ * are read, discarded ones dropped): the count, or -1 when a fetcher's
+ * pipe lacks bytes it announced. */
+ssize_t outq_take (struct outq *q, uint8_t *dst, size_t room);
 void outq_push_copy (struct outq *q, const void *data, size_t len);
 void outq_push_owned (struct outq *q, void *alloc, uint8_t *data, size_t len);
 /* Queue len bytes of a data area span; the span is released once sent. */
@@ -227,6 +241,37 @@ void handshake_start (struct client *c);
 size_t handshake_consume (struct client *c, const uint8_t *data, size_t len);
 /* The fetcher for the pending option opened (error 0) or failed. */
 void handshake_fetcher_opened (struct client *c, uint32_t error);
+
+/* The handshake over TLS is done: what was negotiated before it is
+ * forgotten (NBD spec, STARTTLS), and options follow in TLS. */
+void handshake_tls_done (struct client *c);
+
+/* frontend-tls.c */
+void tls_setup (void);                  /* before the sandbox */
+bool tls_offered (void);                /* --tls=on or require */
+bool tls_required (void);
+bool client_in_tls (const struct client *c);
+/* STARTTLS accepted: a session for the client; -1 if none can be made. */
+int tls_start (struct client *c);
+bool tls_handshake_begun (const struct client *c);
+short tls_handshake_events (const struct client *c);
+/* Go on with the handshake; on success handshake_tls_done, on failure
+ * the client is closed. */
+void tls_handshake_step (struct client *c);
+void tls_end (struct client *c);
+/* Client I/O, through TLS once it is up: read(2)'s conventions, and the
+ * output queue's flush. */
+ssize_t client_recv (struct client *c, void *buf, size_t len);
+int client_flush (struct client *c);
+size_t client_unsent (const struct client *c);
+/* Decrypted bytes are waiting inside GnuTLS (poll would not say so). */
+bool tls_input_pending (const struct client *c);
+const char *tls_psk_user (const struct client *c);
+const char *tls_cert_dn (const struct client *c);
+bool tls_cert_has_san (const struct client *c, const char *name);
+
+/* access.c */
+bool export_allowed (const struct client *c, uint32_t export_index);
 
 /* transmission.c */
 size_t transmission_consume (struct client *c, const uint8_t *data, size_t len);

@@ -6,6 +6,10 @@
  * (NBD_MAX_OPTIONS), and the option's data is then parsed with the bounded
  * reader, which must consume it exactly.  No backend work happens until a
  * client names an export that exists: only then is a fetcher requested.
+ *
+ * With --tls=require, nothing but STARTTLS and ABORT is answered before
+ * TLS is up; with --allow, an export a client may not use is left out of
+ * its LIST and refused with NBD_REP_ERR_POLICY (access.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,6 +251,12 @@ option_export_name (struct client *c, struct reader *r)
     client_close (c, NULL);
     return;
   }
+  if (!export_allowed (c, idx)) {
+    warn ("client %s: not allowed to use export \"%.64s\" (--allow): closing",
+          c->peer, fe.config.exports[idx].name);
+    client_close (c, NULL);
+    return;
+  }
   open_export (c, NBD_OPT_EXPORT_NAME, idx);
 }
 
@@ -265,6 +275,8 @@ option_list (struct client *c, uint32_t option, struct reader *r)
     struct writer w;
     size_t nl = strlen (e->name);
 
+    if (!export_allowed (c, i))
+      continue;                         /* not even its name */
     writer_init (&w, buf, sizeof buf);
     if (writer_put_u32_be (&w, (uint32_t) nl) == -1 ||
         writer_put_bytes (&w, e->name, nl) == -1 ||
@@ -319,6 +331,13 @@ option_info_go (struct client *c, uint32_t option, struct reader *r)
     send_error (c, option, NBD_REP_ERR_UNKNOWN, msg);
     return;
   }
+  if (!export_allowed (c, idx)) {
+    warn ("client %s: not allowed to use export \"%.64s\" (--allow)", c->peer,
+          fe.config.exports[idx].name);
+    send_error (c, option, NBD_REP_ERR_POLICY,
+                "this client may not use that export: see the server's --allow rules");
+    return;
+  }
   open_export (c, option, idx);
 }
 
@@ -364,6 +383,11 @@ option_meta_context (struct client *c, uint32_t option, struct reader *r)
     send_error (c, option, NBD_REP_ERR_UNKNOWN, "no such export");
     return;
   }
+  if (!export_allowed (c, idx)) {
+    send_error (c, option, NBD_REP_ERR_POLICY,
+                "this client may not use that export: see the server's --allow rules");
+    return;
+  }
 
   if (nqueries == 0)
     match = option == NBD_OPT_LIST_META_CONTEXT;  /* LIST with none: all */
@@ -393,6 +417,47 @@ option_meta_context (struct client *c, uint32_t option, struct reader *r)
   send_reply (c, option, NBD_REP_ACK, NULL, 0);
 }
 
+/* NBD_OPT_STARTTLS: no data; answered in clear, then the TLS handshake.
+ * Whatever the client sent after it in clear is dropped unread
+ * (client_process_input). */
+static void
+option_starttls (struct client *c, uint32_t option, struct reader *r)
+{
+  if (!tls_offered ()) {
+    /* Without TLS nothing changes mode: the bytes after it are read as
+     * plaintext options, in order. */
+    send_error (c, option, NBD_REP_ERR_UNSUP,
+                "TLS is not enabled on this server (nbdcurld --tls)");
+    return;
+  }
+  if (reader_end (r) == -1) {
+    send_error (c, option, NBD_REP_ERR_INVALID, "STARTTLS takes no data");
+    return;
+  }
+  if (c->tls != NULL) {
+    send_error (c, option, NBD_REP_ERR_INVALID, "TLS is in use already");
+    return;
+  }
+  if (tls_start (c) == -1) {
+    client_close (c, NULL);
+    return;
+  }
+  send_reply (c, option, NBD_REP_ACK, NULL, 0);
+  c->state = CLIENT_TLS_HANDSHAKE;
+}
+
+void
+handshake_tls_done (struct client *c)
+{
+  /* The spec: what was negotiated in clear does not carry over. */
+  c->structured = false;
+  c->meta_base_allocation = false;
+  c->meta_export = 0;
+  c->want_name = c->want_description = false;
+  drop_fetcher (c);                     /* an INFO's, opened in clear */
+  c->state = CLIENT_OPTIONS;
+}
+
 /* One whole option: header fields and exactly `len` bytes of data. */
 static void
 handshake_dispatch_option (struct client *c, uint32_t option,
@@ -401,7 +466,24 @@ handshake_dispatch_option (struct client *c, uint32_t option,
   struct reader r;
 
   reader_init (&r, data, len);
+  /* --tls=require: before TLS, nothing is revealed or negotiated. */
+  if (tls_required () && !client_in_tls (c) && option != NBD_OPT_STARTTLS &&
+      option != NBD_OPT_ABORT) {
+    if (option == NBD_OPT_EXPORT_NAME) {
+      /* It has no error reply. */
+      warn ("client %s: EXPORT_NAME without TLS, which this server requires: "
+            "closing", c->peer);
+      client_close (c, NULL);
+      return;
+    }
+    send_error (c, option, NBD_REP_ERR_TLS_REQD,
+                "this server requires TLS: connect with nbds:// (or STARTTLS)");
+    return;
+  }
   switch (option) {
+  case NBD_OPT_STARTTLS:
+    option_starttls (c, option, &r);
+    break;
   case NBD_OPT_EXPORT_NAME:
     option_export_name (c, &r);
     break;
@@ -429,8 +511,6 @@ handshake_dispatch_option (struct client *c, uint32_t option,
     option_meta_context (c, option, &r);
     break;
   default:
-    /* STARTTLS lands here too: no TLS, so nothing changes mode and the
-     * bytes after it are read as plaintext options, in order. */
     send_error (c, option, NBD_REP_ERR_UNSUP, "option not supported");
     break;
   }

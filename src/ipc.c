@@ -223,3 +223,74 @@ ipc_recv_packet (int fd, struct ipc_header *h, int fds[IPC_MAX_FDS], unsigned *n
   *nfds = n;
   return 0;
 }
+
+int
+ipc_send_datagram (int fd, const struct ipc_header *h, const void *payload)
+{
+  struct iovec iov[2] = {
+    { .iov_base = (void *) h, .iov_len = IPC_HEADER_SIZE },
+    { .iov_base = (void *) payload, .iov_len = h->payload_len },
+  };
+  struct msghdr msg = { .msg_iov = iov, .msg_iovlen = h->payload_len > 0 ? 2 : 1 };
+  ssize_t r;
+
+  if (h->payload_len > IPC_MAX_DATAGRAM_PAYLOAD) {
+    errno = E2BIG;
+    return -1;
+  }
+  do
+    r = sendmsg (fd, &msg, MSG_NOSIGNAL);
+  while (r == -1 && errno == EINTR);
+  if (r == -1)
+    return -1;
+  /* A SOCK_SEQPACKET packet goes whole or not at all. */
+  return 0;
+}
+
+int
+ipc_recv_datagram (int fd, struct ipc_header *h, uint8_t *payload, uint32_t max_payload)
+{
+  uint8_t buf[IPC_HEADER_SIZE + IPC_MAX_DATAGRAM_PAYLOAD];
+  union {
+    struct cmsghdr align;
+    char buf[CMSG_SPACE (sizeof (int) * IPC_MAX_FDS)];
+  } control;
+  struct iovec iov = { .iov_base = buf, .iov_len = sizeof buf };
+  struct msghdr msg = {
+    .msg_iov = &iov, .msg_iovlen = 1,
+    .msg_control = control.buf, .msg_controllen = sizeof control.buf,
+  };
+  struct cmsghdr *cm;
+  bool fds_came = false;
+  ssize_t n = recvmsg (fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+
+  if (n == -1)
+    return -1;
+  if (n == 0) {
+    errno = 0;
+    return -1;
+  }
+  /* Nobody sends descriptors here: close any that came, then refuse. */
+  for (cm = CMSG_FIRSTHDR (&msg); cm; cm = CMSG_NXTHDR (&msg, cm))
+    if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+      size_t k, nfd = (cm->cmsg_len - CMSG_LEN (0)) / sizeof (int);
+      for (k = 0; k < nfd; k++) {
+        int f;
+        memcpy (&f, CMSG_DATA (cm) + k * sizeof f, sizeof f);
+        close (f);
+      }
+      fds_came = true;
+    }
+  if (fds_came || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+      (size_t) n < IPC_HEADER_SIZE || max_payload > IPC_MAX_DATAGRAM_PAYLOAD) {
+    errno = EPROTO;
+    return -1;
+  }
+  ipc_decode_header (buf, h);
+  if (h->payload_len > max_payload || (size_t) n - IPC_HEADER_SIZE != h->payload_len) {
+    errno = EPROTO;
+    return -1;
+  }
+  memcpy (payload, buf + IPC_HEADER_SIZE, h->payload_len);
+  return 0;
+}

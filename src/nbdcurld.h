@@ -218,6 +218,41 @@ static_assert (DATA_AREA_SIZE % DATA_AREA_CHUNK == 0, "data area in chunks");
 #define LOG_BURST                 100u
 #define LOG_LINES_PER_SECOND      20u
 
+/* ---- NBD over TLS (frontend-tls.c, keyholder.c). ---- */
+
+/* Files read by the supervisor for the front-end and the key holder: the
+ * certificate chain, the CA and the CRL (public), each at most this big.
+ * Three of them and a priority string fit one configuration message. */
+#define MAX_TLS_FILE_SIZE         (20u * 1024)
+#define MAX_TLS_PRIORITY          1024u
+/* The PSK file (--tls-psk), read by the key holder only. */
+#define MAX_PSK_FILE_SIZE         (1024u * 1024)
+#define MAX_PSK_USERNAME          255u     /* bytes, as GnuTLS bounds it */
+#define MAX_PSK_KEY               64u      /* bytes: 512 bits */
+/* What the front-end may ask the key holder to sign: a hash for ECDSA and
+ * RSA-PSS, or for EdDSA a TLS 1.3 server CertificateVerify input (64
+ * spaces, the context string, a zero, a transcript hash of at most 64
+ * bytes): 162 bytes at most. */
+#define KEY_MAX_SIGN_INPUT        256u
+#define KEY_MAX_SIGNATURE         1024u    /* RSA 8192 */
+/* The key holder answers at most KEY_OPS_BURST requests at once, then
+ * KEY_OPS_PER_SECOND: a taken-over front-end gets a slow signing oracle
+ * (TLS 1.3 signature schemes only), never the key.  256 clients
+ * connecting at once are all served. */
+#define KEY_OPS_BURST             512u
+#define KEY_OPS_PER_SECOND        256u
+/* How long the front-end waits for one answer of the key holder (its
+ * loop stops meanwhile: a signature takes well under a millisecond). */
+#define KEY_ANSWER_TIMEOUT_MS     2000u
+/* Access rules (--allow), over all exports. */
+#define MAX_ACCESS_RULES          256u
+#define MAX_ACCESS_NAME           1024u    /* a DN, SAN or PSK user name */
+/* Subject alternative names of a client certificate looked at for san:
+ * rules. */
+#define MAX_CLIENT_SANS           16u
+/* Bytes of a client's encrypted output staged per record write. */
+#define TLS_STAGE_SIZE            (64u * 1024)
+
 /* ---- Fixed file descriptors of each child after exec. ---- */
 #define CHILD_FD_PEER             3   /* front-end: control socket to supervisor;
                                          fetcher: data socket to front-end */
@@ -227,10 +262,15 @@ static_assert (DATA_AREA_SIZE % DATA_AREA_CHUNK == 0, "data area in chunks");
 #define CHILD_FD_DATA_PIPE        6   /* fetcher: the data pipe's write end */
 #define CHILD_FD_EXPORT           7   /* fetcher of a file: export: the image,
                                          opened by the supervisor */
+/* The front-end's socket to the key holder (FRONTEND_TLS_KEYHOLDER) follows
+ * its listeners (or the -s client's two fds). */
+#define KEYHOLDER_FD_KEY          5   /* key holder: the private key file */
+#define KEYHOLDER_FD_PSK          6   /* key holder: the PSK file */
 
 #define ROLE_ARG_FRONTEND         "--internal-role=front-end"
 #define ROLE_ARG_FETCHER          "--internal-role=fetcher"
 #define ROLE_ARG_URL_CHECK        "--internal-role=url-check"
+#define ROLE_ARG_KEYHOLDER        "--internal-role=key-holder"
 
 /* ---- Internal message format (host byte order: same machine). ---- */
 struct ipc_header {
@@ -258,8 +298,17 @@ enum ipc_type {
                               MAX_URL_LENGTH bytes); answered by one
                               IPC_URL_CHECKED on CHILD_FD_PEER */
 
+
   /* The URL checker's answer, on its CHILD_FD_PEER socket. */
   IPC_URL_CHECKED = 8,     /* payload struct url_checked_wire + strings */
+
+  /* More configuration. */
+  IPC_CONFIG_TLS = 9,      /* to the front-end, after the exports, with
+                              --tls: payload struct tls_config_wire + strings */
+  IPC_CONFIG_ACCESS,       /* to the front-end, after the exports: one
+                              --allow rule, struct access_rule_wire + name */
+  IPC_CONFIG_KEYHOLDER,    /* to the key holder, then IPC_CONFIG_END: struct
+                              keyholder_config_wire + the certificate chain */
 
   /* Control, front-end <-> supervisor on the SOCK_SEQPACKET socket. */
   IPC_SPAWN_FETCHER = 16,  /* fe -> sup: id = client token, length = export
@@ -291,12 +340,32 @@ enum ipc_type {
   IPC_FETCHER_STARTED,     /* fetcher -> fe, before IPC_FETCHER_OPENED: its
                               start (exec, libraries, sandbox) is done and it
                               opens the export now; every field 0, payload 0 */
+
+  /* Keys, front-end <-> key holder on a SOCK_SEQPACKET socket: one message
+   * per packet, header and payload together, one request at a time. */
+  IPC_KEY_SIGN = 48,       /* fe -> kh: id = request number (echoed in the
+                              answer), length = the
+                              gnutls_sign_algorithm_t, offset = GnuTLS's
+                              sign flags, flags IPC_KEY_SIGN_HASHED when the
+                              payload is a hash (ECDSA, RSA-PSS), else the
+                              whole input (EdDSA); payload 1 ..
+                              KEY_MAX_SIGN_INPUT bytes */
+  IPC_KEY_SIGNATURE,       /* kh -> fe: id, error = 0 and payload the
+                              signature (1 .. KEY_MAX_SIGNATURE), or an
+                              errno and payload 0 */
+  IPC_KEY_PSK,             /* fe -> kh: id = request number; payload the user
+                              name a client gave (1 .. MAX_PSK_USERNAME) */
+  IPC_KEY_PSK_KEY,         /* kh -> fe: id, error = 0 and payload the key
+                              (1 .. MAX_PSK_KEY), or ENOENT and payload 0 */
 };
 
 /* IPC_FETCHER_OPENED flags: what the opened export can do. */
 #define FETCHER_CAN_WRITE   (1u << 0)
 #define FETCHER_CAN_FLUSH   (1u << 1)
 #define FETCHER_CAN_FUA     (1u << 2)
+
+/* IPC_KEY_SIGN flags. */
+#define IPC_KEY_SIGN_HASHED (1u << 0)
 
 /* IPC_WRITE flags. */
 #define IPC_FLAG_FUA        (1u << 0)
@@ -317,6 +386,50 @@ struct frontend_config_wire {
 #define FRONTEND_MULTI_CONN (1u << 1)  /* every export read-only: advertise multi-conn */
 #define FRONTEND_VERBOSE    (1u << 2)
 #define FRONTEND_SANDBOX_DEBUG (1u << 3)  /* --sandbox-debug: trap and name calls */
+
+/* --tls: what the front-end offers and needs. */
+struct tls_config_wire {
+  uint32_t mode;               /* TLS_ON or TLS_REQUIRE */
+  uint32_t flags;              /* TLS_* below */
+  uint32_t priority_len;       /* 0 .. MAX_TLS_PRIORITY: "" = the default */
+  uint32_t cert_len;           /* 0 .. MAX_TLS_FILE_SIZE: server-cert.pem */
+  uint32_t ca_len;             /* 0 .. MAX_TLS_FILE_SIZE: ca-cert.pem */
+  uint32_t crl_len;            /* 0 .. MAX_TLS_FILE_SIZE: ca-crl.pem */
+  /* then the priority string, the chain, the CA and the CRL */
+};
+#define TLS_OFF             0u
+#define TLS_ON              1u
+#define TLS_REQUIRE         2u
+#define TLS_CERTIFICATES    (1u << 0)  /* X.509: the key holder signs */
+#define TLS_PSK             (1u << 1)  /* PSK: the key holder knows the keys */
+#define TLS_VERIFY_PEER     (1u << 2)  /* client certificates required */
+
+/* One --allow rule. */
+struct access_rule_wire {
+  uint32_t export_index;       /* < nexports */
+  uint32_t kind;               /* ACCESS_* */
+  uint32_t prefix;             /* ACCESS_ADDRESS: bits, <= 32 or 128 */
+  uint32_t name_len;           /* identities: 1 .. MAX_ACCESS_NAME; else 0 */
+  uint8_t addr[16];            /* ACCESS_ADDRESS: IPv4 (4 bytes) or IPv6 */
+  /* then the name */
+};
+#define ACCESS_ADDRESS4     1u
+#define ACCESS_ADDRESS6     2u
+#define ACCESS_UNIX         3u
+#define ACCESS_PSK          4u         /* PSK user name */
+#define ACCESS_CERT_DN      5u         /* certificate subject, RFC 4514 */
+#define ACCESS_CERT_SAN     6u         /* DNS name or e-mail address */
+
+/* The key holder: a private key at KEYHOLDER_FD_KEY and/or a PSK file at
+ * KEYHOLDER_FD_PSK, and the certificate chain the key must match. */
+struct keyholder_config_wire {
+  uint32_t flags;              /* KEYHOLDER_* */
+  uint32_t cert_len;           /* 0 .. MAX_TLS_FILE_SIZE */
+};
+#define KEYHOLDER_KEY           (1u << 0)
+#define KEYHOLDER_PSK           (1u << 1)
+#define KEYHOLDER_VERBOSE       (1u << 2)
+#define KEYHOLDER_SANDBOX_DEBUG (1u << 3)
 
 struct export_config_wire {
   uint32_t flags;              /* EXPORT_* */
@@ -372,6 +485,7 @@ int supervisor_main (int argc, char **argv);
 int frontend_main (void);
 int fetcher_main (void);
 int url_check_main (void);
+int keyholder_main (void);
 /* Shared start of every exec'd child (child.c): die with the supervisor,
  * name the process, check the fixed fds are there. */
 void child_start (const char *role, const char *comm);

@@ -2,6 +2,7 @@
  * options.c: the command line.  Names and meanings follow nbdkit where an
  * equivalent exists, so users can switch; see man/nbdcurld.8.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -21,7 +22,8 @@ enum {
   OPT_PRINT_URI, OPT_CAINFO, OPT_CAPATH, OPT_INSECURE, OPT_CONNECTIONS,
   OPT_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_STALL_TIMEOUT, OPT_HANDSHAKE_TIMEOUT, OPT_HELP,
   OPT_USER, OPT_GROUP, OPT_SANDBOX_DEBUG, OPT_CLIENT_MEMORY, OPT_MAX_CLIENTS, OPT_AUTH_USER,
-  OPT_AUTH_PASSWORD,
+  OPT_AUTH_PASSWORD, OPT_TLS, OPT_TLS_CERTIFICATES, OPT_TLS_PSK, OPT_TLS_VERIFY_PEER,
+  OPT_TLS_PRIORITY, OPT_ALLOW,
 };
 
 static const char short_options[] = "e:fi:p:P:rsU:vV";
@@ -60,6 +62,12 @@ static const struct option long_options[] = {
   { "user",              required_argument, NULL, OPT_USER },
   { "group",             required_argument, NULL, OPT_GROUP },
   { "sandbox-debug",     no_argument,       NULL, OPT_SANDBOX_DEBUG },
+  { "tls",               required_argument, NULL, OPT_TLS },
+  { "tls-certificates",  required_argument, NULL, OPT_TLS_CERTIFICATES },
+  { "tls-psk",           required_argument, NULL, OPT_TLS_PSK },
+  { "tls-verify-peer",   no_argument,       NULL, OPT_TLS_VERIFY_PEER },
+  { "tls-priority",      required_argument, NULL, OPT_TLS_PRIORITY },
+  { "allow",             required_argument, NULL, OPT_ALLOW },
   { NULL, 0, NULL, 0 },
 };
 
@@ -106,6 +114,16 @@ usage (FILE *fp)
 "                            over SECS, or without a reply after SECS (default %u)\n"
 "      --handshake-timeout SECS  time a client has to negotiate (default %u)\n"
 "      --max-clients N       clients served at once (default %u)\n"
+"NBD over TLS and access:\n"
+"      --tls=off|on|require  offer TLS (on) or insist on it (require)\n"
+"      --tls-certificates DIR  ca-cert.pem, server-cert.pem, server-key.pem\n"
+"                            and optionally ca-crl.pem\n"
+"      --tls-psk FILE        pre-shared keys, lines of USERNAME:HEXKEY\n"
+"      --tls-verify-peer     require client certificates signed by the CA\n"
+"      --tls-priority STR    GnuTLS priority string\n"
+"      --allow RULE          who may use the exports (before any --export)\n"
+"                            or the last --export: ADDR[/BITS], unix,\n"
+"                            psk:USER, cert:DN or san:NAME (repeatable)\n"
 "Privileges:\n"
 "      --user USER           run the front-end and fetchers as USER when\n"
 "                            started as root (default: nobody)\n"
@@ -205,6 +223,88 @@ add_export (struct options *o, const char *name, const char *url, bool ro)
   return e;
 }
 
+/* --allow RULE, for the export defined last or, before any, for all. */
+static void
+add_access_rule (struct options *o, const char *rule)
+{
+  struct access_spec *a;
+  char addr[INET6_ADDRSTRLEN + 1];
+  const char *slash;
+  size_t alen;
+
+  if (o->nrules >= MAX_ACCESS_RULES)
+    usage_error ("at most %u --allow rules can be given", MAX_ACCESS_RULES);
+  a = &o->rules[o->nrules++];
+  *a = (struct access_spec) {
+    .export = o->nexports > 0 ? o->nexports - 1 : ALL_EXPORTS, .text = rule,
+  };
+  if (strcmp (rule, "unix") == 0) {
+    a->kind = ACCESS_UNIX;
+    return;
+  }
+  if (strncmp (rule, "psk:", 4) == 0 || strncmp (rule, "cert:", 5) == 0 ||
+      strncmp (rule, "san:", 4) == 0) {
+    a->kind = rule[0] == 'p' ? ACCESS_PSK : rule[0] == 'c' ? ACCESS_CERT_DN : ACCESS_CERT_SAN;
+    a->name = strchr (rule, ':') + 1;
+    if (a->name[0] == '\0' ||
+        strlen (a->name) > (a->kind == ACCESS_PSK ? MAX_PSK_USERNAME : MAX_ACCESS_NAME))
+      usage_error ("--allow %s: the name must be 1 to %u bytes", rule,
+                   a->kind == ACCESS_PSK ? MAX_PSK_USERNAME : MAX_ACCESS_NAME);
+    return;
+  }
+  slash = strchr (rule, '/');
+  alen = slash ? (size_t) (slash - rule) : strlen (rule);
+  if (alen == 0 || alen >= sizeof addr)
+    goto bad;
+  memcpy (addr, rule, alen);
+  addr[alen] = '\0';
+  if (inet_pton (AF_INET, addr, a->addr) == 1)
+    a->kind = ACCESS_ADDRESS4, a->prefix = 32;
+  else if (inet_pton (AF_INET6, addr, a->addr) == 1)
+    a->kind = ACCESS_ADDRESS6, a->prefix = 128;
+  else
+    goto bad;
+  if (slash)
+    a->prefix = parse_uint ("the prefix length of an --allow address", slash + 1, 0,
+                            a->prefix);
+  return;
+ bad:
+  usage_error ("--allow %s: not a rule; give an address (ADDR or ADDR/BITS), "
+               "unix, psk:USERNAME, cert:DN or san:NAME", rule);
+}
+
+/* The TLS options must agree with each other and with --allow. */
+static void
+check_tls_options (const struct options *o)
+{
+  unsigned i;
+
+  if (o->tls == TLS_OFF &&
+      (o->tls_certificates || o->tls_psk || o->tls_verify_peer || o->tls_priority))
+    usage_error ("--tls-certificates, --tls-psk, --tls-verify-peer and "
+                 "--tls-priority need --tls=on or --tls=require");
+  if (o->tls != TLS_OFF && !o->tls_certificates && !o->tls_psk)
+    usage_error ("--tls=%s needs --tls-certificates DIR or --tls-psk FILE",
+                 o->tls == TLS_ON ? "on" : "require");
+  if (o->tls_verify_peer && !o->tls_certificates)
+    usage_error ("--tls-verify-peer checks client certificates against the CA "
+                 "in --tls-certificates DIR: give that too");
+  if (o->tls_certificates && strlen (o->tls_certificates) > MAX_PATH_LENGTH - 32)
+    usage_error ("--tls-certificates path too long");
+  if (o->tls_psk && strlen (o->tls_psk) > MAX_PATH_LENGTH)
+    usage_error ("--tls-psk path too long");
+  if (o->tls_priority && strlen (o->tls_priority) > MAX_TLS_PRIORITY)
+    usage_error ("--tls-priority is at most %u bytes", MAX_TLS_PRIORITY);
+  for (i = 0; i < o->nrules; i++) {
+    const struct access_spec *a = &o->rules[i];
+    if (a->kind == ACCESS_PSK && !o->tls_psk)
+      usage_error ("--allow %s: PSK user names need --tls-psk FILE", a->text);
+    if ((a->kind == ACCESS_CERT_DN || a->kind == ACCESS_CERT_SAN) && !o->tls_verify_peer)
+      usage_error ("--allow %s: certificate names need --tls-verify-peer (only a "
+                   "verified client certificate names anyone)", a->text);
+  }
+}
+
 /* NAME=VALUE: split at the first '='. */
 static void
 split_assignment (const char *opt, const char *arg, char **name, const char **value)
@@ -278,6 +378,21 @@ options_parse (int argc, char **argv, struct options *o)
     case OPT_USER: o->user = optarg; break;
     case OPT_GROUP: o->group = optarg; break;
     case OPT_SANDBOX_DEBUG: o->sandbox_debug = true; break;
+    case OPT_TLS:
+      if (strcmp (optarg, "off") == 0)
+        o->tls = TLS_OFF;
+      else if (strcmp (optarg, "on") == 0)
+        o->tls = TLS_ON;
+      else if (strcmp (optarg, "require") == 0)
+        o->tls = TLS_REQUIRE;
+      else
+        usage_error ("--tls takes off, on or require, not \"%s\"", optarg);
+      break;
+    case OPT_TLS_CERTIFICATES: o->tls_certificates = optarg; break;
+    case OPT_TLS_PSK: o->tls_psk = optarg; break;
+    case OPT_TLS_VERIFY_PEER: o->tls_verify_peer = true; break;
+    case OPT_TLS_PRIORITY: o->tls_priority = optarg; break;
+    case OPT_ALLOW: add_access_rule (o, optarg); break;
     case OPT_CONNECTIONS:
       o->connections = parse_uint ("--connections", optarg, 1, MAX_CONNECTIONS);
       break;
@@ -358,6 +473,7 @@ options_parse (int argc, char **argv, struct options *o)
                  "with --run, -p, -i or -U");
   if (o->unix_path && (o->port || o->ipaddr))
     usage_error ("-U cannot be combined with -p or -i");
+  check_tls_options (o);
   if (o->cainfo && strlen (o->cainfo) > MAX_PATH_LENGTH)
     usage_error ("--cainfo path too long");
   if (o->capath && strlen (o->capath) > MAX_PATH_LENGTH)

@@ -49,5 +49,7 @@ extern const struct policy_rule frontend_policy_rules[];
 extern const size_t frontend_policy_nrules;
 extern const struct policy_rule fetcher_policy_rules[];
 extern const size_t fetcher_policy_nrules;
+extern const struct policy_rule keyholder_policy_rules[];
+extern const size_t keyholder_policy_nrules;
 
 #endif

@@ -55,6 +55,14 @@ static bool socket_activated;
 static char *auth_password;           /* --auth-password's, for the fetchers */
 static bool multi_conn;
 
+/* --tls: the public files the front-end gets, and the descriptors of the
+ * secret ones, opened here (as root if started so) but never read here:
+ * only the key holder reads them. */
+static struct tls_settings tls;
+static int tls_key_fd = -1;           /* server-key.pem */
+static int tls_psk_fd = -1;           /* --tls-psk */
+static pid_t keyholder_pid = -1;
+
 static pid_t frontend_pid = -1;
 static int control_fd = -1;           /* our end of the front-end's control socket */
 static pid_t run_pid = -1;
@@ -420,13 +428,15 @@ server_uri (void)
 
   if (unix_socket_path) {
     char *sock = uri_escape (unix_socket_path);
-    r = asprintf (&uri, "nbd+unix:///%s?socket=%s", export, sock);
+    r = asprintf (&uri, "nbd%s+unix:///%s?socket=%s", opt.tls != TLS_OFF ? "s" : "",
+                  export, sock);
     free (sock);
   }
   else {
     const char *host = opt.ipaddr ? opt.ipaddr : "localhost";
     bool v6 = strchr (host, ':') != NULL;
-    r = asprintf (&uri, "nbd://%s%s%s:%s/%s", v6 ? "[" : "", host, v6 ? "]" : "",
+    r = asprintf (&uri, "nbd%s://%s%s%s:%s/%s", opt.tls != TLS_OFF ? "s" : "",
+                  v6 ? "[" : "", host, v6 ? "]" : "",
                   opt.port ? opt.port : "10809", export);
   }
   free (export);
@@ -464,8 +474,8 @@ child_environment (void)
   return env;
 }
 
-/* fork+exec the role's executable (FRONTEND_EXE for the front-end,
- * FETCHER_EXE for the others) as `role` with fds[i] at fd 3 + i and
+/* fork+exec the role's executable (FRONTEND_EXE for the front-end and
+ * the key holder, FETCHER_EXE for the others) as `role` with fds[i] at fd 3 + i and
  * nothing else open but stdin, stdout and stderr.  Returns the pid. */
 static pid_t
 spawn_child (const char *role_arg, const int *fds, unsigned nfds)
@@ -485,7 +495,8 @@ spawn_child (const char *role_arg, const int *fds, unsigned nfds)
      * not been placed yet.  Just above, not at a fixed high number: under
      * a low RLIMIT_NOFILE that number may not exist. */
     const int above = 3 + (int) nfds;
-    exe = fcntl (strcmp (role_arg, ROLE_ARG_FRONTEND) == 0 ? frontend_exe_fd : fetcher_exe_fd,
+    exe = fcntl (strcmp (role_arg, ROLE_ARG_FRONTEND) == 0 ||
+                 strcmp (role_arg, ROLE_ARG_KEYHOLDER) == 0 ? frontend_exe_fd : fetcher_exe_fd,
                  F_DUPFD_CLOEXEC, above);
     if (exe == -1)
       _exit (127);
@@ -668,6 +679,152 @@ send_fetcher_config (int fd, const void *arg)
   return config_send_fetcher (fd, arg);
 }
 
+/* ---- NBD over TLS. ---- */
+
+/* Read a public PEM file of --tls-certificates DIR into *text.  Returns 0,
+ * or -1 when an optional file is not there. */
+static int
+read_tls_file (const char *name, bool required, char **text, uint32_t *len)
+{
+  char path[MAX_PATH_LENGTH + 1];
+  uint8_t *buf;
+  ssize_t n;
+  size_t got = 0;
+  int fd;
+
+  snprintf (path, sizeof path, "%s/%s", opt.tls_certificates, name);
+  fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd == -1) {
+    if (errno == ENOENT && !required) {
+      *text = (char *) "";
+      *len = 0;
+      return -1;
+    }
+    fatal_errno ("--tls-certificates: cannot open %s", path);
+  }
+  buf = malloc (MAX_TLS_FILE_SIZE + 1);
+  if (buf == NULL)
+    fatal_errno ("malloc");
+  while ((n = read (fd, buf + got, MAX_TLS_FILE_SIZE + 1 - got)) > 0)
+    got += (size_t) n;
+  if (n == -1)
+    fatal_errno ("--tls-certificates: reading %s", path);
+  close (fd);
+  if (got > MAX_TLS_FILE_SIZE)
+    fatal ("--tls-certificates: %s is larger than %u bytes: put only the "
+           "certificates needed there", path, MAX_TLS_FILE_SIZE);
+  if (got == 0 || memchr (buf, '\0', got) != NULL)
+    fatal ("--tls-certificates: %s is empty or not PEM text", path);
+  buf[got] = '\0';
+  *text = (char *) buf;
+  *len = (uint32_t) got;
+  return 0;
+}
+
+/* Before our sandbox: read the certificates, open the key and the PSK
+ * file for the key holder. */
+static void
+prepare_tls (void)
+{
+  tls = (struct tls_settings) {
+    .mode = opt.tls, .priority = (char *) (opt.tls_priority ? opt.tls_priority : ""),
+    .cert = (char *) "", .ca = (char *) "", .crl = (char *) "",
+  };
+  if (opt.tls == TLS_OFF)
+    return;
+  if (opt.tls_certificates) {
+    char path[MAX_PATH_LENGTH + 1];
+    tls.flags |= TLS_CERTIFICATES;
+    read_tls_file ("server-cert.pem", true, &tls.cert, &tls.cert_len);
+    read_tls_file ("ca-cert.pem", opt.tls_verify_peer, &tls.ca, &tls.ca_len);
+    if (opt.tls_verify_peer) {
+      tls.flags |= TLS_VERIFY_PEER;
+      read_tls_file ("ca-crl.pem", false, &tls.crl, &tls.crl_len);
+    }
+    snprintf (path, sizeof path, "%s/server-key.pem", opt.tls_certificates);
+    tls_key_fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (tls_key_fd == -1)
+      fatal_errno ("--tls-certificates: cannot open %s", path);
+  }
+  if (opt.tls_psk) {
+    tls.flags |= TLS_PSK;
+    tls_psk_fd = open (opt.tls_psk, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (tls_psk_fd == -1)
+      fatal_errno ("--tls-psk: cannot open %s", opt.tls_psk);
+  }
+}
+
+static int
+send_keyholder_config (int fd, const void *arg)
+{
+  return config_send_keyholder (fd, arg);
+}
+
+/* The key holder: the only process that reads the private key and the
+ * PSK file.  Returns the front-end's end of its socket. */
+static int
+start_keyholder (void)
+{
+  struct keyholder_config kc = {
+    .flags = (tls_key_fd >= 0 ? KEYHOLDER_KEY : 0) | (tls_psk_fd >= 0 ? KEYHOLDER_PSK : 0) |
+             (opt.verbose ? KEYHOLDER_VERBOSE : 0) |
+             (opt.sandbox_debug ? KEYHOLDER_SANDBOX_DEBUG : 0),
+    .cert = tls.cert, .cert_len = tls.cert_len,
+  };
+  int sv[2], extra[2], null;
+
+  null = open ("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null == -1)
+    fatal_errno ("/dev/null");
+  /* Both places filled: a file the key holder does not use is /dev/null. */
+  extra[0] = tls_key_fd >= 0 ? tls_key_fd : null;     /* KEYHOLDER_FD_KEY */
+  extra[1] = tls_psk_fd >= 0 ? tls_psk_fd : null;     /* KEYHOLDER_FD_PSK */
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
+    fatal_errno ("socketpair");
+  keyholder_pid = start_child (ROLE_ARG_KEYHOLDER, sv[1], extra, 2,
+                               send_keyholder_config, &kc);
+  if (keyholder_pid == -1)
+    fatal_errno ("starting the key holder");
+  close (sv[1]);
+  close (null);
+  /* Ours were only for passing on. */
+  if (tls_key_fd >= 0)
+    close (tls_key_fd);
+  if (tls_psk_fd >= 0)
+    close (tls_psk_fd);
+  tls_key_fd = tls_psk_fd = -1;
+  return sv[0];
+}
+
+/* --allow rules as the front-end gets them: one per export it names. */
+static struct access_rule *
+expand_access_rules (uint32_t *n)
+{
+  struct access_rule *out = calloc ((size_t) MAX_ACCESS_RULES, sizeof *out);
+  unsigned i, j;
+
+  if (out == NULL)
+    fatal_errno ("calloc");
+  *n = 0;
+  for (i = 0; i < opt.nrules; i++) {
+    const struct access_spec *a = &opt.rules[i];
+    for (j = 0; j < opt.nexports; j++) {
+      if (a->export != ALL_EXPORTS && a->export != j)
+        continue;
+      if (*n >= MAX_ACCESS_RULES)
+        fatal ("--allow: %u rules over all exports is the most (rules given "
+               "before the first --export count once per export)", MAX_ACCESS_RULES);
+      out[*n] = (struct access_rule) {
+        .export_index = j, .kind = a->kind, .prefix = a->prefix,
+        .name = (char *) a->name,
+      };
+      memcpy (out[*n].addr, a->addr, sizeof out[*n].addr);
+      (*n)++;
+    }
+  }
+  return out;
+}
+
 static void
 start_frontend (void)
 {
@@ -682,8 +839,8 @@ start_frontend (void)
     .nlisteners = opt.single ? 0 : nlisteners,
   };
   struct export_info exports[MAX_EXPORTS];
-  int sv[2], client_fds[2] = { STDIN_FILENO, STDOUT_FILENO };
-  unsigned i;
+  int sv[2], fe_fds[64 + 1];
+  unsigned i, nfe_fds = 0;
 
   for (i = 0; i < opt.nexports; i++) {
     exports[i].name = opt.exports[i].name;
@@ -691,19 +848,33 @@ start_frontend (void)
     exports[i].readonly = opt.exports[i].readonly;
   }
   fc.exports = exports;
+  fc.tls = tls;
+  fc.rules = expand_access_rules (&fc.nrules);
+
+  /* Its listeners (or the -s client), then the key holder's socket. */
+  if (opt.single) {
+    fe_fds[nfe_fds++] = STDIN_FILENO;
+    fe_fds[nfe_fds++] = STDOUT_FILENO;
+  }
+  else
+    for (i = 0; i < nlisteners; i++)
+      fe_fds[nfe_fds++] = listeners[i];
+  if (opt.tls != TLS_OFF)
+    fe_fds[nfe_fds++] = start_keyholder ();
 
   fetcher_pids = calloc (MAX_FETCHERS, sizeof *fetcher_pids);
   if (fetcher_pids == NULL)
     fatal_errno ("calloc");
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
     fatal_errno ("socketpair");
-  frontend_pid = start_child (ROLE_ARG_FRONTEND, sv[1],
-                              opt.single ? client_fds : listeners,
-                              opt.single ? 2 : nlisteners,
+  frontend_pid = start_child (ROLE_ARG_FRONTEND, sv[1], fe_fds, nfe_fds,
                               send_frontend_config, &fc);
   if (frontend_pid == -1)
     fatal_errno ("starting the front-end");
   close (sv[1]);
+  if (opt.tls != TLS_OFF)
+    close (fe_fds[nfe_fds - 1]);
+  free (fc.rules);
   control_fd = sv[0];
 
   /* The front-end owns the client side now: our copies only keep sockets
@@ -928,6 +1099,8 @@ stop_children (void)
 
   if (frontend_pid > 0)
     kill (frontend_pid, SIGTERM);
+  if (keyholder_pid > 0)
+    kill (keyholder_pid, SIGTERM);
   for (i = 0; i < nfetchers; i++)
     kill (fetcher_pids[i], SIGTERM);
   /* Give them a moment, then make sure. */
@@ -936,9 +1109,11 @@ stop_children (void)
     while ((pid = waitpid (-1, NULL, WNOHANG)) > 0) {
       if (pid == frontend_pid)
         frontend_pid = -1;
+      if (pid == keyholder_pid)
+        keyholder_pid = -1;
       remove_fetcher (pid);
     }
-    if (frontend_pid == -1 && nfetchers == 0)
+    if (frontend_pid == -1 && keyholder_pid == -1 && nfetchers == 0)
       return;
     usleep (20000);
   }
@@ -948,6 +1123,11 @@ stop_children (void)
     kill (frontend_pid, SIGKILL);
     waitpid (frontend_pid, NULL, 0);
     frontend_pid = -1;
+  }
+  if (keyholder_pid > 0) {
+    kill (keyholder_pid, SIGKILL);
+    waitpid (keyholder_pid, NULL, 0);
+    keyholder_pid = -1;
   }
   for (i = 0; i < nfetchers; i++) {
     kill (fetcher_pids[i], SIGKILL);
@@ -985,6 +1165,15 @@ start_run_command (void)
     setenv ("port", port, 1);
     setenv ("unixsocket", unix_socket_path ? unix_socket_path : "", 1);
     setenv ("exportname", opt.exports[0].name, 1);
+    /* As nbdkit: "1" for --tls=on, "2" for --tls=require, unset when off. */
+    if (opt.tls != TLS_OFF)
+      setenv ("tls", opt.tls == TLS_ON ? "1" : "2", 1);
+    else
+      unsetenv ("tls");
+    if (opt.tls_certificates)
+      setenv ("tls_certificates", opt.tls_certificates, 1);
+    if (opt.tls_psk)
+      setenv ("tls_psk", opt.tls_psk, 1);
     execl ("/bin/sh", "sh", "-c", opt.run, (char *) NULL);
     fprintf (stderr, "nbdcurld: cannot run /bin/sh: %s\n", strerror (errno));
     _exit (127);
@@ -1022,6 +1211,17 @@ reap_children (void)
               WTERMSIG (status), strsignal (WTERMSIG (status)));
       else
         warn ("the front-end exited with status %d: stopping", exit_status_of (status));
+      shutdown_and_exit (EXIT_FAILURE);
+    }
+    if (pid == keyholder_pid) {
+      /* Without it no TLS client can be served: stop, as for the
+       * front-end, rather than refuse every client from now on. */
+      keyholder_pid = -1;
+      if (WIFSIGNALED (status))
+        warn ("the key holder was killed by signal %d (%s): stopping",
+              WTERMSIG (status), strsignal (WTERMSIG (status)));
+      else
+        warn ("the key holder exited with status %d: stopping", exit_status_of (status));
       shutdown_and_exit (EXIT_FAILURE);
     }
     remove_fetcher (pid);
@@ -1105,6 +1305,7 @@ supervisor_main (int argc, char **argv)
   check_urls ();
   check_exports ();
   read_auth_password ();
+  prepare_tls ();
 
   if (socket_activated) {
     if (opt.single || opt.port || opt.ipaddr || opt.unix_path)

@@ -26,6 +26,17 @@ struct export_spec {
                                 of the export gets it at CHILD_FD_EXPORT */
 };
 
+/* One --allow rule, for one export or (export == ALL_EXPORTS) all. */
+#define ALL_EXPORTS UINT32_MAX
+struct access_spec {
+  uint32_t export;
+  uint32_t kind;             /* ACCESS_* (nbdcurld.h) */
+  uint32_t prefix;
+  uint8_t addr[16];
+  const char *name;          /* identities */
+  const char *text;          /* as given, for messages */
+};
+
 struct options {
   struct export_spec exports[MAX_EXPORTS];
   unsigned nexports;
@@ -53,6 +64,13 @@ struct options {
   uint32_t handshake_timeout;
   uint32_t client_memory;    /* --client-memory, bytes */
   uint32_t max_clients;      /* --max-clients */
+  uint32_t tls;              /* --tls: TLS_OFF, TLS_ON, TLS_REQUIRE */
+  const char *tls_certificates;   /* directory */
+  const char *tls_psk;            /* file */
+  const char *tls_priority;
+  bool tls_verify_peer;
+  struct access_spec rules[MAX_ACCESS_RULES];
+  unsigned nrules;
 };
 
 /* Parse argv into o; prints a message and exits 1 on any usage error,

@@ -1,0 +1,577 @@
+/*
+ * frontend-tls.c: NBD over TLS in the front-end (NBD_OPT_STARTTLS).
+ *
+ * GnuTLS runs the record layer and the handshake for every client, on the
+ * client's own non-blocking socket, inside the front-end's event loop.
+ * The front-end never holds a long-term secret:
+ *
+ *   X.509  the private key is an external GnuTLS key whose one operation,
+ *          signing, is a request to the key holder (keyholder.c); the
+ *          front-end has the certificates only.  Signing happens inside a
+ *          client's handshake, for that client, and the loop waits for the
+ *          answer (at most KEY_ANSWER_TIMEOUT_MS; it takes well under a
+ *          millisecond).  Only TLS 1.3 is offered with certificates, and
+ *          the key holder signs only with TLS 1.3's signature schemes.
+ *   PSK    the key of a user name is asked of the key holder when a client
+ *          names that user, and GnuTLS forgets it with the handshake.
+ *
+ * Output: a client's queue (frontend.c) is copied, a stage of
+ * TLS_STAGE_SIZE at a time, into records.  GnuTLS wants a send that could
+ * not finish repeated with the same bytes, which the stage keeps.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <gnutls/abstract.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
+
+#include "frontend.h"
+#include "ipc.h"
+#include "log.h"
+
+/* Certificates of the server's chain the front-end presents. */
+#define MAX_CHAIN_CERTS 16
+
+struct client_tls {
+  gnutls_session_t session;
+  bool begun;                   /* gnutls_handshake called */
+  bool established;             /* handshake done: every byte is TLS */
+  uint8_t *stage;               /* TLS_STAGE_SIZE, once established */
+  size_t stage_len, stage_sent;
+  /* Who the client proved to be: for --allow and log lines. */
+  char *psk_user;
+  char *dn;
+  char *sans[MAX_CLIENT_SANS];
+  unsigned nsans;
+};
+
+static int keyholder_fd = -1;
+static uint64_t keyholder_serial;
+static gnutls_certificate_credentials_t cert_creds;
+static gnutls_psk_server_credentials_t psk_creds;
+static gnutls_priority_t priority;
+static gnutls_pcert_st chain[MAX_CHAIN_CERTS];
+static unsigned chain_len;
+static gnutls_pk_algorithm_t key_algorithm;
+static unsigned key_bits;
+/* The client whose handshake step is running: key requests are made for
+ * it and only while it is in CLIENT_TLS_HANDSHAKE. */
+static struct client *handshaking;
+
+bool
+tls_offered (void)
+{
+  return fe.config.tls.mode != TLS_OFF;
+}
+
+bool
+tls_required (void)
+{
+  return fe.config.tls.mode == TLS_REQUIRE;
+}
+
+bool
+client_in_tls (const struct client *c)
+{
+  return c->tls != NULL && c->tls->established;
+}
+
+/* ---- The key holder. ---- */
+
+/* One request, one answer of type want with the same number, its payload
+ * in out (at most max bytes).  Returns the payload length, or -1 with the
+ * errno the key holder gave, or ETIMEDOUT. */
+static int
+ask_keyholder (uint16_t type, uint16_t flags, uint32_t length, uint64_t offset,
+               const void *payload, uint32_t len, uint16_t want, uint8_t *out, uint32_t max)
+{
+  struct ipc_header h = {
+    .type = type, .flags = flags, .id = ++keyholder_serial, .length = length, .offset = offset,
+    .payload_len = len,
+  };
+  uint64_t deadline = now_ms () + KEY_ANSWER_TIMEOUT_MS;
+
+  if (ipc_send_datagram (keyholder_fd, &h, payload) == -1)
+    fatal_errno ("asking the key holder");
+  for (;;) {
+    struct pollfd pfd = { .fd = keyholder_fd, .events = POLLIN };
+    struct ipc_header a;
+    uint64_t now = now_ms ();
+    int r;
+
+    if (now >= deadline) {
+      warn ("the key holder did not answer in %u ms", KEY_ANSWER_TIMEOUT_MS);
+      errno = ETIMEDOUT;
+      return -1;
+    }
+    r = poll (&pfd, 1, (int) (deadline - now));
+    if (r == -1 && errno != EINTR)
+      fatal_errno ("poll");
+    if (r <= 0)
+      continue;
+    if (ipc_recv_datagram (keyholder_fd, &a, out, max) == -1) {
+      if (errno == EAGAIN || errno == EINTR)
+        continue;
+      if (errno == 0)
+        fatal ("the key holder closed its socket");
+      fatal_errno ("bad answer from the key holder");
+    }
+    if (a.type != want || a.id > h.id || a.flags != 0 || a.offset != 0 || a.length != 0 ||
+        a.area_offset != 0 || (a.error != 0 && a.payload_len != 0) ||
+        (a.error == 0 && a.payload_len == 0))
+      fatal ("the key holder sent a malformed answer (type %u)", a.type);
+    if (a.id < h.id)
+      continue;                         /* the late answer to a timed-out request */
+    if (a.error != 0) {
+      errno = (int) a.error;
+      return -1;
+    }
+    return (int) a.payload_len;
+  }
+}
+
+/* GnuTLS's external key: one signature, by the key holder.  GnuTLS hands
+ * EdDSA the whole input and ECDSA and RSA-PSS its hash (hashed = true). */
+static int
+sign_by_keyholder (gnutls_sign_algorithm_t algo, unsigned flags, bool hashed,
+                   const gnutls_datum_t *in, gnutls_datum_t *signature)
+{
+  uint8_t sig[KEY_MAX_SIGNATURE];
+  int n;
+
+  if (handshaking == NULL || handshaking->state != CLIENT_TLS_HANDSHAKE ||
+      in->size < 1 || in->size > KEY_MAX_SIGN_INPUT)
+    return GNUTLS_E_INVALID_REQUEST;
+  n = ask_keyholder (IPC_KEY_SIGN, hashed ? IPC_KEY_SIGN_HASHED : 0, (uint32_t) algo, flags,
+                     in->data, in->size, IPC_KEY_SIGNATURE, sig, sizeof sig);
+  if (n < 0) {
+    warn ("client %s: the key holder did not sign (%s)", handshaking->peer,
+          strerror (errno));
+    return GNUTLS_E_PK_SIGN_FAILED;
+  }
+  signature->data = gnutls_malloc ((size_t) n);
+  if (signature->data == NULL)
+    return GNUTLS_E_MEMORY_ERROR;
+  memcpy (signature->data, sig, (size_t) n);
+  signature->size = (unsigned) n;
+  return 0;
+}
+
+static int
+sign_data (gnutls_privkey_t key, gnutls_sign_algorithm_t algo, void *userdata,
+           unsigned flags, const gnutls_datum_t *data, gnutls_datum_t *signature)
+{
+  (void) key, (void) userdata;
+  return sign_by_keyholder (algo, flags, false, data, signature);
+}
+
+static int
+sign_hash (gnutls_privkey_t key, gnutls_sign_algorithm_t algo, void *userdata,
+           unsigned flags, const gnutls_datum_t *hash, gnutls_datum_t *signature)
+{
+  (void) key, (void) userdata;
+  return sign_by_keyholder (algo, flags, true, hash, signature);
+}
+
+/* What the key is, from its certificate. */
+static int
+key_info (gnutls_privkey_t key, unsigned flags, void *userdata)
+{
+  (void) key;
+  (void) userdata;
+  if (flags & GNUTLS_PRIVKEY_INFO_PK_ALGO)
+    return (int) key_algorithm;
+  if (flags & GNUTLS_PRIVKEY_INFO_PK_ALGO_BITS)
+    return (int) key_bits;
+  if (flags & GNUTLS_PRIVKEY_INFO_HAVE_SIGN_ALGO)
+    return gnutls_sign_supports_pk_algorithm (GNUTLS_FLAGS_TO_SIGN_ALGO (flags),
+                                              key_algorithm) ? 1 : 0;
+  return -1;
+}
+
+/* A client names a PSK user: its key, from the key holder. */
+static int
+psk_key (gnutls_session_t session, const char *username, gnutls_datum_t *key)
+{
+  uint8_t k[MAX_PSK_KEY];
+  size_t len = strlen (username);
+  int n;
+
+  (void) session;
+  if (handshaking == NULL || handshaking->state != CLIENT_TLS_HANDSHAKE ||
+      len < 1 || len > MAX_PSK_USERNAME)
+    return -1;
+  n = ask_keyholder (IPC_KEY_PSK, 0, 0, 0, username, (uint32_t) len, IPC_KEY_PSK_KEY,
+                     k, sizeof k);
+  if (n < 0) {
+    if (errno == ENOENT)
+      warn ("client %s: unknown PSK user \"%.64s\"", handshaking->peer, username);
+    else
+      warn ("client %s: no PSK from the key holder (%s)", handshaking->peer,
+            strerror (errno));
+    return -1;
+  }
+  key->data = gnutls_malloc ((size_t) n);
+  if (key->data == NULL)
+    return -1;
+  memcpy (key->data, k, (size_t) n);
+  key->size = (unsigned) n;
+  explicit_bzero (k, sizeof k);
+  return 0;
+}
+
+/* ---- Set-up, before the sandbox. ---- */
+
+void
+tls_setup (void)
+{
+  const struct tls_settings *t = &fe.config.tls;
+  const char *errpos = NULL;
+  char prio[MAX_TLS_PRIORITY + 128];
+  int r;
+
+  if (!tls_offered ())
+    return;
+  keyholder_fd = FRONTEND_FD_FIRST_LISTENER +
+    ((fe.config.flags & FRONTEND_SINGLE) ? 2 : (int) fe.config.nlisteners);
+  if (fcntl (keyholder_fd, F_GETFD) == -1)
+    fatal ("started without the key holder's socket");
+  /* The supervisor's environment sets GNUTLS_NO_IMPLICIT_INIT. */
+  if ((r = gnutls_global_init ()) < 0)
+    fatal ("GnuTLS: %s", gnutls_strerror (r));
+
+  if (t->flags & TLS_CERTIFICATES) {
+    gnutls_datum_t d = { (unsigned char *) t->cert, t->cert_len };
+    gnutls_privkey_t key;
+
+    chain_len = MAX_CHAIN_CERTS;
+    if ((r = gnutls_pcert_list_import_x509_raw (chain, &chain_len, &d,
+                                                GNUTLS_X509_FMT_PEM, 0)) < 0)
+      fatal ("server-cert.pem: %s (at most %u certificates)", gnutls_strerror (r),
+             MAX_CHAIN_CERTS);
+    key_algorithm = (gnutls_pk_algorithm_t) gnutls_pubkey_get_pk_algorithm (chain[0].pubkey,
+                                                                            &key_bits);
+    if ((r = gnutls_certificate_allocate_credentials (&cert_creds)) < 0 ||
+        (r = gnutls_privkey_init (&key)) < 0 ||
+        (r = gnutls_privkey_import_ext4 (key, NULL, sign_data, sign_hash, NULL, NULL,
+                                         key_info, 0)) < 0)
+      fatal ("GnuTLS: %s", gnutls_strerror (r));
+    /* The key holder checked that the key matches; a check here would
+     * be a signature asked for outside any handshake. */
+    gnutls_certificate_set_flags (cert_creds, GNUTLS_CERTIFICATE_SKIP_KEY_CERT_MATCH);
+    if ((r = gnutls_certificate_set_key (cert_creds, NULL, 0, chain, chain_len, key)) < 0)
+      fatal ("server-cert.pem: %s", gnutls_strerror (r));
+    if (t->ca_len > 0) {
+      gnutls_datum_t ca = { (unsigned char *) t->ca, t->ca_len };
+      if ((r = gnutls_certificate_set_x509_trust_mem (cert_creds, &ca,
+                                                      GNUTLS_X509_FMT_PEM)) < 0)
+        fatal ("ca-cert.pem: %s", gnutls_strerror (r));
+    }
+    if (t->crl_len > 0) {
+      gnutls_datum_t crl = { (unsigned char *) t->crl, t->crl_len };
+      if ((r = gnutls_certificate_set_x509_crl_mem (cert_creds, &crl,
+                                                    GNUTLS_X509_FMT_PEM)) < 0)
+        fatal ("ca-crl.pem: %s", gnutls_strerror (r));
+    }
+  }
+  if (t->flags & TLS_PSK) {
+    if ((r = gnutls_psk_allocate_server_credentials (&psk_creds)) < 0)
+      fatal ("GnuTLS: %s", gnutls_strerror (r));
+    gnutls_psk_set_server_credentials_function (psk_creds, psk_key);
+  }
+
+  /* The user's priorities (or GnuTLS's NORMAL), with PSK key exchange
+   * added for PSK, and, with certificates, TLS 1.3 only: the key holder
+   * signs TLS 1.3 handshakes and nothing else. */
+  snprintf (prio, sizeof prio, "%s%s%s", t->priority[0] ? t->priority : "NORMAL",
+            (t->flags & TLS_PSK) ? ":+ECDHE-PSK:+DHE-PSK:+PSK" : "",
+            (t->flags & TLS_CERTIFICATES)
+              ? ":-VERS-TLS1.2:-VERS-TLS1.1:-VERS-TLS1.0:-VERS-DTLS-ALL" : "");
+  if ((r = gnutls_priority_init (&priority, prio, &errpos)) < 0)
+    fatal ("--tls-priority: %s at \"%.40s\"", gnutls_strerror (r), errpos ? errpos : "");
+}
+
+/* ---- Sessions. ---- */
+
+static ssize_t
+push (gnutls_transport_ptr_t ptr, const giovec_t *iov, int iovcnt)
+{
+  struct client *c = ptr;
+  ssize_t r = writev (c->wfd, (const struct iovec *) iov, iovcnt);
+  if (r == -1)
+    gnutls_transport_set_errno (c->tls->session, errno);
+  return r;
+}
+
+static ssize_t
+pull (gnutls_transport_ptr_t ptr, void *buf, size_t len)
+{
+  struct client *c = ptr;
+  ssize_t r = read (c->rfd, buf, len);
+  if (r == -1)
+    gnutls_transport_set_errno (c->tls->session, errno);
+  return r;
+}
+
+int
+tls_start (struct client *c)
+{
+  struct client_tls *t = calloc (1, sizeof *t);
+  int r;
+
+  if (t == NULL)
+    fatal_errno ("calloc");
+  if ((r = gnutls_init (&t->session, GNUTLS_SERVER | GNUTLS_NONBLOCK | GNUTLS_NO_SIGNAL)) < 0 ||
+      (r = gnutls_priority_set (t->session, priority)) < 0 ||
+      (cert_creds && (r = gnutls_credentials_set (t->session, GNUTLS_CRD_CERTIFICATE,
+                                                  cert_creds)) < 0) ||
+      (psk_creds && (r = gnutls_credentials_set (t->session, GNUTLS_CRD_PSK, psk_creds)) < 0)) {
+    warn ("client %s: cannot start TLS: %s", c->peer, gnutls_strerror (r));
+    if (t->session)
+      gnutls_deinit (t->session);
+    free (t);
+    return -1;
+  }
+  if (fe.config.tls.flags & TLS_VERIFY_PEER) {
+    gnutls_certificate_server_set_request (t->session, GNUTLS_CERT_REQUIRE);
+    /* Checked by GnuTLS in the handshake (CA, CRL, dates): a client whose
+     * certificate fails gets an alert, not a session. */
+    gnutls_session_set_verify_cert (t->session, NULL, 0);
+  }
+  gnutls_transport_set_ptr (t->session, c);
+  gnutls_transport_set_vec_push_function (t->session, push);
+  gnutls_transport_set_pull_function (t->session, pull);
+  /* The front-end's own handshake deadline applies instead. */
+  gnutls_handshake_set_timeout (t->session, 0);
+  c->tls = t;
+  return 0;
+}
+
+static char *
+dup_string (const char *s, size_t len)
+{
+  char *d = strndup (s, len);
+  if (d == NULL)
+    fatal_errno ("strndup");
+  return d;
+}
+
+/* Note who the client proved to be. */
+static void
+take_identity (struct client *c)
+{
+  struct client_tls *t = c->tls;
+  const gnutls_datum_t *certs;
+  unsigned ncerts = 0, i;
+  gnutls_x509_crt_t crt;
+  gnutls_datum_t dn;
+
+  if (gnutls_auth_get_type (t->session) == GNUTLS_CRD_PSK) {
+    const char *user = gnutls_psk_server_get_username (t->session);
+    if (user)
+      t->psk_user = dup_string (user, MAX_PSK_USERNAME);
+    return;
+  }
+  if (!(fe.config.tls.flags & TLS_VERIFY_PEER))
+    return;
+  certs = gnutls_certificate_get_peers (t->session, &ncerts);
+  if (certs == NULL || ncerts == 0 || gnutls_x509_crt_init (&crt) < 0)
+    return;
+  if (gnutls_x509_crt_import (crt, &certs[0], GNUTLS_X509_FMT_DER) == 0) {
+    if (gnutls_x509_crt_get_dn3 (crt, &dn, 0) == 0) {
+      if (dn.size <= MAX_ACCESS_NAME)
+        t->dn = dup_string ((const char *) dn.data, dn.size);
+      gnutls_free (dn.data);
+    }
+    for (i = 0; t->nsans < MAX_CLIENT_SANS; i++) {
+      char name[MAX_ACCESS_NAME + 1];
+      size_t len = sizeof name - 1;
+      int type = gnutls_x509_crt_get_subject_alt_name (crt, i, name, &len, NULL);
+      if (type == GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE)
+        break;
+      if (type == GNUTLS_SAN_DNSNAME || type == GNUTLS_SAN_RFC822NAME)
+        t->sans[t->nsans++] = dup_string (name, len);
+    }
+  }
+  gnutls_x509_crt_deinit (crt);
+}
+
+short
+tls_handshake_events (const struct client *c)
+{
+  if (c->tls == NULL || !c->tls->begun)
+    return POLLOUT;                     /* not begun: step at once */
+  return gnutls_record_get_direction (c->tls->session) ? POLLOUT : POLLIN;
+}
+
+bool
+tls_handshake_begun (const struct client *c)
+{
+  return c->tls != NULL && c->tls->begun;
+}
+
+void
+tls_handshake_step (struct client *c)
+{
+  struct client_tls *t = c->tls;
+  int r;
+
+  if (t == NULL || t->established || c->state != CLIENT_TLS_HANDSHAKE)
+    return;
+  t->begun = true;
+  handshaking = c;
+  r = gnutls_handshake (t->session);
+  handshaking = NULL;
+  if (r == GNUTLS_E_AGAIN || r == GNUTLS_E_INTERRUPTED)
+    return;
+  if (r < 0) {
+    warn ("client %s: TLS handshake failed: %s", c->peer, gnutls_strerror (r));
+    client_close (c, NULL);
+    return;
+  }
+  t->established = true;
+  t->stage = malloc (TLS_STAGE_SIZE);
+  if (t->stage == NULL)
+    fatal_errno ("malloc");
+  take_identity (c);
+  {
+    char *desc = gnutls_session_get_desc (t->session);
+    debug ("client %s: TLS %s%s%s", c->peer, desc ? desc : "",
+           t->psk_user ? ", PSK user " : t->dn ? ", certificate " : "",
+           t->psk_user ? t->psk_user : t->dn ? t->dn : "");
+    gnutls_free (desc);
+  }
+  handshake_tls_done (c);
+}
+
+ssize_t
+client_recv (struct client *c, void *buf, size_t len)
+{
+  ssize_t r;
+
+  if (!client_in_tls (c))
+    return read (c->rfd, buf, len);
+  r = gnutls_record_recv (c->tls->session, buf, len);
+  if (r >= 0)
+    return r;
+  switch (r) {
+  case GNUTLS_E_AGAIN:
+    errno = EAGAIN;
+    return -1;
+  case GNUTLS_E_INTERRUPTED:
+    errno = EINTR;
+    return -1;
+  case GNUTLS_E_PREMATURE_TERMINATION:
+    return 0;                           /* closed without close_notify */
+  default:
+    debug ("client %s: TLS: %s", c->peer, gnutls_strerror ((int) r));
+    errno = EPROTO;
+    return -1;
+  }
+}
+
+bool
+tls_input_pending (const struct client *c)
+{
+  return client_in_tls (c) && gnutls_record_check_pending (c->tls->session) > 0;
+}
+
+size_t
+client_unsent (const struct client *c)
+{
+  size_t n = c->out.bytes;
+  if (c->tls && c->tls->established)
+    n += c->tls->stage_len - c->tls->stage_sent;
+  return n;
+}
+
+int
+client_flush (struct client *c)
+{
+  struct client_tls *t = c->tls;
+
+  if (!client_in_tls (c))
+    return outq_flush (&c->out, c->wfd);
+  for (;;) {
+    ssize_t r;
+
+    if (t->stage_sent == t->stage_len) {
+      ssize_t took;
+      t->stage_len = t->stage_sent = 0;
+      if (c->out.bytes == 0)
+        return 0;
+      took = outq_take (&c->out, t->stage, TLS_STAGE_SIZE);
+      if (took < 0)
+        return -1;
+      if (took == 0)
+        return 0;                       /* only discarded bytes */
+      t->stage_len = (size_t) took;
+    }
+    /* After GNUTLS_E_AGAIN, the same bytes again (GnuTLS's rule). */
+    r = gnutls_record_send (t->session, t->stage + t->stage_sent,
+                            t->stage_len - t->stage_sent);
+    if (r == GNUTLS_E_AGAIN || r == GNUTLS_E_INTERRUPTED)
+      return 0;
+    if (r < 0) {
+      debug ("client %s: TLS: %s", c->peer, gnutls_strerror ((int) r));
+      return -1;
+    }
+    t->stage_sent += (size_t) r;
+  }
+}
+
+void
+tls_end (struct client *c)
+{
+  struct client_tls *t = c->tls;
+  unsigned i;
+
+  if (t == NULL)
+    return;
+  /* close_notify if the socket takes it now; nobody waits for it. */
+  if (t->established && c->wfd >= 0)
+    (void) gnutls_bye (t->session, GNUTLS_SHUT_WR);
+  gnutls_deinit (t->session);
+  free (t->stage);
+  free (t->psk_user);
+  free (t->dn);
+  for (i = 0; i < t->nsans; i++)
+    free (t->sans[i]);
+  free (t);
+  c->tls = NULL;
+}
+
+/* ---- Identities, for --allow (access.c). ---- */
+
+const char *
+tls_psk_user (const struct client *c)
+{
+  return client_in_tls (c) ? c->tls->psk_user : NULL;
+}
+
+const char *
+tls_cert_dn (const struct client *c)
+{
+  return client_in_tls (c) ? c->tls->dn : NULL;
+}
+
+bool
+tls_cert_has_san (const struct client *c, const char *name)
+{
+  unsigned i;
+
+  if (!client_in_tls (c))
+    return false;
+  for (i = 0; i < c->tls->nsans; i++)
+    if (strcasecmp (c->tls->sans[i], name) == 0)
+      return true;
+  return false;
+}
