@@ -10,6 +10,8 @@
 #            ceilings curl -o /dev/null and nbdkit -r file, timed by
 #            hyperfine (warm-up, several runs, medians)
 #   copy1    the same with nbdcopy --connections=1
+#   tls      nbdcopy over NBD TLS (X.509, --tls=require) through nbdcurld,
+#            nbdkit curl and nbdkit file, certificates made with certtool
 #   random   4 KiB random reads at queue depth 32 with fio's nbd engine:
 #            IOPS and 99th percentile completion latency
 #   memory   proportional set size (PSS) of all nbdcurld processes during
@@ -52,7 +54,7 @@ usage: $0 [OPTIONS]
   --runs N         timed runs per command (default 5)
   --warmup N       warm-up runs per command (default 1)
   --random-time S  seconds per fio run (default 10)
-  --only LIST      comma-separated sections: copy,copy1,random,memory,stall
+  --only LIST      comma-separated sections: copy,copy1,tls,random,memory,stall
                    (default: all)
   --smoke          a quick check: 64M image, 1 run, no warm-up, fio for 1 s,
                    4 clients in the memory section, 2 copies and 2 random
@@ -142,7 +144,7 @@ qemu_curl_so() {
 }
 
 if [ "$install" -eq 1 ]; then
-    pkgs=(hyperfine fio nbdkit qemu-utils qemu-block-extra libnbd-bin
+    pkgs=(hyperfine fio nbdkit qemu-utils qemu-block-extra libnbd-bin gnutls-bin
           python3-libnbd nginx-light curl openssl procps)
     missing=()
     for p in "${pkgs[@]}"; do
@@ -581,6 +583,49 @@ if want copy1; then
         copy_table copy1
     else
         report "" "== copy1: skipped (hyperfine is not installed) =="
+    fi
+fi
+
+# ---- NBD over TLS ----
+
+# A CA and a server certificate for localhost in $tmp/pki: ECDSA P-256,
+# what the key holder signs fastest.
+make_pki() {
+    local d=$tmp/pki
+    mkdir -p "$d"
+    printf 'cn = benchmark CA\nca\ncert_signing_key\nexpiration_days = 2\n' > "$d/ca.info"
+    printf 'cn = localhost\ndns_name = localhost\ntls_www_server\nsigning_key\nexpiration_days = 2\n' \
+        > "$d/server.info"
+    certtool --generate-privkey --key-type=ecdsa --outfile "$d/ca-key.pem" 2>/dev/null &&
+    certtool --generate-self-signed --load-privkey "$d/ca-key.pem" \
+        --template "$d/ca.info" --outfile "$d/ca-cert.pem" 2>/dev/null &&
+    certtool --generate-privkey --key-type=ecdsa --outfile "$d/server-key.pem" 2>/dev/null &&
+    certtool --generate-certificate --load-privkey "$d/server-key.pem" \
+        --load-ca-certificate "$d/ca-cert.pem" --load-ca-privkey "$d/ca-key.pem" \
+        --template "$d/server.info" --outfile "$d/server-cert.pem" 2>/dev/null
+}
+
+if want tls; then
+    if [ "$has_hyperfine" -eq 1 ] && have certtool && make_pki; then
+        pki=$tmp/pki
+        # $uri is nbds+unix://...?socket=...: the client's CA goes after it.
+        client="nbdcopy \"\$uri&tls-certificates=$pki\" null:"
+        timed tls nbdcurld \
+            "$NBDCURLD -r --tls=require --tls-certificates $pki $URL --run '$client'"
+        if [ "$has_nbdkit" -eq 1 ]; then
+            timed tls "nbdkit curl" \
+                "nbdkit -r -U - --tls=require --tls-certificates $pki curl $URL --run '$client'"
+            timed tls "nbdkit file" \
+                "nbdkit -r -U - --tls=require --tls-certificates $pki file $image --run '$client'"
+        else
+            skipped tls "nbdkit curl" "nbdkit not installed"
+            skipped tls "nbdkit file" "nbdkit not installed"
+        fi
+        report ""
+        report "== tls: nbdcopy over NBD TLS (X.509, --tls=require) ($size_mib MiB; median of $runs runs) =="
+        copy_table tls
+    else
+        report "" "== tls: skipped (hyperfine or certtool is not installed) =="
     fi
 fi
 

@@ -37,7 +37,8 @@ NBDCURLD = os.environ.get('NBDCURLD') or os.path.join(ROOT, 'build', 'src', 'nbd
 
 # Table column -> policy file.  sanitizer.policy is only in sanitizer
 # builds, never in releases: the table describes release builds.
-ROLES = {'supervisor': 'supervisor', 'front-end': 'frontend', 'fetcher': 'fetcher'}
+ROLES = {'supervisor': 'supervisor', 'front-end': 'frontend', 'key holder': 'keyholder',
+         'fetcher': 'fetcher'}
 MASK64 = (1 << 64) - 1
 
 # ---- Constants that policy conditions and table values use ----

@@ -1270,3 +1270,19 @@ fz_end (void)
   free (c);
   fz.c = NULL;
 }
+
+/* ---- TLS (frontend-tls.c): off in these harnesses. ----
+ * GnuTLS's own parsers are GnuTLS's to fuzz; what the front-end decides
+ * around STARTTLS is in tests/test-tls-handshake.py. */
+
+bool tls_offered (void) { return false; }
+bool tls_required (void) { return false; }
+bool client_in_tls (const struct client *c) { (void) c; return false; }
+int tls_start (struct client *c) { (void) c; return -1; }
+const char *tls_psk_user (const struct client *c) { (void) c; return NULL; }
+const char *tls_cert_dn (const struct client *c) { (void) c; return NULL; }
+bool tls_cert_has_san (const struct client *c, const char *name)
+{
+  (void) c, (void) name;
+  return false;
+}
