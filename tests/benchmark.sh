@@ -110,9 +110,9 @@ for n in "$runs" "$warmup" "$random_time"; do
 done
 [ "$runs" -ge 1 ] || die "--runs must be at least 1"
 [ "$random_time" -ge 1 ] || die "--random-time must be at least 1"
-: "${only:=copy,copy1,random,memory,stall}"
+: "${only:=copy,copy1,tls,random,memory,stall}"
 for s in ${only//,/ }; do
-    case $s in copy|copy1|random|memory|stall) ;; *) die "unknown section: $s" ;; esac
+    case $s in copy|copy1|tls|random|memory|stall) ;; *) die "unknown section: $s" ;; esac
 done
 want() { [[ ",$only," == *",$1,"* ]]; }
 
