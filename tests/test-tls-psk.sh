@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# NBD TLS with pre-shared keys on a Unix socket (--tls=require --tls-psk):
+# both users of the file (alice, bob) get the export with nbdinfo and copy
+# it bit for bit with nbdcopy.
+source "$(dirname "$0")/tls-functions.sh"
+set -euo pipefail
+requires nbdinfo nbdcopy
+make_tls_keys
+
+make_image disk.img 2000003
+start_nbdcurld --tls=require --tls-psk "$PKI/keys.psk" -r "file://$tmp/disk.img"
+
+for user in alice bob; do
+    uri=$(psk_uri "$user" "$PKI/keys.psk")
+    expect_works "$user: nbdinfo" nbdinfo --json "$uri"
+    grep -q '"TLS": true' "$tmp/client.out" ||
+        fail "$user: nbdinfo does not report TLS: $(cat "$tmp/client.out")"
+    grep -q '"export-size": 2000003' "$tmp/client.out" ||
+        fail "$user: wrong size: $(cat "$tmp/client.out")"
+    rm -f out.img
+    expect_works "$user: nbdcopy" nbdcopy "$uri" out.img
+    same_bytes out.img disk.img "$user: nbdcopy with PSK"
+done
+
+stop_nbdcurld
+check_no_leftovers
