@@ -57,7 +57,8 @@ WINDOW = 16
 # is whatever else runs under the supervisor; NBDCURLD_KEYHOLDER pins it.
 FRONTEND_NAMES = {"nbdcurld-fe", "nbdcurld-frontend", "nbdcurld-test-frontend"}
 FETCHER_NAMES = {"nbdcurld-fetch", "nbdcurld-fetcher", "nbdcurld-test-fetcher"}
-KEYHOLDER_NAME = os.environ.get("NBDCURLD_KEYHOLDER")   # e.g. nbdcurld-keyholder
+# The key holder runs the front-end's executable: its process name tells.
+KEYHOLDER_NAME = os.environ.get("NBDCURLD_KEYHOLDER", "nbdcurld-key")
 
 # Larger mappings are skipped (diagnosed): a sanitizer's shadow memory
 # (terabytes of metadata) is no place a key is kept.
@@ -326,8 +327,20 @@ def roles(srv):
     return out
 
 
+def settled_roles(srv):
+    """roles(), once every child has named itself: a child just started
+    runs under its executable's name until its first lines rename it."""
+    deadline = time.monotonic() + 10
+    while True:
+        r = roles(srv)
+        if (len(r["front-end"]) == 1 and len(r["key-holder"]) == 1) or \
+                time.monotonic() > deadline:
+            return r
+        time.sleep(0.05)
+
+
 def frontend(srv):
-    fe = roles(srv)["front-end"]
+    fe = settled_roles(srv)["front-end"]
     assert len(fe) == 1, "front-ends: %r (%r)" % (fe, roles(srv))
     return fe[0]
 
@@ -335,7 +348,7 @@ def frontend(srv):
 def key_holders(srv):
     """The processes that may hold the key: the key-holding role, else the
     supervisor."""
-    r = roles(srv)
+    r = settled_roles(srv)
     return r["key-holder"] or [r["supervisor"]]
 
 
