@@ -40,6 +40,7 @@ struct role {
 static const struct role frontend = { "front-end", frontend_policy_rules, &frontend_policy_nrules };
 static const struct role fetcher = { "fetcher", fetcher_policy_rules, &fetcher_policy_nrules };
 static const struct role supervisor = { "supervisor", supervisor_policy_rules, &supervisor_policy_nrules };
+static const struct role keyholder = { "key holder", keyholder_policy_rules, &keyholder_policy_nrules };
 
 /* One system call with its arguments. */
 struct call {
@@ -131,6 +132,21 @@ static const struct call forbidden_frontend[] = {
   CALL (SYS_setsockopt, -1, IPPROTO_TCP, 1 /* TCP_NODELAY */, 0, 0),
 };
 
+/* Refused in the key holder: it answers on the socket it has, and
+ * nothing else, not even what the front-end may do. */
+static const struct call forbidden_keyholder[] = {
+  CALL (SYS_openat, AT_FDCWD, 0, O_RDONLY),
+  CALL (SYS_read, -1, 0, 0),
+  CALL (SYS_accept4, -1, 0, 0, 0),
+  CALL (SYS_socket, AF_UNIX, SOCK_STREAM, 0),
+  CALL (SYS_socketpair, AF_UNIX, SOCK_STREAM, 0, 0),
+  CALL (SYS_splice, -1, 0, -1, 0, 0, 0),
+  CALL (SYS_fcntl, -1, F_GETFL),
+  CALL (SYS_setsockopt, -1, SOL_SOCKET, SO_SNDBUF, 0, 0),
+  CALL (SYS_clone, CLONE_VM | CLONE_THREAD | CLONE_SIGHAND, 0, 0, 0, 0),
+  CALL (SYS_futex, 0, 0, 0, 0, 0, 0),
+};
+
 /* Refused in fetchers: creating or truncating files, packet sockets,
  * ioctls but FIONREAD. */
 static const struct call forbidden_fetcher[] = {
@@ -155,6 +171,19 @@ static const struct call allowed_frontend[] = {
   CALL (SYS_setsockopt, -1, SOL_SOCKET, SO_SNDBUF, 0, 0),
   CALL (SYS_restart_syscall),
   CALL (SYS_splice, -1, 0, -1, 0, 0, 0),   /* data pipe into a client */
+  CALL (SYS_getrandom, 0, 0, 0),           /* TLS nonces and key shares */
+  CALL (SYS_futex, 0, 0x81 /* FUTEX_WAKE_PRIVATE */, 1, 0, 0, 0),   /* GnuTLS's locks */
+};
+
+static const struct call allowed_keyholder[] = {
+  CALL (SYS_recvmsg, -1, 0, 0),
+  CALL (SYS_sendmsg, -1, 0, 0),
+  CALL (SYS_write, -1, 0, 0),
+  CALL (SYS_poll, 0, 0, 0),
+  CALL (SYS_getrandom, 0, 0, 0),     /* ECDSA nonces, RSA blinding */
+  CALL (SYS_getpid),
+  CALL (SYS_mmap, 0, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+  CALL (SYS_restart_syscall),
 };
 
 static const struct call allowed_fetcher[] = {
@@ -387,7 +416,7 @@ main (void)
   static const struct call ptrace_call = CALL (SYS_ptrace, -1, 0, 0, 0);
   static const struct call execve_call = CALL (SYS_execve, 0, 0, 0);
   static const struct call openat_call = CALL (SYS_openat, AT_FDCWD, 0, O_RDONLY);
-  const struct role *children[] = { &frontend, &fetcher };
+  const struct role *children[] = { &frontend, &fetcher, &keyholder };
   size_t i;
 
   for (i = 0; i < N (children); i++) {
@@ -397,11 +426,13 @@ main (void)
   }
   expect_killed (&frontend, forbidden_frontend, N (forbidden_frontend));
   expect_killed (&fetcher, forbidden_fetcher, N (forbidden_fetcher));
+  expect_killed (&keyholder, forbidden_keyholder, N (forbidden_keyholder));
   expect_killed (&supervisor, forbidden_everywhere, N (forbidden_everywhere));
   expect_x32_killed (&supervisor);
 
   expect_allowed (&frontend, allowed_frontend, N (allowed_frontend));
   expect_allowed (&fetcher, allowed_fetcher, N (allowed_fetcher));
+  expect_allowed (&keyholder, allowed_keyholder, N (allowed_keyholder));
   expect_allowed (&supervisor, allowed_supervisor, N (allowed_supervisor));
 
   expect_errno (&fetcher, &clone3, ENOSYS);
@@ -410,10 +441,12 @@ main (void)
   expect_errno (&fetcher, &netlink_socket, EACCES);
   check_threads (&fetcher, true);
   check_threads (&frontend, false);
+  check_threads (&keyholder, false);
 
   expect_named (&frontend, &ptrace_call, "ptrace");
   expect_named (&frontend, &openat_call, "openat");
   expect_named (&fetcher, &execve_call, "execve");
+  expect_named (&keyholder, &openat_call, "openat");
   expect_named (&supervisor, &ptrace_call, "ptrace");
 
   printf ("1..%u\n", test_number);
