@@ -288,15 +288,22 @@ tls_setup (void)
     gnutls_psk_set_server_credentials_function (psk_creds, psk_key);
   }
 
-  /* The user's priorities (or GnuTLS's NORMAL), with PSK key exchange
-   * added for PSK, and, with certificates, TLS 1.3 only: the key holder
-   * signs TLS 1.3 handshakes and nothing else. */
-  snprintf (prio, sizeof prio, "%s%s%s", t->priority[0] ? t->priority : "NORMAL",
+  /* The user's priorities, or GnuTLS's NORMAL with the server's order
+   * deciding (NORMAL puts the cipher this CPU runs fastest first; a
+   * client's order can pick one ten times slower, as libnbd's did for PSK
+   * here: ChaCha20 at 0.27 GB/s against AES-128-GCM at 4.1), with PSK key
+   * exchange added for PSK, and, with certificates, TLS 1.3 only: the key
+   * holder signs TLS 1.3 schemes and nothing else. */
+  snprintf (prio, sizeof prio, "%s%s%s",
+            t->priority[0] ? t->priority : "NORMAL:%SERVER_PRECEDENCE",
             (t->flags & TLS_PSK) ? ":+ECDHE-PSK:+DHE-PSK:+PSK" : "",
             (t->flags & TLS_CERTIFICATES)
               ? ":-VERS-TLS1.2:-VERS-TLS1.1:-VERS-TLS1.0:-VERS-DTLS-ALL" : "");
   if ((r = gnutls_priority_init (&priority, prio, &errpos)) < 0)
-    fatal ("--tls-priority: %s at \"%.40s\"", gnutls_strerror (r), errpos ? errpos : "");
+    fatal ("--tls-priority: %s at \"%.40s\"%s", gnutls_strerror (r), errpos ? errpos : "",
+           (t->flags & TLS_CERTIFICATES)
+             ? " (with --tls-certificates only TLS 1.3 is offered: the priority "
+               "must allow it)" : "");
 }
 
 /* ---- Sessions. ---- */
