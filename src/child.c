@@ -6,6 +6,7 @@
 
 #include "log.h"
 #include "nbdcurld.h"
+#include "sandbox.h"
 
 void
 child_start (const char *role, const char *comm)
@@ -15,8 +16,7 @@ child_start (const char *role, const char *comm)
   /* A child outliving its supervisor would serve without supervision:
    * die with it.  (Should the supervisor die before this line, the child
    * still ends: its peers' sockets close and every role exits on EOF.) */
-  if (prctl (PR_SET_PDEATHSIG, SIGKILL) == -1)
-    fatal_errno ("prctl PR_SET_PDEATHSIG");
+  sandbox_parent_death (SIGKILL);
   (void) prctl (PR_SET_NAME, comm);
 
   /* Replies to a closed peer must be errors, not a signal that kills us. */

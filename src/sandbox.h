@@ -83,6 +83,11 @@ struct sandbox_spec {
  * Logs what each layer did at debug level. */
 void sandbox_enter (const struct sandbox_spec *s);
 
+/* Die with the parent: set PR_SET_PDEATHSIG to sig and remember the
+ * parent, so that sandbox_enter sets it again after changing the user
+ * (which clears it) and sends sig itself if the parent died meanwhile. */
+void sandbox_parent_death (int sig);
+
 /* Before a fetcher's sandbox: work that would otherwise need system calls
  * or files the sandbox refuses later (see sandbox.c).  network: the export
  * is not file:. */

@@ -1097,8 +1097,9 @@ supervisor_main (int argc, char **argv)
            "another user, every process runs as that user (without any "
            "capabilities)");
 
-  if (opt.exit_with_parent && prctl (PR_SET_PDEATHSIG, SIGTERM) == -1)
-    fatal_errno ("--exit-with-parent: prctl");
+  /* SIGTERM: a graceful stop.  Set again when we become --user. */
+  if (opt.exit_with_parent)
+    sandbox_parent_death (SIGTERM);
 
   fetcher_exe_fd = open_child_executable (FETCHER_EXE);
   frontend_exe_fd = open_child_executable (FRONTEND_EXE);
