@@ -21,6 +21,9 @@ child_start (const char *role, const char *comm)
 
   /* Replies to a closed peer must be errors, not a signal that kills us. */
   signal (SIGPIPE, SIG_IGN);
+  /* SIGHUP never stops nbdcurld (the supervisor only logs it), also when
+   * a terminal's hang-up sends it to the whole process group. */
+  signal (SIGHUP, SIG_IGN);
 
   if (fcntl (CHILD_FD_PEER, F_GETFD) == -1 || fcntl (CHILD_FD_CONFIG, F_GETFD) == -1)
     fatal ("started without its file descriptors: this program is run by "

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <linux/close_range.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -60,6 +61,12 @@ static int control_fd = -1;           /* our end of the front-end's control sock
 static pid_t run_pid = -1;
 static pid_t *fetcher_pids;           /* MAX_FETCHERS, from start_frontend */
 static unsigned nfetchers;
+
+/* A graceful stop under way (the first SIGTERM or SIGINT): the front-end
+ * was told to stop accepting, and the server stops when it has exited or
+ * at stop_deadline_ms (CLOCK_MONOTONIC), whichever comes first. */
+static bool stopping;
+static uint64_t stop_deadline_ms;
 
 /* Started as root: the supervisor, and so every child, becomes this user
  * and group once the sockets and images are open. */
@@ -901,6 +908,10 @@ supervisor_dispatch_frontend (void)
     if (h.length >= opt.nexports || h.flags != 0 || h.offset != 0 || h.error != 0)
       fatal ("the front-end asked for a fetcher for export %u of %u: stopping",
              h.length, opt.nexports);
+    /* Asked before it read IPC_STOP_ACCEPTING: that client is being
+     * closed, and the front-end may exit before an answer reaches it. */
+    if (stopping)
+      break;
     spawn_fetcher (&h);
     break;
   default:
@@ -1002,6 +1013,45 @@ exit_status_of (int status)
   return EXIT_FAILURE;
 }
 
+/* What a stop by signal exits with: success, but with --run failure,
+ * since the command did not get to finish. */
+static int
+stop_status (void)
+{
+  return opt.run ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+static uint64_t
+monotonic_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+/* SIGTERM, SIGINT: the first starts a graceful stop (SHUTDOWN_GRACE_SECONDS,
+ * nbdcurld.h), the second stops at once. */
+static void
+stop_on_signal (uint32_t sig)
+{
+  const struct ipc_header h = { .type = IPC_STOP_ACCEPTING };
+
+  if (stopping) {
+    notice ("signal %u again: stopping at once", sig);
+    shutdown_and_exit (stop_status ());
+  }
+  if (frontend_pid == -1 || control_fd == -1 ||
+      ipc_send_packet (control_fd, &h, NULL, 0) == -1) {
+    debug ("stopping on signal %u", sig);
+    shutdown_and_exit (stop_status ());
+  }
+  stopping = true;
+  stop_deadline_ms = monotonic_ms () + (uint64_t) SHUTDOWN_GRACE_SECONDS * 1000;
+  notice ("stopping on signal %u: no new connections; requests in flight have "
+          "%u seconds to finish (send the signal again to stop at once)",
+          sig, SHUTDOWN_GRACE_SECONDS);
+}
+
 static void
 reap_children (void)
 {
@@ -1015,6 +1065,10 @@ reap_children (void)
     }
     if (pid == frontend_pid) {
       frontend_pid = -1;
+      if (stopping && WIFEXITED (status) && WEXITSTATUS (status) == 0) {
+        debug ("every client is done: stopping");
+        shutdown_and_exit (stop_status ());
+      }
       if (opt.single && WIFEXITED (status) && WEXITSTATUS (status) == 0)
         shutdown_and_exit (EXIT_SUCCESS);
       if (WIFSIGNALED (status))
@@ -1182,8 +1236,18 @@ supervisor_main (int argc, char **argv)
       { .fd = control_fd, .events = POLLIN },
     };
     struct signalfd_siginfo si;
+    int timeout = -1;
 
-    if (poll (pfd, control_fd >= 0 ? 2 : 1, -1) == -1) {
+    if (stopping) {
+      uint64_t now = monotonic_ms ();
+      if (now >= stop_deadline_ms) {
+        warn ("requests still in flight after %u seconds: stopping them",
+              SHUTDOWN_GRACE_SECONDS);
+        shutdown_and_exit (stop_status ());
+      }
+      timeout = (int) (stop_deadline_ms - now);   /* <= the grace period */
+    }
+    if (poll (pfd, control_fd >= 0 ? 2 : 1, timeout) == -1) {
       if (errno == EINTR)
         continue;
       fatal_errno ("poll");
@@ -1193,10 +1257,14 @@ supervisor_main (int argc, char **argv)
     while (read (sfd, &si, sizeof si) == (ssize_t) sizeof si) {
       if (si.ssi_signo == SIGCHLD)
         reap_children ();
-      else {
-        debug ("stopping on signal %u", si.ssi_signo);
-        shutdown_and_exit (opt.run ? EXIT_FAILURE : EXIT_SUCCESS);
-      }
+      else if (si.ssi_signo == SIGHUP)
+        /* Nothing to reopen: every line goes to standard error, which
+         * belongs to whoever started us (a service manager's journal, a
+         * shell's redirection).  Never a reason to stop serving. */
+        notice ("SIGHUP: nbdcurld writes no log file of its own (it logs to "
+                "standard error): nothing to reopen, serving on");
+      else
+        stop_on_signal (si.ssi_signo);
     }
   }
 }
