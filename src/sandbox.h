@@ -43,6 +43,7 @@ struct sandbox_path {
 };
 #define SANDBOX_READ   (1u << 0)  /* read the file, or every file beneath the directory */
 #define SANDBOX_WRITE  (1u << 1)  /* write the file (a file: export); never create */
+#define SANDBOX_REMOVE (1u << 2)  /* remove files in the directory (the file remover) */
 
 struct sandbox_spec {
   const char *role;           /* "front-end", "fetcher", "supervisor": messages */
