@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "frontend.h"
 #include "ipc.h"
 #include "log.h"
@@ -50,9 +51,7 @@ on_stop_signal (int sig)
 uint64_t
 now_ms (void)
 {
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+  return monotonic_ms ();
 }
 
 static void

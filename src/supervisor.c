@@ -26,12 +26,12 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <linux/close_range.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "config-build.h"
 #include "config.h"
 #include "ipc.h"
@@ -1204,14 +1204,6 @@ static int
 stop_status (void)
 {
   return opt.run ? EXIT_FAILURE : EXIT_SUCCESS;
-}
-
-static uint64_t
-monotonic_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
 }
 
 /* SIGTERM, SIGINT: the first starts a graceful stop (SHUTDOWN_GRACE_SECONDS,

@@ -16,7 +16,7 @@ mkdir -m 0777 sockets
 # starts nbdcurld --exit-with-parent and waits; PREFIX (e.g. setpriv)
 # runs the shell as another user.  Sets PARENT and SERVER (pids).
 run_under_parent() {
-    local name=$1 i
+    local name=$1
     shift
     local sock=$tmp/sockets/$name.sock
     "$@" bash -c '"$1" --exit-with-parent -U "$2" -r "file://$3" 2>>"$4" &
@@ -24,11 +24,7 @@ run_under_parent() {
         "$NBDCURLD" "$sock" "$tmp/disk.img" "$tmp/sockets/$name.log" "$tmp/sockets/$name.pid" &
     PARENT=$!
     kill_on_exit "$PARENT"
-    for i in $(seq 100); do
-        [ -S "$sock" ] && [ -s "sockets/$name.pid" ] && break
-        sleep 0.1
-    done
-    [ -S "$sock" ] || fail "$name: nbdcurld did not start: $(cat "sockets/$name.log")"
+    wait_started "$sock" "sockets/$name.pid" "sockets/$name.log"
     SERVER=$(cat "sockets/$name.pid")
     kill_on_exit "$SERVER"
 }

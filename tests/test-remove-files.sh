@@ -20,16 +20,11 @@ mkdir -m 0755 run                     # like /run: root's, not nobody's
 sock=$tmp/run/nbd.sock pid=$tmp/run/nbd.pid
 
 start() {
-    local i
     "$NBDCURLD" -f --user nobody -U "$sock" -P "$pid" -r "file://$tmp/disk.img" \
         2>>nbdcurld.log &
     SERVER=$!
     kill_on_exit "$SERVER"
-    for i in $(seq 100); do
-        [ -S "$sock" ] && [ -s "$pid" ] && break
-        sleep 0.1
-    done
-    [ -S "$sock" ] && [ -s "$pid" ] || fail "nbdcurld did not start: $(tail -n 5 nbdcurld.log)"
+    wait_started "$sock" "$pid" nbdcurld.log
     REMOVER=$(pgrep -P "$SERVER" -x nbdcurld-rm) || fail "no file remover"
 }
 
