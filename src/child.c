@@ -6,6 +6,7 @@
 
 #include "log.h"
 #include "nbdcurld.h"
+#include "sandbox.h"
 
 void
 child_start (const char *role, const char *comm)
@@ -15,12 +16,14 @@ child_start (const char *role, const char *comm)
   /* A child outliving its supervisor would serve without supervision:
    * die with it.  (Should the supervisor die before this line, the child
    * still ends: its peers' sockets close and every role exits on EOF.) */
-  if (prctl (PR_SET_PDEATHSIG, SIGKILL) == -1)
-    fatal_errno ("prctl PR_SET_PDEATHSIG");
+  sandbox_parent_death (SIGKILL);
   (void) prctl (PR_SET_NAME, comm);
 
   /* Replies to a closed peer must be errors, not a signal that kills us. */
   signal (SIGPIPE, SIG_IGN);
+  /* SIGHUP never stops nbdcurld (the supervisor only logs it), also when
+   * a terminal's hang-up sends it to the whole process group. */
+  signal (SIGHUP, SIG_IGN);
 
   if (fcntl (CHILD_FD_PEER, F_GETFD) == -1 || fcntl (CHILD_FD_CONFIG, F_GETFD) == -1)
     fatal ("started without its file descriptors: this program is run by "

@@ -52,6 +52,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "config-build.h"
 #include "fetcher-http.h"
 #include "web-reply.h"
@@ -90,9 +91,7 @@ static struct {
 static uint64_t
 clock_ms (void)
 {
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+  return monotonic_ms ();
 }
 
 /* ---- Preparing ---- */

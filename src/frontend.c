@@ -3,7 +3,8 @@
  *
  * Peers and their handlers:
  *   listening sockets   accept_clients()
- *   supervisor          frontend_dispatch_supervisor(): IPC_FETCHER_SPAWNED only
+ *   supervisor          frontend_dispatch_supervisor(): IPC_FETCHER_SPAWNED,
+ *                       and IPC_STOP_ACCEPTING (frontend_stop_accepting())
  *   each client         client_read() -> handshake.c / transmission.c
  *   each fetcher        transmission_read_fetcher()
  *
@@ -30,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "frontend.h"
 #include "ipc.h"
 #include "log.h"
@@ -49,9 +51,7 @@ on_stop_signal (int sig)
 uint64_t
 now_ms (void)
 {
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+  return monotonic_ms ();
 }
 
 static void
@@ -832,7 +832,51 @@ find_client (uint64_t token)
   return NULL;
 }
 
-/* The supervisor may only answer our spawn requests. */
+/* ---- A graceful stop, at the supervisor's word. ---- */
+
+static bool draining;         /* IPC_STOP_ACCEPTING received */
+
+/* IPC_STOP_ACCEPTING: new connections are refused from now on (the
+ * listeners close: the supervisor closed its copies after starting us),
+ * clients still negotiating are closed, and every client past the
+ * handshake is treated as if it had sent NBD_CMD_DISC: no new request is
+ * read, the ones in flight finish, and it is closed once its replies are
+ * out (run_loop).  The supervisor bounds all of it by its grace period. */
+static void
+frontend_stop_accepting (const struct ipc_header *h, unsigned nfds)
+{
+  unsigned i;
+
+  if (nfds != 0 || h->flags != 0 || h->payload_len != 0 || h->id != 0 ||
+      h->offset != 0 || h->length != 0 || h->error != 0 || h->area_offset != 0)
+    fatal ("malformed stop message from the supervisor");
+  if (draining)
+    return;
+  draining = true;
+  for (i = 0; i < fe.nlisteners; i++)
+    close (fe.listeners[i]);
+  fe.nlisteners = 0;
+  for (i = 0; i < fe.nclients; i++) {
+    struct client *c = fe.clients[i];
+    if (c->dead)
+      continue;
+    if (c->state < CLIENT_TRANSMISSION)
+      client_close (c, "the server is stopping");
+    else
+      c->disconnect_requested = true;
+  }
+  debug ("stopping: %u client%s finishing their requests", fe.nlive,
+         fe.nlive == 1 ? "" : "s");
+}
+
+/* Stopping, and every client gone. */
+static bool
+drained (void)
+{
+  return draining && fe.nlive == 0;
+}
+
+/* The supervisor may only answer our spawn requests, and ask us to stop. */
 static void
 frontend_dispatch_supervisor (void)
 {
@@ -857,6 +901,10 @@ frontend_dispatch_supervisor (void)
       return;
     }
     fatal_errno ("reading from the supervisor");
+  }
+  if (h.type == IPC_STOP_ACCEPTING) {
+    frontend_stop_accepting (&h, nfds);
+    return;
   }
   if (h.type != IPC_FETCHER_SPAWNED)
     fatal ("unexpected message type %u from the supervisor", h.type);
@@ -941,7 +989,7 @@ run_loop (void)
   if (pfd == NULL || who == NULL)
     fatal_errno ("calloc");
 
-  while (!stop_requested) {
+  while (!stop_requested && !drained ()) {
     size_t n = 0, i;
     uint64_t now = now_ms (), next_deadline = UINT64_MAX;
     int timeout = -1, r;
@@ -1116,7 +1164,7 @@ run_loop (void)
     }
     reap_clients ();
   }
-  debug ("stopping on signal");
+  debug (draining ? "stopped: every client is done" : "stopping on signal");
 }
 
 /* Descriptors the front-end needs for n clients (nbdcurld.h). */

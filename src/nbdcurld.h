@@ -210,6 +210,15 @@ static_assert (DATA_AREA_SIZE % DATA_AREA_CHUNK == 0, "data area in chunks");
 /* Fetcher: interim (1xx) responses a request's reply may have before its
  * final response (counted however they arrive); more fail the request. */
 #define MAX_INTERIM_RESPONSES     4u
+/* Supervisor: seconds a graceful stop (the first SIGTERM or SIGINT) gives
+ * the requests in flight: the front-end stops accepting, closes clients
+ * still negotiating, reads no new requests, and closes each client once
+ * its replies are sent; whatever is still running then is stopped.  Long
+ * enough for reads of a working server (milliseconds each), short enough
+ * to sit well inside a service manager's stop timeout (systemd: 90 s by
+ * default, 30 s in nbdcurld.service).  A second signal stops at once. */
+#define SHUTDOWN_GRACE_SECONDS    5u
+
 /* Every process: warnings and notices, which a hostile client or server
  * can cause, are limited to a burst of LOG_BURST lines, then
  * LOG_LINES_PER_SECOND; the rest are counted and the count is logged
@@ -318,6 +327,12 @@ enum ipc_type {
                               socket, its data area and the data pipe's read
                               end (unless FETCHER_DATA_PIPE is off); or an
                               errno without; payload 0 */
+  IPC_STOP_ACCEPTING,      /* sup -> fe: a graceful stop: close the
+                              listeners and the clients still negotiating,
+                              finish the requests in flight, close each
+                              client once its replies are out, exit when
+                              none is left; every field 0, no fds,
+                              payload 0 */
 
   /* Data, front-end <-> fetcher on the SOCK_STREAM socket. */
   IPC_FETCHER_OPENED = 32, /* fetcher -> fe, first message: offset = export

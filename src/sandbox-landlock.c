@@ -146,12 +146,15 @@ add_path (int ruleset, int abi, const struct sandbox_path *p)
     if (abi >= 5 && S_ISBLK (st.st_mode))
       attr.allowed_access |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
   }
+  if (S_ISDIR (st.st_mode) && (p->access & SANDBOX_REMOVE))
+    attr.allowed_access |= LANDLOCK_ACCESS_FS_REMOVE_FILE;
   attr.parent_fd = fd;
   if (ll_add_rule (ruleset, LANDLOCK_RULE_PATH_BENEATH, &attr) == -1)
     fatal_errno ("sandbox: Landlock: cannot allow %s", p->path);
   close (fd);
-  debug ("sandbox: Landlock: allowed %s %s", p->access & SANDBOX_WRITE ? "read-write" : "read",
-         p->path);
+  debug ("sandbox: Landlock: allowed %s %s",
+         p->access & SANDBOX_REMOVE ? "removing files in"
+         : p->access & SANDBOX_WRITE ? "read-write" : "read", p->path);
 }
 
 void

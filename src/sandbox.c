@@ -12,6 +12,7 @@
 #include <netdb.h>
 #include <pwd.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +201,39 @@ check_capabilities (const struct sandbox_spec *s, bool bounding)
   }
 }
 
+/* The parent-death signal (PR_SET_PDEATHSIG) and the parent it was set
+ * against.  The kernel clears the signal whenever the process's user,
+ * group or capabilities change other than by dropping them, so
+ * drop_privileges sets it again after its changes (the supervisor's
+ * --exit-with-parent, a child's death with the supervisor). */
+static int death_signal;
+static pid_t death_parent;
+
+void
+sandbox_parent_death (int sig)
+{
+  death_signal = sig;
+  death_parent = getppid ();
+  if (prctl (PR_SET_PDEATHSIG, sig) == -1)
+    fatal_errno ("prctl PR_SET_PDEATHSIG");
+}
+
+static void
+restore_parent_death (void)
+{
+  if (death_signal == 0)
+    return;
+  if (prctl (PR_SET_PDEATHSIG, death_signal) == -1)
+    fatal_errno ("sandbox: prctl PR_SET_PDEATHSIG (again, after the change of user)");
+  /* A parent that died while the signal was cleared sent nothing: we
+   * were handed to another process meanwhile.  Act as the signal would
+   * have (the supervisor reads it from its signalfd). */
+  if (getppid () != death_parent) {
+    debug ("sandbox: the parent exited while the user changed: signal %d", death_signal);
+    raise (death_signal);
+  }
+}
+
 static void
 drop_privileges (const struct sandbox_spec *s)
 {
@@ -258,6 +292,7 @@ drop_privileges (const struct sandbox_spec *s)
   if (capng_apply (CAPNG_SELECT_CAPS) != 0)
     fatal ("sandbox: capabilities: cannot clear the capability sets");
   check_capabilities (s, bounding);
+  restore_parent_death ();
   debug ("sandbox: capabilities: %s, ambient set cleared, bounding set %s",
          s->nkeep_caps ? "all cleared but the ones kept" : "all cleared",
          bounding ? (s->nkeep_caps ? "reduced to them" : "cleared")

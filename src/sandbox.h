@@ -43,6 +43,7 @@ struct sandbox_path {
 };
 #define SANDBOX_READ   (1u << 0)  /* read the file, or every file beneath the directory */
 #define SANDBOX_WRITE  (1u << 1)  /* write the file (a file: export); never create */
+#define SANDBOX_REMOVE (1u << 2)  /* remove files in the directory (the file remover) */
 
 struct sandbox_spec {
   const char *role;           /* "front-end", "fetcher", "supervisor": messages */
@@ -82,6 +83,11 @@ struct sandbox_spec {
 /* Apply every layer of s to the calling process, or exit 1 saying why.
  * Logs what each layer did at debug level. */
 void sandbox_enter (const struct sandbox_spec *s);
+
+/* Die with the parent: set PR_SET_PDEATHSIG to sig and remember the
+ * parent, so that sandbox_enter sets it again after changing the user
+ * (which clears it) and sends sig itself if the parent died meanwhile. */
+void sandbox_parent_death (int sig);
 
 /* Before a fetcher's sandbox: work that would otherwise need system calls
  * or files the sandbox refuses later (see sandbox.c).  network: the export

@@ -31,6 +31,7 @@
 #include <netinet/tcp.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "config-build.h"
 #include "config.h"
 #include "ipc.h"
@@ -68,6 +69,12 @@ static int control_fd = -1;           /* our end of the front-end's control sock
 static pid_t run_pid = -1;
 static pid_t *fetcher_pids;           /* MAX_FETCHERS, from start_frontend */
 static unsigned nfetchers;
+
+/* A graceful stop under way (the first SIGTERM or SIGINT): the front-end
+ * was told to stop accepting, and the server stops when it has exited or
+ * at stop_deadline_ms (CLOCK_MONOTONIC), whichever comes first. */
+static bool stopping;
+static uint64_t stop_deadline_ms;
 
 /* Started as root: the supervisor, and so every child, becomes this user
  * and group once the sockets and images are open. */
@@ -1072,6 +1079,10 @@ supervisor_dispatch_frontend (void)
     if (h.length >= opt.nexports || h.flags != 0 || h.offset != 0 || h.error != 0)
       fatal ("the front-end asked for a fetcher for export %u of %u: stopping",
              h.length, opt.nexports);
+    /* Asked before it read IPC_STOP_ACCEPTING: that client is being
+     * closed, and the front-end may exit before an answer reaches it. */
+    if (stopping)
+      break;
     spawn_fetcher (&h);
     break;
   default:
@@ -1079,17 +1090,202 @@ supervisor_dispatch_frontend (void)
   }
 }
 
+/* ---- The file remover. ---- */
+
+/* Started as root, nbdcurld makes -U's socket and -P's pid file with
+ * root's rights and then runs as --user, which may not be allowed to
+ * remove them at exit: in a directory only root may write (/run), or a
+ * sticky one (/tmp: only the file's owner may remove it).  Such files
+ * are handed to the file remover, a child forked before the supervisor
+ * drops its rights.  It keeps root's uid, but no capability; Landlock
+ * lets it remove files in those directories and touch nothing else;
+ * the supervisor's filter applies; it reads nothing but the end of a pipe
+ * whose other end only the supervisor holds, which comes however the
+ * supervisor ends (exit, fatal error, SIGKILL).  It then removes each
+ * file that is still the one made (same device and inode) and exits; at
+ * a normal exit the supervisor waits for it. */
+struct removed_file {
+  const char *path;
+  dev_t dev;
+  ino_t ino;
+};
+static struct removed_file to_remove[2];   /* the socket and the pid file */
+static unsigned nto_remove;
+static pid_t remover_pid = -1;
+static int remover_fd = -1;           /* the pipe's write end: closed = remove now */
+
+/* The directory of an absolute path (make_paths_absolute), into dir of
+ * MAX_PATH_LENGTH bytes; -1 if it does not fit. */
+static int
+parent_dir (const char *path, char dir[MAX_PATH_LENGTH])
+{
+  const char *slash = strrchr (path, '/');
+  size_t len;
+
+  if (slash == NULL)
+    return -1;
+  len = slash == path ? 1 : (size_t) (slash - path);    /* "/" for /file */
+  if (len >= MAX_PATH_LENGTH)
+    return -1;
+  memcpy (dir, path, len);
+  dir[len] = '\0';
+  return 0;
+}
+
+/* May --user remove path once it runs as that user?  Its directory's
+ * mode bits for child_uid and child_gid (its only group then) must allow
+ * writing and searching, and a sticky directory must be that user's. */
+static bool
+user_may_remove (const char *path)
+{
+  char dir[MAX_PATH_LENGTH];
+  struct stat st;
+  mode_t bits;
+
+  if (parent_dir (path, dir) == -1 || stat (dir, &st) == -1)
+    return false;
+  bits = st.st_uid == child_uid ? st.st_mode >> 6
+       : st.st_gid == child_gid ? st.st_mode >> 3 : st.st_mode;
+  if ((bits & (S_IWOTH | S_IXOTH)) != (S_IWOTH | S_IXOTH))
+    return false;
+  return !(st.st_mode & S_ISVTX) || st.st_uid == child_uid;
+}
+
+static void
+hand_to_remover (const char *path)
+{
+  struct stat st;
+
+  if (user_may_remove (path) || lstat (path, &st) == -1)
+    return;
+  to_remove[nto_remove++] = (struct removed_file) {
+    .path = path, .dev = st.st_dev, .ino = st.st_ino,
+  };
+}
+
+static bool
+handed_to_remover (const char *path)
+{
+  unsigned i;
+  for (i = 0; i < nto_remove; i++)
+    if (to_remove[i].path == path)
+      return true;
+  return false;
+}
+
+__attribute__((noreturn))
+static void
+remover_main (int lifeline)
+{
+  struct sandbox_path dirs[sizeof to_remove / sizeof to_remove[0]];
+  char dir_names[sizeof to_remove / sizeof to_remove[0]][MAX_PATH_LENGTH];
+  char buf[64];
+  sigset_t mask;
+  unsigned i;
+  ssize_t n;
+  int null;
+
+  /* The supervisor's mask blocks SIGTERM, SIGINT and SIGHUP, which a
+   * terminal sends to the whole process group: kept, so that we outlive
+   * the supervisor's own stop.  SIGQUIT likewise. */
+  sigemptyset (&mask);
+  sigaddset (&mask, SIGQUIT);
+  sigprocmask (SIG_BLOCK, &mask, NULL);
+  (void) prctl (PR_SET_NAME, "nbdcurld-rm");
+  log_init ("remover", opt.verbose);
+  /* Nothing of the supervisor's but the pipe and standard error. */
+  if ((lifeline != 3 && dup2 (lifeline, 3) == -1) || close_range (4, ~0U, 0) == -1)
+    fatal_errno ("file remover: descriptors");
+  null = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null == -1 || dup2 (null, STDIN_FILENO) == -1 || dup2 (null, STDOUT_FILENO) == -1)
+    fatal_errno ("file remover: /dev/null");
+  close (null);
+
+  for (i = 0; i < nto_remove; i++) {
+    if (parent_dir (to_remove[i].path, dir_names[i]) == -1)
+      fatal ("file remover: %s: path too long", to_remove[i].path);
+    dirs[i] = (struct sandbox_path) { dir_names[i], SANDBOX_REMOVE };
+  }
+  {
+    const struct sandbox_spec spec = {
+      .role = "file remover",
+      .rules = supervisor_policy_rules, .nrules = supervisor_policy_nrules,
+      .debug = opt.sandbox_debug,
+      .landlock = true, .paths = dirs, .npaths = nto_remove,   /* no TCP port */
+      .nofile = 16, .no_file_writes = true,
+    };
+    sandbox_enter (&spec);
+  }
+
+  while ((n = read (3, buf, sizeof buf)) != 0)
+    if (n == -1 && errno != EINTR)
+      break;
+  for (i = 0; i < nto_remove; i++) {
+    struct stat st;
+    if (lstat (to_remove[i].path, &st) == -1)
+      continue;                         /* gone already */
+    if (st.st_dev != to_remove[i].dev || st.st_ino != to_remove[i].ino)
+      notice ("%s was replaced while nbdcurld ran: left as it is", to_remove[i].path);
+    else if (unlink (to_remove[i].path) == -1)
+      warn_errno ("cannot remove %s", to_remove[i].path);
+  }
+  _exit (EXIT_SUCCESS);   /* no exit handlers or stdio buffers of the supervisor's */
+}
+
+/* Started as root, before our rights go: fork the file remover if a file
+ * we made is one --user may not remove. */
+static void
+start_remover (void)
+{
+  int fds[2];
+
+  if (unix_socket_path && !private_dir)
+    hand_to_remover (unix_socket_path);
+  if (opt.pidfile)
+    hand_to_remover (opt.pidfile);
+  if (nto_remove == 0)
+    return;
+  if (pipe2 (fds, O_CLOEXEC) == -1)
+    fatal_errno ("pipe for the file remover");
+  remover_pid = fork ();
+  if (remover_pid == -1)
+    fatal_errno ("fork for the file remover");
+  if (remover_pid == 0) {
+    close (fds[1]);
+    remover_main (fds[0]);
+  }
+  close (fds[0]);
+  remover_fd = fds[1];
+  debug ("%s%s%s: user %u may not remove %s at exit: process %d (root, without "
+         "capabilities) will", to_remove[0].path, nto_remove > 1 ? " and " : "",
+         nto_remove > 1 ? to_remove[1].path : "", (unsigned) child_uid,
+         nto_remove > 1 ? "them" : "it", (int) remover_pid);
+}
+
+/* At exit: let the remover remove its files now, and wait for it. */
+static void
+finish_remover (void)
+{
+  if (remover_fd >= 0)
+    close (remover_fd);
+  remover_fd = -1;
+  while (remover_pid > 0 && waitpid (remover_pid, NULL, 0) == -1 && errno == EINTR)
+    ;
+  remover_pid = -1;
+}
+
 /* ---- Running and stopping. ---- */
 
 static void
 cleanup_files (void)
 {
-  if (unix_socket_path)
+  if (unix_socket_path && !handed_to_remover (unix_socket_path))
     unlink (unix_socket_path);
   if (private_dir)
     rmdir (private_dir);
-  if (opt.pidfile)
+  if (opt.pidfile && !handed_to_remover (opt.pidfile))
     unlink (opt.pidfile);
+  finish_remover ();
 }
 
 static void
@@ -1191,6 +1387,37 @@ exit_status_of (int status)
   return EXIT_FAILURE;
 }
 
+/* What a stop by signal exits with: success, but with --run failure,
+ * since the command did not get to finish. */
+static int
+stop_status (void)
+{
+  return opt.run ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+/* SIGTERM, SIGINT: the first starts a graceful stop (SHUTDOWN_GRACE_SECONDS,
+ * nbdcurld.h), the second stops at once. */
+static void
+stop_on_signal (uint32_t sig)
+{
+  const struct ipc_header h = { .type = IPC_STOP_ACCEPTING };
+
+  if (stopping) {
+    notice ("signal %u again: stopping at once", sig);
+    shutdown_and_exit (stop_status ());
+  }
+  if (frontend_pid == -1 || control_fd == -1 ||
+      ipc_send_packet (control_fd, &h, NULL, 0) == -1) {
+    debug ("stopping on signal %u", sig);
+    shutdown_and_exit (stop_status ());
+  }
+  stopping = true;
+  stop_deadline_ms = monotonic_ms () + (uint64_t) SHUTDOWN_GRACE_SECONDS * 1000;
+  notice ("stopping on signal %u: no new connections; requests in flight have "
+          "%u seconds to finish (send the signal again to stop at once)",
+          sig, SHUTDOWN_GRACE_SECONDS);
+}
+
 static void
 reap_children (void)
 {
@@ -1204,6 +1431,10 @@ reap_children (void)
     }
     if (pid == frontend_pid) {
       frontend_pid = -1;
+      if (stopping && WIFEXITED (status) && WEXITSTATUS (status) == 0) {
+        debug ("every client is done: stopping");
+        shutdown_and_exit (stop_status ());
+      }
       if (opt.single && WIFEXITED (status) && WEXITSTATUS (status) == 0)
         shutdown_and_exit (EXIT_SUCCESS);
       if (WIFSIGNALED (status))
@@ -1217,12 +1448,24 @@ reap_children (void)
       /* Without it no TLS client can be served: stop, as for the
        * front-end, rather than refuse every client from now on. */
       keyholder_pid = -1;
+      if (WIFEXITED (status) && WEXITSTATUS (status) == 0) {
+        /* It ends so when the front-end closed its socket: the front-end's
+         * own end (reaped next) says whether that was a stop. */
+        debug ("the key holder ended with the front-end");
+        continue;
+      }
       if (WIFSIGNALED (status))
         warn ("the key holder was killed by signal %d (%s): stopping",
               WTERMSIG (status), strsignal (WTERMSIG (status)));
       else
         warn ("the key holder exited with status %d: stopping", exit_status_of (status));
       shutdown_and_exit (EXIT_FAILURE);
+    }
+    if (pid == remover_pid) {
+      remover_pid = -1;
+      warn ("the file remover (process %d) ended early: the files it was to "
+            "remove at exit will be left", (int) pid);
+      continue;
     }
     remove_fetcher (pid);
     if (WIFSIGNALED (status))
@@ -1297,8 +1540,9 @@ supervisor_main (int argc, char **argv)
            "another user, every process runs as that user (without any "
            "capabilities)");
 
-  if (opt.exit_with_parent && prctl (PR_SET_PDEATHSIG, SIGTERM) == -1)
-    fatal_errno ("--exit-with-parent: prctl");
+  /* SIGTERM: a graceful stop.  Set again when we become --user. */
+  if (opt.exit_with_parent)
+    sandbox_parent_death (SIGTERM);
 
   fetcher_exe_fd = open_child_executable (FETCHER_EXE);
   frontend_exe_fd = open_child_executable (FRONTEND_EXE);
@@ -1358,6 +1602,8 @@ supervisor_main (int argc, char **argv)
    * pid file written.  Become --user (started as root), drop every
    * capability, and load our filter; the children inherit all of it and
    * add their own layers. */
+  if (change_user)
+    start_remover ();
   if (change_user && private_dir) {
     /* So that the socket and its directory can still be removed at exit. */
     if (chown (private_dir, child_uid, child_gid) == -1 ||
@@ -1382,8 +1628,18 @@ supervisor_main (int argc, char **argv)
       { .fd = control_fd, .events = POLLIN },
     };
     struct signalfd_siginfo si;
+    int timeout = -1;
 
-    if (poll (pfd, control_fd >= 0 ? 2 : 1, -1) == -1) {
+    if (stopping) {
+      uint64_t now = monotonic_ms ();
+      if (now >= stop_deadline_ms) {
+        warn ("requests still in flight after %u seconds: stopping them",
+              SHUTDOWN_GRACE_SECONDS);
+        shutdown_and_exit (stop_status ());
+      }
+      timeout = (int) (stop_deadline_ms - now);   /* <= the grace period */
+    }
+    if (poll (pfd, control_fd >= 0 ? 2 : 1, timeout) == -1) {
       if (errno == EINTR)
         continue;
       fatal_errno ("poll");
@@ -1393,10 +1649,14 @@ supervisor_main (int argc, char **argv)
     while (read (sfd, &si, sizeof si) == (ssize_t) sizeof si) {
       if (si.ssi_signo == SIGCHLD)
         reap_children ();
-      else {
-        debug ("stopping on signal %u", si.ssi_signo);
-        shutdown_and_exit (opt.run ? EXIT_FAILURE : EXIT_SUCCESS);
-      }
+      else if (si.ssi_signo == SIGHUP)
+        /* Nothing to reopen: every line goes to standard error, which
+         * belongs to whoever started us (a service manager's journal, a
+         * shell's redirection).  Never a reason to stop serving. */
+        notice ("SIGHUP: nbdcurld writes no log file of its own (it logs to "
+                "standard error): nothing to reopen, serving on");
+      else
+        stop_on_signal (si.ssi_signo);
     }
   }
 }

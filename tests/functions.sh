@@ -207,6 +207,17 @@ start_nbdcurld() {
     NBD_URI="nbd+unix:///?socket=$NBD_SOCK"
 }
 
+# wait_started SOCKET PIDFILE LOG: wait up to 10 s for an nbdcurld started
+# by hand to have made SOCKET and written PIDFILE; fail with LOG's end.
+wait_started() {
+    local i
+    for i in $(seq 100); do
+        [ -S "$1" ] && [ -s "$2" ] && return 0
+        sleep 0.1
+    done
+    fail "nbdcurld did not start: $(tail -n 5 "$3" 2>/dev/null)"
+}
+
 # nbd_uri NAME: the URI of export NAME of the running nbdcurld.
 nbd_uri() { echo "nbd+unix:///$1?socket=$NBD_SOCK"; }
 

@@ -649,6 +649,12 @@ def free_tcp_port():
         s.close()
 
 
+# The file remover: a child nbdcurld started as root keeps for removing
+# its socket at exit when --user may not (the tests' directories are
+# root's own): one process more, idle, whatever the clients do.
+REMOVER_COMM = "nbdcurld-rm"
+
+
 class Server:
     """nbdcurld -f ... -U SOCK, started in a private temporary directory.
     With tcp=True it listens on 127.0.0.1 and a free port instead, and
@@ -751,8 +757,12 @@ class Server:
         return fe[0] if len(fe) == 1 else None
 
     def processes(self):
-        """Pids of the supervisor and every live process under it."""
-        return tree_pids(self.pid) if self.alive() else []
+        """Pids of the supervisor and every live process under it that
+        serves (not the file remover, REMOVER_COMM)."""
+        if not self.alive():
+            return []
+        return [p for p in tree_pids(self.pid)
+                if (proc_stat(p) or ("",))[0] != REMOVER_COMM]
 
 
 # ---- /proc ----

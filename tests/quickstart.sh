@@ -6,7 +6,8 @@
 #                              with nbdinfo, copy it with nbdcopy and check
 #                              the copy
 #   tests/quickstart.sh test   run the suite on a release build and on an
-#                              ASan/UBSan build, and the fuzz suite on a
+#                              ASan/UBSan build, build the Debian package
+#                              and lint it, and run the fuzz suite on a
 #                              clang build (when clang is there), then
 #                              print a summary
 #
@@ -26,6 +27,7 @@ PACKAGES=(
     mandoc openssl curl procps iproute2 gnutls-bin
     hyperfine fio qemu-block-extra python3-pyftpdlib
     clang libclang-rt-14-dev
+    dpkg-dev debhelper lintian
 )
 
 say() { printf '==> %s\n' "$*"; }
@@ -203,6 +205,18 @@ test_all() {
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:color=never \
         suite "ASan/UBSan" build-asan \
             -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+
+    # The Debian package (debian/), built from a copy of the tree, and
+    # lintian on it (tests/debian-package.sh; about a minute).
+    say "Debian package"
+    local pstatus=0
+    tests/debian-package.sh || pstatus=$?
+    case $pstatus in
+        0) say "Debian package: built, lintian without errors"; total_ok=$((total_ok + 1)) ;;
+        77) say "Debian package: skipped (tools missing)"; total_skip=$((total_skip + 1)) ;;
+        *) say "Debian package: FAILED"; total_fail=$((total_fail + 1))
+           runs_failed=$((runs_failed + 1)) ;;
+    esac
 
     # The libFuzzer harnesses (tests/fuzz/), each briefly over its seeds.
     if command -v clang >/dev/null 2>&1; then

@@ -82,7 +82,8 @@ def kids():
     """{comm: [pid]} of the supervisor's live children."""
     out = {}
     for pid, comm in N.children(SRV.pid):
-        out.setdefault(comm, []).append(pid)
+        if comm != N.REMOVER_COMM:
+            out.setdefault(comm, []).append(pid)
     return out
 
 

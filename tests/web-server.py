@@ -75,6 +75,9 @@
 #   /interim-flood/FILE 100 Continue replies in their own segments,
 #                       INTERIM_FLOOD_GAP seconds apart, for INTERIM_FLOOD
 #                       of them, before each 206
+#   /delay/FILE         correct, but every GET waits DELAY_SECONDS before its
+#                       reply: a read that is in flight for a while
+#                       (tests/test-graceful-stop.sh)
 #   /slow-body/FILE     206 bodies of one byte every SLOW_BYTE_GAP seconds
 #                       (below nbdcurld's minimum rate), SLOW_BYTES of them,
 #                       then the connection is closed
@@ -124,8 +127,9 @@ MODES = {
     "nul-header", "many-interim", "mangle", "folded-first", "mixed-line-ends",
     "fallback-500", "fallback-range", "fallback-etag", "interim-segments",
     "interim-flood", "slow-body", "reuse-damaged", "unknown-total",
-    "unknown-total-unpinned",
+    "unknown-total-unpinned", "delay",
 }
+DELAY_SECONDS = 2
 TRICKLE_BYTES = 600
 INTERIM_FEW = 3             # nbdcurld takes MAX_INTERIM_RESPONSES (4)
 INTERIM_FLOOD = 300
@@ -337,6 +341,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             time.sleep(STALL_SECONDS)
             self.close_connection = True
             return
+        if not head and mode == "delay":
+            time.sleep(DELAY_SECONDS)
 
         size, etag, mtime = self.object_state(mode, path)
         last_modified = email.utils.formatdate(mtime, usegmt=True)

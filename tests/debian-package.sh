@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# debian-package.sh: build the Debian package (debian/) from a copy of the
+# working tree, check what it installs and run lintian on it.
+#
+#   tests/debian-package.sh [OUTDIR]
+#
+# The copy holds the files git knows of plus new ones it does not ignore
+# (no build directories), so the source tree is left as it was.  The .deb
+# and lintian's report stay in OUTDIR (default: a temporary directory,
+# removed afterwards).  Exit status 77 when dpkg-buildpackage, debhelper
+# or lintian is missing; 1 when the build fails, a file is missing from
+# the package, or lintian reports an error (warnings are printed).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+for tool in dpkg-buildpackage dh lintian git; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        echo "debian-package: SKIP: $tool is not installed" >&2
+        exit 77
+    fi
+done
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/nbdcurld-deb.XXXXXX")
+out=${1:-}
+cleanup() { rm -rf "$work"; }
+trap cleanup EXIT
+mkdir "$work/nbdcurld"
+git ls-files -z --cached --others --exclude-standard |
+    tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -x -C "$work/nbdcurld"
+
+# Quicker: every CPU, and no debug symbol package.
+export DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:-} parallel=$(nproc) noddebs"
+echo "==> dpkg-buildpackage -us -uc -b (DEB_BUILD_OPTIONS=$DEB_BUILD_OPTIONS)"
+if ! (cd "$work/nbdcurld" && dpkg-buildpackage -us -uc -b) > "$work/build.log" 2>&1; then
+    tail -n 30 "$work/build.log" >&2
+    echo "debian-package: the package build failed" >&2
+    exit 1
+fi
+deb=$(ls "$work"/nbdcurld_*.deb)
+
+status=0
+contents=$(dpkg-deb -c "$deb" | awk '{ print $6 }')
+for f in ./usr/sbin/nbdcurld ./usr/share/man/man8/nbdcurld.8.gz \
+         ./lib/systemd/system/nbdcurld.service ./lib/systemd/system/nbdcurld.socket; do
+    grep -qx "$f" <<< "$contents" || { echo "debian-package: $f is not in the package" >&2; status=1; }
+done
+for f in nbdcurld-frontend nbdcurld-fetcher; do
+    grep -qx "./usr/lib/nbdcurld/$f" <<< "$contents" ||
+        { echo "debian-package: /usr/lib/nbdcurld/$f is not in the package" >&2; status=1; }
+done
+dpkg-deb --fsys-tarfile "$deb" | tar -xO ./lib/systemd/system/nbdcurld.service |
+    grep -qx 'ExecStart=/usr/sbin/nbdcurld --readonly $NBDCURLD_OPTIONS' ||
+    { echo "debian-package: the service does not run /usr/sbin/nbdcurld" >&2; status=1; }
+
+echo "==> lintian"
+lintian --fail-on error "$work"/nbdcurld_*.changes > "$work/lintian.log" 2>&1 || status=1
+cat "$work/lintian.log"
+echo "==> $(basename "$deb"): $(grep -c '^E:' "$work/lintian.log" || true) lintian errors," \
+     "$(grep -c '^W:' "$work/lintian.log" || true) warnings"
+if [ -n "$out" ]; then
+    mkdir -p "$out"
+    cp "$deb" "$work/lintian.log" "$work/build.log" "$out"/
+fi
+exit "$status"

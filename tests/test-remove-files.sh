@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Files nbdcurld makes are removed at exit whatever user it runs as (issue
+# 14): started as root with -U and -P in a directory only root may write,
+# it runs as nobody, which may not remove them; the file remover (a child
+# that keeps root's uid, without capabilities, allowed by Landlock to
+# remove files there and nothing else) removes them when the supervisor
+# ends, by a signal or killed.  A file replaced meanwhile is left alone.
+source "$(dirname "$0")/functions.sh"
+set -euo pipefail
+if [ "$(id -u)" -ne 0 ]; then
+    echo "$0: SKIP: needs root (nbdcurld started as root, running as nobody)" >&2
+    exit 77
+fi
+requires_python_nbd
+
+make_image disk.img 100000
+chmod 0711 "$tmp"
+chmod 0644 disk.img
+mkdir -m 0755 run                     # like /run: root's, not nobody's
+sock=$tmp/run/nbd.sock pid=$tmp/run/nbd.pid
+
+start() {
+    "$NBDCURLD" -f --user nobody -U "$sock" -P "$pid" -r "file://$tmp/disk.img" \
+        2>>nbdcurld.log &
+    SERVER=$!
+    kill_on_exit "$SERVER"
+    wait_started "$sock" "$pid" nbdcurld.log
+    REMOVER=$(pgrep -P "$SERVER" -x nbdcurld-rm) || fail "no file remover"
+}
+
+# gone_within SECONDS: the socket and the pid file disappear.
+gone_within() {
+    local i
+    for i in $(seq $(($1 * 10))); do
+        [ ! -e "$sock" ] && [ ! -e "$pid" ] && return 0
+        sleep 0.1
+    done
+    fail "left behind: $(ls -l run)"
+}
+
+echo "== SIGTERM"
+start
+[ "$(stat -c %u /proc/"$SERVER")" = 65534 ] || fail "the supervisor is not nobody"
+# The remover: root's uid, but nothing else.
+status=/proc/$REMOVER/status
+grep -q '^Uid:\s*0\s' "$status" || fail "remover: not root's uid"
+for f in CapInh CapPrm CapEff CapBnd CapAmb; do
+    grep -q "^$f:\s*0000000000000000$" "$status" || fail "remover: $(grep "^$f:" "$status")"
+done
+grep -q '^NoNewPrivs:\s*1$' "$status" || fail "remover: no_new_privs not set"
+grep -q '^Seccomp:\s*2$' "$status" || fail "remover: no seccomp filter"
+$PY -c 'import nbd, sys
+h = nbd.NBD(); h.connect_unix(sys.argv[1]); assert h.get_size() == 100000' "$sock" ||
+    fail "cannot read through $sock"
+kill -TERM "$SERVER"
+wait "$SERVER" || fail "exit status $?"
+gone_within 1
+[ -z "$(leftover_processes)" ] || fail "processes left: $(leftover_processes)"
+
+echo "== SIGKILL of the supervisor"
+start
+kill -KILL "$SERVER"
+gone_within 3
+# Orphans now: whoever adopts them may leave them as zombies a while.
+sleep 0.3
+left=$(pgrep -s 0 -r R,S,D,T -l '^nbdcurld' || true)
+[ -z "$left" ] || fail "processes left: $left"
+
+echo "== a pid file replaced meanwhile is not removed"
+start
+# Made while the old one exists, so it cannot reuse its inode number.
+echo 1 > "$pid.new"
+mv "$pid.new" "$pid"
+kill -TERM "$SERVER"
+wait "$SERVER" || true
+[ ! -e "$sock" ] || fail "the socket was left"
+[ "$(cat "$pid")" = 1 ] || fail "the replaced pid file was removed"
+grep -q "$pid was replaced while nbdcurld ran: left as it is" nbdcurld.log ||
+    fail "the log does not say why the pid file stays"
