@@ -259,8 +259,12 @@ static_assert (DATA_AREA_SIZE % DATA_AREA_CHUNK == 0, "data area in chunks");
 /* Subject alternative names of a client certificate looked at for san:
  * rules. */
 #define MAX_CLIENT_SANS           16u
-/* Bytes of a client's encrypted output staged per record write. */
-#define TLS_STAGE_SIZE            (64u * 1024)
+/* A TLS client's output: plaintext copied into records a stage at a
+ * time, and the records written at once from a wire buffer a little
+ * larger (TLS 1.3 adds 22 bytes per 16 KiB record).  128 KiB: one read
+ * of the data pipe and one write per stage. */
+#define TLS_STAGE_SIZE            (128u * 1024)
+#define TLS_WIRE_SIZE             (TLS_STAGE_SIZE + 4096u)
 
 /* ---- Fixed file descriptors of each child after exec. ---- */
 #define CHILD_FD_PEER             3   /* front-end: control socket to supervisor;
