@@ -1418,6 +1418,19 @@ stop_on_signal (uint32_t sig)
           sig, SHUTDOWN_GRACE_SECONDS);
 }
 
+/* A child the server cannot go on without ended: say how, and stop. */
+__attribute__((noreturn))
+static void
+stop_without (const char *who, int status)
+{
+  if (WIFSIGNALED (status))
+    warn ("%s was killed by signal %d (%s): stopping", who,
+          WTERMSIG (status), strsignal (WTERMSIG (status)));
+  else
+    warn ("%s exited with status %d: stopping", who, exit_status_of (status));
+  shutdown_and_exit (EXIT_FAILURE);
+}
+
 static void
 reap_children (void)
 {
@@ -1437,12 +1450,7 @@ reap_children (void)
       }
       if (opt.single && WIFEXITED (status) && WEXITSTATUS (status) == 0)
         shutdown_and_exit (EXIT_SUCCESS);
-      if (WIFSIGNALED (status))
-        warn ("the front-end was killed by signal %d (%s): stopping",
-              WTERMSIG (status), strsignal (WTERMSIG (status)));
-      else
-        warn ("the front-end exited with status %d: stopping", exit_status_of (status));
-      shutdown_and_exit (EXIT_FAILURE);
+      stop_without ("the front-end", status);
     }
     if (pid == keyholder_pid) {
       /* Without it no TLS client can be served: stop, as for the
@@ -1454,12 +1462,7 @@ reap_children (void)
         debug ("the key holder ended with the front-end");
         continue;
       }
-      if (WIFSIGNALED (status))
-        warn ("the key holder was killed by signal %d (%s): stopping",
-              WTERMSIG (status), strsignal (WTERMSIG (status)));
-      else
-        warn ("the key holder exited with status %d: stopping", exit_status_of (status));
-      shutdown_and_exit (EXIT_FAILURE);
+      stop_without ("the key holder", status);
     }
     if (pid == remover_pid) {
       remover_pid = -1;

@@ -25,8 +25,7 @@ check() {
     local host=$1 e want
     shift
     want=$(printf '%s\n' "$@" | sort | tr '\n' ' ')
-    [ "$(export_list "nbd://$host:$NBD_PORT/" | tr '\n' ' ')" = "$want" ] ||
-        fail "$host: listed $(export_list "nbd://$host:$NBD_PORT/" | tr '\n' ' '), expected $want"
+    expect_list "$host" "nbd://$host:$NBD_PORT/" "$want"
     for e in v4host v4net other v6host v6net open; do
         if [[ " $want " = *" $e "* ]]; then
             rm -f out.img

@@ -21,10 +21,8 @@ size_is() {
 start_nbdcurld "${psk[@]}" \
     --export-ro "a=file://$tmp/a.img" --allow unix --allow psk:alice \
     --export-ro "b=file://$tmp/b.img" --allow 10.0.0.0/8 --allow psk:alice
-[ "$(export_list "$(as alice)" | tr '\n' ' ')" = "a " ] ||
-    fail "alice listed $(export_list "$(as alice)" | tr '\n' ' ')"
-[ "$(export_list "$(as bob)" | tr '\n' ' ')" = "" ] ||
-    fail "bob listed $(export_list "$(as bob)" | tr '\n' ' ')"
+expect_list "alice" "$(as alice)" "a "
+expect_list "bob" "$(as bob)" ""
 expect_works "alice, a" nbdinfo --size "$(as alice a)"
 size_is 100001 "alice, a"
 expect_refused "bob, a (identity)" nbdinfo --size "$(as bob a)"
@@ -36,10 +34,8 @@ stop_nbdcurld
 # exports.
 start_nbdcurld "${psk[@]}" --allow psk:bob --allow unix \
     --export-ro "a=file://$tmp/a.img" --export-ro "b=file://$tmp/b.img"
-[ "$(export_list "$(as bob)" | tr '\n' ' ')" = "a b " ] ||
-    fail "global psk:bob: bob listed $(export_list "$(as bob)" | tr '\n' ' ')"
-[ "$(export_list "$(as alice)" | tr '\n' ' ')" = "" ] ||
-    fail "global psk:bob: alice listed $(export_list "$(as alice)" | tr '\n' ' ')"
+expect_list "global psk:bob: bob" "$(as bob)" "a b "
+expect_list "global psk:bob: alice" "$(as alice)" ""
 expect_works "global psk:bob, bob, b" nbdinfo --size "$(as bob b)"
 size_is 200002 "global psk:bob, bob, b"
 expect_refused "global psk:bob, alice, a" nbdinfo --size "$(as alice a)"

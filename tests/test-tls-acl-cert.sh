@@ -30,8 +30,7 @@ check() {
     local who=$1 e want
     shift
     want=$(printf '%s\n' "$@" | sort | tr '\n' ' ')
-    [ "$(export_list "$(x509_uri "$PKI/$who")" | tr '\n' ' ')" = "$want" ] ||
-        fail "$who: listed $(export_list "$(x509_uri "$PKI/$who")" | tr '\n' ' '), expected $want"
+    expect_list "$who" "$(x509_uri "$PKI/$who")" "$want"
     for e in "${names[@]}"; do
         if [[ " $want " = *" $e "* ]]; then
             rm -f out.img

@@ -16,10 +16,8 @@ start_nbdcurld --tls=require --tls-psk "$PKI/keys.psk" \
 alice() { psk_uri alice "$PKI/keys.psk" "$1"; }
 bob() { psk_uri bob "$PKI/keys.psk" "$1"; }
 
-[ "$(export_list "$(alice "")" | tr '\n' ' ')" = "a b " ] ||
-    fail "alice's list: $(export_list "$(alice "")" | tr '\n' ' ')"
-[ "$(export_list "$(bob "")" | tr '\n' ' ')" = "b " ] ||
-    fail "bob's list: $(export_list "$(bob "")" | tr '\n' ' ')"
+expect_list "alice" "$(alice "")" "a b "
+expect_list "bob" "$(bob "")" "b "
 
 expect_works "alice opens a" nbdcopy "$(alice a)" a.out
 same_bytes a.out a.img "alice's copy of a"

@@ -13,8 +13,7 @@ make_image c.img 300003
 start_nbdcurld --export-ro "a=file://$tmp/a.img" --allow unix \
     --export-ro "b=file://$tmp/b.img" --allow 127.0.0.1 \
     --export-ro "c=file://$tmp/c.img" --allow 127.0.0.1 --allow unix
-[ "$(export_list "$NBD_URI" | tr '\n' ' ')" = "a c " ] ||
-    fail "listed $(export_list "$NBD_URI" | tr '\n' ' ')"
+expect_list "unix client" "$NBD_URI" "a c "
 expect_works "a" nbdinfo --size "$(nbd_uri a)"
 [ "$(cat "$tmp/client.out")" = 100001 ] || fail "a: $(cat "$tmp/client.out")"
 expect_works "c" nbdinfo --size "$(nbd_uri c)"
@@ -24,8 +23,7 @@ stop_nbdcurld
 # Global rules: every export.
 start_nbdcurld --allow 127.0.0.1 --export-ro "a=file://$tmp/a.img" \
     --export-ro "b=file://$tmp/b.img"
-[ "$(export_list "$NBD_URI" | tr '\n' ' ')" = "" ] ||
-    fail "global 127.0.0.1 on a Unix socket: listed $(export_list "$NBD_URI" | tr '\n' ' ')"
+expect_list "global 127.0.0.1 on a Unix socket" "$NBD_URI" ""
 expect_refused "global rule, a" nbdinfo --size "$(nbd_uri a)"
 expect_refused "global rule, b" nbdinfo --size "$(nbd_uri b)"
 stop_nbdcurld

@@ -110,6 +110,14 @@ for e in json.load(open(sys.argv[1]))["exports"]:
     print(e["export-name"])' "$tmp/client.out" | sort
 }
 
+# expect_list WHO URI "a b ": nbdinfo --list of URI shows exactly those
+# exports (sorted, each followed by a space); WHO names the client.
+expect_list() {
+    local got
+    got=$(export_list "$2" | tr '\n' ' ')
+    [ "$got" = "$3" ] || fail "$1: listed \"$got\", expected \"$3\""
+}
+
 # check_no_leftovers: nothing nbdcurld started is still running.
 check_no_leftovers() {
     sleep 0.2
