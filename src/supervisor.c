@@ -435,14 +435,14 @@ server_uri (void)
 
   if (unix_socket_path) {
     char *sock = uri_escape (unix_socket_path);
-    r = asprintf (&uri, "nbd%s+unix:///%s?socket=%s", opt.tls != TLS_OFF ? "s" : "",
+    r = asprintf (&uri, "nbd%s+unix:///%s?socket=%s", opt.tls == TLS_REQUIRE ? "s" : "",
                   export, sock);
     free (sock);
   }
   else {
     const char *host = opt.ipaddr ? opt.ipaddr : "localhost";
     bool v6 = strchr (host, ':') != NULL;
-    r = asprintf (&uri, "nbd%s://%s%s%s:%s/%s", opt.tls != TLS_OFF ? "s" : "",
+    r = asprintf (&uri, "nbd%s://%s%s%s:%s/%s", opt.tls == TLS_REQUIRE ? "s" : "",
                   v6 ? "[" : "", host, v6 ? "]" : "",
                   opt.port ? opt.port : "10809", export);
   }
