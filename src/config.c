@@ -192,10 +192,15 @@ recv_access_rule (struct reader *r, uint32_t nexports, struct access_rule *a)
 
   if (reader_get_bytes (r, &aw, sizeof aw) == -1)
     fatal ("configuration: bad access rule");
+  static const uint8_t no_address[sizeof aw.addr];
+  bool address;
+
   identity = aw.kind == ACCESS_PSK || aw.kind == ACCESS_CERT_DN || aw.kind == ACCESS_CERT_SAN;
+  address = aw.kind == ACCESS_ADDRESS4 || aw.kind == ACCESS_ADDRESS6;
   if (aw.export_index >= nexports || aw.kind < ACCESS_ADDRESS4 || aw.kind > ACCESS_CERT_SAN ||
-      (aw.kind == ACCESS_ADDRESS4 && aw.prefix > 32) ||
-      (aw.kind == ACCESS_ADDRESS6 && aw.prefix > 128) ||
+      aw.prefix > (aw.kind == ACCESS_ADDRESS4 ? 32u : address ? 128u : 0u) ||
+      (aw.kind == ACCESS_ADDRESS4 && memcmp (aw.addr + 4, no_address, 12) != 0) ||
+      (!address && memcmp (aw.addr, no_address, sizeof aw.addr) != 0) ||
       (identity ? aw.name_len < 1 : aw.name_len != 0))
     fatal ("configuration: bad access rule");
   a->export_index = aw.export_index;
@@ -291,6 +296,10 @@ config_recv_frontend (int fd, struct frontend_config *c)
   c->client_memory = fw.client_memory;
   c->max_clients = fw.max_clients;
   c->nexports = fw.nexports;
+  /* Until their messages come: no TLS, no rules. */
+  c->tls = (struct tls_settings) { .mode = TLS_OFF };
+  c->rules = NULL;
+  c->nrules = 0;
   c->exports = calloc (fw.nexports, sizeof *c->exports);
   if (c->exports == NULL)
     fatal_errno ("calloc");

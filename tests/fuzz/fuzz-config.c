@@ -89,11 +89,53 @@ frontend (void)
     check_string (a.exports[i].name, NBD_MAX_STRING, "export name");
     check_string (a.exports[i].description, NBD_MAX_STRING, "export description");
   }
+  FUZZ_CHECK (a.nrules <= MAX_ACCESS_RULES, "%u access rules", a.nrules);
+  for (i = 0; i < a.nrules; i++) {
+    const struct access_rule *r = &a.rules[i];
+    bool identity = r->kind == ACCESS_PSK || r->kind == ACCESS_CERT_DN ||
+                    r->kind == ACCESS_CERT_SAN;
+    FUZZ_CHECK (r->export_index < a.nexports && r->kind >= ACCESS_ADDRESS4 &&
+                r->kind <= ACCESS_CERT_SAN &&
+                r->prefix <= (r->kind == ACCESS_ADDRESS4 ? 32u :
+                              r->kind == ACCESS_ADDRESS6 ? 128u : 0u) &&
+                (identity ? r->name != NULL && r->name[0] != '\0' : r->name == NULL),
+                "access rule %u: export %u, kind %u, prefix %u", i, r->export_index,
+                r->kind, r->prefix);
+    if (identity)
+      check_string (r->name, MAX_ACCESS_NAME, "access rule name");
+  }
+  if (a.tls.mode != TLS_OFF) {
+    FUZZ_CHECK (a.tls.mode == TLS_ON || a.tls.mode == TLS_REQUIRE, "TLS mode %u", a.tls.mode);
+    FUZZ_CHECK ((a.tls.flags & (TLS_CERTIFICATES | TLS_PSK)) != 0 &&
+                ((a.tls.flags & TLS_CERTIFICATES) != 0) == (a.tls.cert_len > 0) &&
+                (!(a.tls.flags & TLS_VERIFY_PEER) || a.tls.ca_len > 0),
+                "TLS flags 0x%x with a %u-byte chain and a %u-byte CA", a.tls.flags,
+                a.tls.cert_len, a.tls.ca_len);
+    check_string (a.tls.priority, MAX_TLS_PRIORITY, "TLS priority");
+    FUZZ_CHECK (a.tls.cert_len <= MAX_TLS_FILE_SIZE && a.tls.ca_len <= MAX_TLS_FILE_SIZE &&
+                a.tls.crl_len <= MAX_TLS_FILE_SIZE, "TLS file sizes");
+  }
   round_trip (false, &a, &b);
   FUZZ_CHECK (a.flags == b.flags && a.handshake_timeout == b.handshake_timeout &&
               a.nlisteners == b.nlisteners && a.client_memory == b.client_memory &&
-              a.max_clients == b.max_clients && a.nexports == b.nexports,
+              a.max_clients == b.max_clients && a.nexports == b.nexports &&
+              a.nrules == b.nrules && a.tls.mode == b.tls.mode,
               "configuration changed in a round trip");
+  for (i = 0; i < a.nrules; i++)
+    FUZZ_CHECK (a.rules[i].export_index == b.rules[i].export_index &&
+                a.rules[i].kind == b.rules[i].kind && a.rules[i].prefix == b.rules[i].prefix &&
+                memcmp (a.rules[i].addr, b.rules[i].addr, sizeof a.rules[i].addr) == 0 &&
+                (a.rules[i].name == NULL) == (b.rules[i].name == NULL) &&
+                (a.rules[i].name == NULL || strcmp (a.rules[i].name, b.rules[i].name) == 0),
+                "access rule %u changed in a round trip", i);
+  if (a.tls.mode != TLS_OFF)
+    FUZZ_CHECK (a.tls.flags == b.tls.flags && strcmp (a.tls.priority, b.tls.priority) == 0 &&
+                a.tls.cert_len == b.tls.cert_len && a.tls.ca_len == b.tls.ca_len &&
+                a.tls.crl_len == b.tls.crl_len &&
+                memcmp (a.tls.cert, b.tls.cert, a.tls.cert_len) == 0 &&
+                memcmp (a.tls.ca, b.tls.ca, a.tls.ca_len) == 0 &&
+                memcmp (a.tls.crl, b.tls.crl, a.tls.crl_len) == 0,
+                "TLS settings changed in a round trip");
   for (i = 0; i < a.nexports; i++) {
     FUZZ_CHECK (strcmp (a.exports[i].name, b.exports[i].name) == 0 &&
                 strcmp (a.exports[i].description, b.exports[i].description) == 0 &&

@@ -23,7 +23,7 @@ FLAG_FUA, FLAG_DF, FLAG_REQ_ONE = 1, 4, 8
 
 # Internal messages (native order), from src/nbdcurld.h.
 IPC = dict(CONFIG_FRONTEND=1, CONFIG_EXPORT=2, CONFIG_FETCHER=3, CONFIG_END=4,
-           URL_CHECKED=8, FETCHER_OPENED=32, READ=33, WRITE=34, FLUSH=35,
+           URL_CHECKED=8, CONFIG_TLS=9, CONFIG_ACCESS=10, FETCHER_OPENED=32, READ=33, WRITE=34, FLUSH=35,
            REPLY=36, PIPE_DISCARD=37)
 
 
@@ -129,6 +129,18 @@ def config():
         msgs += ipc(IPC['CONFIG_EXPORT'], payload=struct.pack(
             '<4I', flags, len(name), len(desc), 0) + name + desc)
     yield 'frontend', b'\x00' + msgs + ipc(IPC['CONFIG_END'])
+    # --allow rules (IPv4, IPv6, unix, a PSK user on export 1), then --tls.
+    rules = ipc(IPC['CONFIG_ACCESS'], payload=struct.pack(
+        '<4I', 0, 1, 8, 0) + bytes([10]) + bytes(15))
+    rules += ipc(IPC['CONFIG_ACCESS'], payload=struct.pack(
+        '<4I', 0, 2, 128, 0) + bytes(15) + b'\x01')
+    rules += ipc(IPC['CONFIG_ACCESS'], payload=struct.pack('<4I', 1, 3, 0, 0) + bytes(16))
+    rules += ipc(IPC['CONFIG_ACCESS'], payload=struct.pack(
+        '<4I', 1, 4, 0, 5) + bytes(16) + b'alice')
+    tls = [b'NORMAL', b'-----BEGIN CERTIFICATE-----\n', b'ca', b'']
+    tls_msg = ipc(IPC['CONFIG_TLS'], payload=struct.pack(
+        '<6I', 2, 7, *map(len, tls)) + b''.join(tls))
+    yield 'frontend-tls', b'\x00' + msgs + rules + tls_msg + ipc(IPC['CONFIG_END'])
     strings = [b'http://example.invalid/disk.img', b'/etc/ssl/ca.pem', b'',
                b'export', b'user', b'secret']
     fw = struct.pack('<5I', 3, 16, 30, 0, 60) + struct.pack('<6I', *map(len, strings))
