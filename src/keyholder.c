@@ -7,7 +7,8 @@
  * them, enters a sandbox without files or network, and then answers the
  * front-end, one request at a time:
  *
- *   IPC_KEY_SIGN  sign with one of TLS 1.3's signature schemes: the hash
+ *   IPC_KEY_SIGN  sign with one of TLS 1.3's signature schemes that the
+ *                 key makes (its kind, and for ECDSA its curve): the hash
  *                 GnuTLS made of a CertificateVerify input (ECDSA,
  *                 RSA-PSS), or for EdDSA the input itself, which must
  *                 have the TLS 1.3 server CertificateVerify form
@@ -262,6 +263,33 @@ listed (gnutls_sign_algorithm_t algo, const gnutls_sign_algorithm_t *list, size_
   return false;
 }
 
+/* Whether the key makes this scheme's signatures: its kind of key, and
+ * for ECDSA its curve (TLS 1.3 names the curve in the scheme).  GnuTLS
+ * would sign a P-384 scheme's hash with a P-256 key, say: a signature
+ * that is no signature of that scheme. */
+static bool
+key_makes (gnutls_sign_algorithm_t algo)
+{
+  gnutls_pk_algorithm_t pk;
+  gnutls_ecc_curve_t curve = GNUTLS_ECC_CURVE_INVALID, want;
+
+  pk = (gnutls_pk_algorithm_t) gnutls_privkey_get_pk_algorithm (private_key, NULL);
+
+  if (!gnutls_sign_supports_pk_algorithm (algo, pk))
+    return false;
+  if (pk != GNUTLS_PK_ECDSA)
+    return true;
+  switch (algo) {
+  case GNUTLS_SIGN_ECDSA_SECP256R1_SHA256: want = GNUTLS_ECC_CURVE_SECP256R1; break;
+  case GNUTLS_SIGN_ECDSA_SECP384R1_SHA384: want = GNUTLS_ECC_CURVE_SECP384R1; break;
+  case GNUTLS_SIGN_ECDSA_SECP521R1_SHA512: want = GNUTLS_ECC_CURVE_SECP521R1; break;
+  default: return false;
+  }
+  /* The curve only: the private value is not copied. */
+  return gnutls_privkey_export_ecc_raw2 (private_key, &curve, NULL, NULL, NULL, 0) >= 0 &&
+         curve == want;
+}
+
 static void
 handle_sign (const struct ipc_header *h, const uint8_t *data)
 {
@@ -275,12 +303,13 @@ handle_sign (const struct ipc_header *h, const uint8_t *data)
       (h->flags & ~IPC_KEY_SIGN_HASHED) != 0 || h->error != 0 || h->area_offset != 0 ||
       (h->offset & ~(uint64_t) GNUTLS_PRIVKEY_SIGN_FLAG_RSA_PSS) != 0)
     fatal ("malformed signing request from the front-end: stopping");
-  if (hashed ? !listed (algo, tls13_hashed, sizeof tls13_hashed / sizeof tls13_hashed[0]) ||
-               h->payload_len != (uint32_t) gnutls_hash_get_len (
-                 (gnutls_digest_algorithm_t) gnutls_sign_get_hash_algorithm (algo))
-             : !listed (algo, tls13_whole, sizeof tls13_whole / sizeof tls13_whole[0]) ||
-               !is_tls13_server_verify (data, h->payload_len)) {
-    warn ("refusing to sign: not a TLS 1.3 server signature (%s, %u bytes)",
+  if ((hashed ? !listed (algo, tls13_hashed, sizeof tls13_hashed / sizeof tls13_hashed[0]) ||
+                h->payload_len != (uint32_t) gnutls_hash_get_len (
+                  (gnutls_digest_algorithm_t) gnutls_sign_get_hash_algorithm (algo))
+              : !listed (algo, tls13_whole, sizeof tls13_whole / sizeof tls13_whole[0]) ||
+                !is_tls13_server_verify (data, h->payload_len)) ||
+      !key_makes (algo)) {
+    warn ("refusing to sign: not a TLS 1.3 server signature of this key (%s, %u bytes)",
           gnutls_sign_get_name (algo) ? gnutls_sign_get_name (algo) : "unknown scheme",
           h->payload_len);
     answer (IPC_KEY_SIGNATURE, h->id, EPERM, NULL, 0);
@@ -340,8 +369,14 @@ keyholder_dispatch (void)
   if (ipc_recv_datagram (CHILD_FD_PEER, &h, payload, KEY_MAX_SIGN_INPUT) == -1) {
     if (errno == EAGAIN || errno == EINTR)
       return;
-    if (errno == 0)
-      exit (EXIT_SUCCESS);              /* the front-end is gone */
+    if (errno == 0) {
+      /* SOCK_SEQPACKET reads an empty packet as 0 bytes, as it does the
+       * end: only the end is the front-end gone, and no error. */
+      struct pollfd pfd = { .fd = CHILD_FD_PEER, .events = POLLRDHUP };
+      if (poll (&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLRDHUP)))
+        exit (EXIT_SUCCESS);
+      fatal ("empty message from the front-end: stopping");
+    }
     fatal_errno ("bad message from the front-end");
   }
   switch (h.type) {

@@ -23,8 +23,8 @@ FLAG_FUA, FLAG_DF, FLAG_REQ_ONE = 1, 4, 8
 
 # Internal messages (native order), from src/nbdcurld.h.
 IPC = dict(CONFIG_FRONTEND=1, CONFIG_EXPORT=2, CONFIG_FETCHER=3, CONFIG_END=4,
-           URL_CHECKED=8, CONFIG_TLS=9, CONFIG_ACCESS=10, FETCHER_OPENED=32, READ=33, WRITE=34, FLUSH=35,
-           REPLY=36, PIPE_DISCARD=37)
+           URL_CHECKED=8, CONFIG_TLS=9, CONFIG_ACCESS=10, FETCHER_OPENED=32, READ=33,
+           WRITE=34, FLUSH=35, REPLY=36, PIPE_DISCARD=37, KEY_SIGN=48, KEY_PSK=50)
 
 
 def option(code, data=b''):
@@ -242,11 +242,49 @@ def direct_reply():
         (0, 0x40, 0x41), (7, 1, 0)], pace=bytes([0x08, 0x90, 0x01, 0x85, 0x85, 0x0c, 0x40, 0x10]) * 20)
 
 
+def keyholder():
+    # setup: key (0 none, 1 ECDSA, 2 RSA, 3 Ed25519) | 4 no PSK file |
+    # tokens << 3 (7: a full bucket); then operations (fuzz-keyholder.c).
+    full = 7 << 3
+
+    def sign_hash(algo, changes=0, data=b''):
+        return bytes([0, algo, changes, len(data)]) + data
+
+    def sign_eddsa(algo, hash_choice=0, damage=0, changes=0):
+        return bytes([1, algo, changes, hash_choice, damage])
+
+    def psk(choice, changes=0, name=b''):
+        return bytes([2, choice]) + (bytes([len(name)]) + name if name else b'') + \
+            bytes([changes])
+
+    def raw(packet, nfds=0):
+        return bytes([3]) + struct.pack('<H', len(packet)) + packet + bytes([nfds])
+
+    def later(ticks):
+        return bytes([5]) + struct.pack('<H', ticks)
+
+    # Algorithm choices 0-10: TLS 1.3's schemes in fuzz-keyholder.c's order
+    # (0 ECDSA P-256, 1 P-384, 3-5 RSA-PSS-RSAE, 6-8 RSA-PSS, 9 Ed25519).
+    yield 'ecdsa-psk', bytes([1 | full]) + sign_hash(0, data=bytes(range(32))) + \
+        sign_hash(1, data=bytes(48)) + psk(0) + psk(5) + psk(15, name=b'nobody') + \
+        bytes([4]) + later(300)
+    yield 'rsa-pss', bytes([2 | full]) + sign_hash(3, 2, bytes(range(32))) + \
+        sign_hash(8, 0, bytes(range(64))) + sign_hash(0, 0, bytes(32))
+    yield 'ed25519', bytes([3 | full]) + sign_eddsa(9) + sign_eddsa(9, 2) + \
+        sign_eddsa(9, 0, 5) + sign_eddsa(10) + sign_eddsa(9, changes=2)
+    yield 'rate-limit', bytes([1 | 1 << 3]) + sign_hash(0, data=bytes(32)) + \
+        psk(1) + later(256) + psk(1) + sign_hash(0, data=bytes(32))
+    yield 'raw-then-close', bytes([4 | full]) + \
+        raw(ipc(IPC['KEY_PSK'], payload=b'alice', id_=7)) + \
+        raw(ipc(IPC['KEY_SIGN'], flags=1, length=0, payload=bytes(32)), 1) + bytes([6])
+    yield 'empty-packet', bytes([3 | full]) + raw(b'')
+
+
 HARNESSES = {
     'handshake': handshake, 'transmission': transmission,
     'fetcher-replies': fetcher_replies, 'fetcher-requests': fetcher_requests,
     'config': config, 'url-answer': url_answer, 'wire': wire,
-    'web-reply': web_reply, 'direct-reply': direct_reply,
+    'web-reply': web_reply, 'direct-reply': direct_reply, 'keyholder': keyholder,
 }
 
 
