@@ -127,9 +127,13 @@ config_send_fetcher (int fd, const struct fetcher_config *c)
     .export_name_len = (uint32_t) strlen (c->export_name),
     .auth_user_len = (uint32_t) strlen (c->auth_user),
     .auth_password_len = (uint32_t) strlen (c->auth_password),
+    .headers_len = (uint32_t) strlen (c->headers),
+    .cookie_len = (uint32_t) strlen (c->cookie),
+    .user_agent_len = (uint32_t) strlen (c->user_agent),
   };
   uint8_t buf[sizeof fw + MAX_URL_LENGTH + 2 * MAX_PATH_LENGTH + NBD_MAX_STRING +
-              2 * MAX_SECRET_LENGTH];
+              2 * MAX_SECRET_LENGTH + MAX_EXTRA_HEADER_BYTES + MAX_COOKIE_LENGTH +
+              MAX_USER_AGENT];
   struct writer w;
   int r;
 
@@ -140,7 +144,10 @@ config_send_fetcher (int fd, const struct fetcher_config *c)
       put_string (&w, c->capath) == -1 ||
       put_string (&w, c->export_name) == -1 ||
       put_string (&w, c->auth_user) == -1 ||
-      put_string (&w, c->auth_password) == -1) {
+      put_string (&w, c->auth_password) == -1 ||
+      put_string (&w, c->headers) == -1 ||
+      put_string (&w, c->cookie) == -1 ||
+      put_string (&w, c->user_agent) == -1) {
     explicit_bzero (buf, sizeof buf);
     errno = E2BIG;
     return -1;
@@ -346,6 +353,9 @@ config_recv_fetcher (int fd, struct fetcher_config *c)
   c->export_name = get_string (&r, fw.export_name_len, NBD_MAX_STRING, "export name");
   c->auth_user = get_string (&r, fw.auth_user_len, MAX_SECRET_LENGTH, "user name");
   c->auth_password = get_string (&r, fw.auth_password_len, MAX_SECRET_LENGTH, "password");
+  c->headers = get_string (&r, fw.headers_len, MAX_EXTRA_HEADER_BYTES, "headers");
+  c->cookie = get_string (&r, fw.cookie_len, MAX_COOKIE_LENGTH, "cookie");
+  c->user_agent = get_string (&r, fw.user_agent_len, MAX_USER_AGENT, "user agent");
   if (reader_end (&r) == -1)
     fatal ("configuration: trailing bytes in fetcher message");
   explicit_bzero (p, len);

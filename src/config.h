@@ -68,6 +68,9 @@ struct fetcher_config {
   char *export_name;
   char *auth_user;            /* --auth-user, "" when unset */
   char *auth_password;        /* --auth-password, "" when unset: never log it */
+  char *headers;              /* header= lines, "Name: value\r\n" each, or "" */
+  char *cookie;               /* cookie=, "" when unset: never log it */
+  char *user_agent;           /* user-agent=, "" for nbdcurld's own */
 };
 
 /* Supervisor side: write the whole configuration and IPC_CONFIG_END.

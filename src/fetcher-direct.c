@@ -138,13 +138,16 @@ build_request_head (void)
     else if (asprintf (&direct.request_head,
                        "GET %s%s%s HTTP/1.1\r\n"
                        "Host: %s%s%s\r\n"
-                       "User-Agent: nbdcurld/" PACKAGE_VERSION "\r\n"
+                       "User-Agent: %s\r\n"
                        "Accept: */*\r\n"
-                       "%s%s",
+                       "%s%s%s",
                        path, query ? "?" : "", query ? query : "",
                        host, port ? ":" : "", port ? port : "",
+                       http.f->cfg->user_agent[0] != '\0' ? http.f->cfg->user_agent
+                                                         : "nbdcurld/" PACKAGE_VERSION,
                        http.precondition ? http.precondition : "",
-                       http.precondition ? "\r\n" : "") == -1)
+                       http.precondition ? "\r\n" : "",
+                       http.read_headers ? http.read_headers : "") == -1)
       fatal_errno ("malloc");
   }
   curl_free (scheme);

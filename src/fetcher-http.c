@@ -215,7 +215,9 @@ transfer_setup (struct transfer *t)
     SETOPT (easy, CURLOPT_SSL_VERIFYPEER, 0L);
     SETOPT (easy, CURLOPT_SSL_VERIFYHOST, 0L);
   }
-  SETOPT (easy, CURLOPT_USERAGENT, "nbdcurld/" PACKAGE_VERSION);
+  SETOPT (easy, CURLOPT_USERAGENT,
+          cfg->user_agent[0] != '\0' ? cfg->user_agent : "nbdcurld/" PACKAGE_VERSION);
+  SETOPT (easy, CURLOPT_HTTPHEADER, http.open_headers);
   /* No CURLOPT_ACCEPT_ENCODING: identity only, or byte ranges would be
    * ranges of the compressed body. */
   SETOPT (easy, CURLOPT_FAILONERROR, 0L);    /* statuses are checked here */
@@ -410,6 +412,13 @@ open_ftp_result (struct transfer *t)
   return 0;
 }
 
+/* followlocation=false: the open follows no redirect. */
+static long
+follow_redirects (void)
+{
+  return (http.f->cfg->flags & FETCHER_NO_REDIRECTS) ? 0L : 1L;
+}
+
 /* GET bytes=0-0: the size is the total of its Content-Range. */
 static int
 open_probe (struct transfer *t)
@@ -426,7 +435,7 @@ open_probe (struct transfer *t)
   t->data = &probe_byte;
   t->length = 1;
   if (curl_easy_setopt (t->easy, CURLOPT_URL, cfg->url) != CURLE_OK ||
-      curl_easy_setopt (t->easy, CURLOPT_FOLLOWLOCATION, 1L) != CURLE_OK ||
+      curl_easy_setopt (t->easy, CURLOPT_FOLLOWLOCATION, follow_redirects ()) != CURLE_OK ||
       curl_easy_setopt (t->easy, CURLOPT_NOBODY, 0L) != CURLE_OK ||
       curl_easy_setopt (t->easy, CURLOPT_HTTPGET, 1L) != CURLE_OK ||
       curl_easy_setopt (t->easy, CURLOPT_RANGE, "0-0") != CURLE_OK)
@@ -478,7 +487,7 @@ open_head (struct transfer *t)
   transfer_reset (t, MODE_HEAD);
   t->parse_headers = start_http;
   if (curl_easy_setopt (t->easy, CURLOPT_URL, cfg->url) != CURLE_OK ||
-      curl_easy_setopt (t->easy, CURLOPT_FOLLOWLOCATION, 1L) != CURLE_OK ||
+      curl_easy_setopt (t->easy, CURLOPT_FOLLOWLOCATION, follow_redirects ()) != CURLE_OK ||
       curl_easy_setopt (t->easy, CURLOPT_NOBODY, 1L) != CURLE_OK)
     return open_failed (EIO, "libcurl refused the options of a HEAD request");
   rc = perform (t);
@@ -502,6 +511,9 @@ open_head (struct transfer *t)
     return open_ftp_result (t);
 
   status = response_status (t);
+  if (status >= 300 && status <= 399 && follow_redirects () == 0)
+    return open_failed (EIO, "the server redirects (HTTP %ld), and followlocation=false "
+                        "forbids following it", status);
   if (status == 404 || status == 410 || status == 401)
     return status_failed (status);
   if (status < 200 || status > 299) {
@@ -555,6 +567,77 @@ build_preconditions (void)
   http.precondition = line;
 }
 
+/* Each "Name: value\r\n" line of block onto a libcurl header list. */
+static struct curl_slist *
+append_lines (struct curl_slist *list, const char *block)
+{
+  const char *p = block, *end;
+
+  while ((end = strstr (p, "\r\n")) != NULL) {
+    char *line = strndup (p, (size_t) (end - p));
+    if (line == NULL)
+      fatal_errno ("strndup");
+    list = curl_slist_append (list, line);
+    explicit_bzero (line, strlen (line));     /* a cookie, a token */
+    free (line);
+    if (list == NULL)
+      fatal ("libcurl: out of memory");
+    p = end + 2;
+  }
+  return list;
+}
+
+/* The header= lines and the cookie (as a Cookie header) as one block of
+ * "Name: value\r\n" lines; without credentials, no Authorization or
+ * Cookie line.  The caller frees it. */
+static char *
+header_block (bool credentials)
+{
+  const struct fetcher_config *cfg = http.f->cfg;
+  size_t cap = strlen (cfg->headers) + strlen (cfg->cookie) + sizeof "Cookie: \r\n";
+  char *block = malloc (cap), *out = block;
+  const char *p = cfg->headers;
+
+  if (block == NULL)
+    fatal_errno ("malloc");
+  while (*p) {
+    const char *end = strstr (p, "\r\n");
+    size_t len = end ? (size_t) (end - p) + 2 : strlen (p);
+    if (credentials || (strncasecmp (p, "authorization:", 14) != 0 &&
+                        strncasecmp (p, "cookie:", 7) != 0)) {
+      memcpy (out, p, len);
+      out += len;
+    }
+    p += len;
+  }
+  if (cfg->cookie[0] != '\0' && credentials)
+    out += sprintf (out, "Cookie: %s\r\n", cfg->cookie);
+  *out = '\0';
+  return block;
+}
+
+/* The open (HEAD or probe) sends them all: libcurl itself keeps
+ * Authorization and Cookie headers from another origin a redirect leads
+ * to.  Range reads send them as the open did, except that after a
+ * redirect to another origin no Authorization or Cookie header goes (as
+ * with --auth-user); the direct reads put the block into their requests
+ * as it is. */
+static void
+build_open_headers (void)
+{
+  char *block = header_block (true);
+  http.open_headers = append_lines (NULL, block);
+  explicit_bzero (block, strlen (block));
+  free (block);
+}
+
+static void
+build_read_headers (void)
+{
+  http.read_headers = header_block (http.range_same_origin);
+  http.preconditions = append_lines (http.preconditions, http.read_headers);
+}
+
 static void
 http_init (struct fetcher *f)
 {
@@ -592,6 +675,7 @@ http_open (struct fetcher *f)
   /* Only the first slot gets its libcurl handle now; the others when a
    * read first goes through libcurl (ensure_easy).  Direct reads need
    * none, and each handle costs about 12 KiB of touched heap. */
+  build_open_headers ();
   http.pool[0].easy = curl_easy_init ();
   if (http.pool[0].easy == NULL)
     fatal ("libcurl: curl_easy_init failed");
@@ -604,8 +688,10 @@ http_open (struct fetcher *f)
   if (error != 0)
     return error;
 
-  if (http.range_is_http)
+  if (http.range_is_http) {
     build_preconditions ();
+    build_read_headers ();
+  }
   direct_prepare (&http.pool[0]);
   if (transfer_setup_reads (&http.pool[0]) == -1)
     return open_failed (EIO, "libcurl refused an option (see above)");

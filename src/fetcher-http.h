@@ -109,7 +109,13 @@ struct http_state {
   bool range_is_http;         /* else FTP(S) */
   char *etag, *last_modified; /* or NULL */
   char *precondition;         /* "If-Match: ..." or "If-Unmodified-Since: ...", or NULL */
-  struct curl_slist *preconditions; /* the same, for libcurl */
+  struct curl_slist *preconditions; /* the same, for libcurl, then the
+                                       header= lines reads may send */
+  char *read_headers;         /* the same lines for the direct reads */
+  struct curl_slist *open_headers;  /* header= lines and the cookie= as a
+                                       Cookie header, for the open: libcurl
+                                       keeps Authorization and Cookie headers
+                                       from hosts a redirect leads to */
   /* Requests waiting for a transfer: ring buffer. */
   struct fetcher_request queue[QUEUE_SIZE];
   unsigned queue_head, queue_len;

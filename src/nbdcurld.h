@@ -118,6 +118,13 @@
 #define MAX_URL_LENGTH            8192u
 /* Longest --auth-user name and --auth-password password. */
 #define MAX_SECRET_LENGTH         1024u
+/* nbdkit curl parameters (options.c): header= lines of one export, and
+ * their bytes together; a cookie= (a secret: read like a password, at
+ * most this long); a user-agent=. */
+#define MAX_EXTRA_HEADERS         32u
+#define MAX_EXTRA_HEADER_BYTES    8192u
+#define MAX_COOKIE_LENGTH         4096u
+#define MAX_USER_AGENT            256u
 #define MAX_PATH_LENGTH           4096u
 /* Fetcher: directories that the symbolic links in --capath lead into,
  * added to its Landlock rules (fetcher.c); links into more are not
@@ -472,14 +479,19 @@ struct fetcher_config_wire {
   uint32_t export_name_len;    /* 0 .. NBD_MAX_STRING, for log lines */
   uint32_t auth_user_len;      /* 0 .. MAX_SECRET_LENGTH */
   uint32_t auth_password_len;  /* 0 .. MAX_SECRET_LENGTH */
-  /* then the url, cainfo, capath, export name, user and password bytes,
-     in that order */
+  uint32_t headers_len;        /* 0 .. MAX_EXTRA_HEADER_BYTES: header= lines,
+                                  each "Name: value\r\n" */
+  uint32_t cookie_len;         /* 0 .. MAX_COOKIE_LENGTH */
+  uint32_t user_agent_len;     /* 0 .. MAX_USER_AGENT: "" = nbdcurld's own */
+  /* then the url, cainfo, capath, export name, user, password, headers,
+     cookie and user agent bytes, in that order */
 };
 #define FETCHER_READONLY    (1u << 0)
 #define FETCHER_VERBOSE     (1u << 1)
 #define FETCHER_INSECURE    (1u << 2)  /* --insecure: skip TLS peer and host checks */
 #define FETCHER_SANDBOX_DEBUG  (1u << 3)  /* --sandbox-debug: trap and name calls */
 #define FETCHER_DATA_PIPE   (1u << 4)  /* the front-end reads the data pipe */
+#define FETCHER_NO_REDIRECTS (1u << 5) /* followlocation=false */
 
 /* The URL checker's answer for one URL: libcurl's reading of it. */
 struct url_checked_wire {

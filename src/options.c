@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "config-build.h"
@@ -26,7 +27,10 @@ enum {
   OPT_TLS_PRIORITY, OPT_ALLOW,
 };
 
-static const char short_options[] = "e:fi:p:P:rsU:vV";
+/* "-": other arguments come in order, as option 1 (the URL, and
+ * key=value parameters that apply to the --export before them).  -u and
+ * -g are nbdkit's names for --user and --group. */
+static const char short_options[] = "-e:fg:i:p:P:rsu:U:vV";
 static const struct option long_options[] = {
   { "exportname",        required_argument, NULL, 'e' },
   { "export",            required_argument, NULL, OPT_EXPORT },
@@ -75,10 +79,14 @@ static void
 usage (FILE *fp)
 {
   fprintf (fp,
-"Usage: nbdcurld [OPTIONS] URL\n"
-"       nbdcurld [OPTIONS] --export NAME=URL [--export NAME=URL ...]\n"
+"Usage: nbdcurld [OPTIONS] URL [KEY=VALUE ...]\n"
+"       nbdcurld [OPTIONS] [KEY=VALUE ...] --export NAME=URL [KEY=VALUE ...] ...\n"
 "Serve http, https, ftp, ftps or file URLs as NBD exports.  A URL given as\n"
 "+FILE is read from FILE (keeps secrets in URLs off the command line).\n"
+"\n"
+"KEY=VALUE: nbdkit's curl plugin parameters, for the export before them\n"
+"(before any --export: for all): url, cainfo, capath, connections, cookie,\n"
+"followlocation, header, password, sslverify, timeout, user, user-agent.\n"
 "\n"
 "Exports:\n"
 "  -e, --exportname NAME     name of the single URL export (default \"\")\n"
@@ -125,9 +133,9 @@ usage (FILE *fp)
 "                            or the last --export: ADDR[/BITS], unix,\n"
 "                            psk:USER, cert:DN or san:NAME (repeatable)\n"
 "Privileges:\n"
-"      --user USER           run the front-end and fetchers as USER when\n"
+"  -u, --user USER           run the front-end and fetchers as USER when\n"
 "                            started as root (default: nobody)\n"
-"      --group GROUP         and as GROUP (default: USER's group)\n"
+"  -g, --group GROUP         and as GROUP (default: USER's group)\n"
 "Diagnostics:\n"
 "  -v, --verbose             debug messages\n"
 "  -V, --version             print the version\n"
@@ -189,6 +197,12 @@ parse_size (const char *what, const char *arg, uint32_t min, uint32_t max)
   return (uint32_t) (v * unit);
 }
 
+static void
+no_keys (struct fetch_settings *k)
+{
+  *k = (struct fetch_settings) { .insecure = -1, .no_redirects = -1 };
+}
+
 static struct export_spec *
 add_export (struct options *o, const char *name, const char *url, bool ro)
 {
@@ -220,6 +234,7 @@ add_export (struct options *o, const char *name, const char *url, bool ro)
   if (e->name == NULL || e->url == NULL || e->description == NULL)
     fatal_errno ("strdup");
   e->readonly = ro;
+  no_keys (&e->keys);
   return e;
 }
 
@@ -305,6 +320,227 @@ check_tls_options (const struct options *o)
   }
 }
 
+/* ---- nbdkit curl plugin parameters (KEY=VALUE). ---- */
+
+/* Keys nbdcurld takes, and nbdkit's that it does not take yet. */
+static const char *const known_keys[] = {
+  "url", "cainfo", "capath", "connections", "cookie", "followlocation", "header",
+  "password", "sslverify", "timeout", "user", "user-agent",
+};
+static const char *const later_keys[] = {
+  "cookiefile", "cookiejar", "cookie-script", "cookie-script-renew", "header-script",
+  "header-script-renew", "http-version", "ipresolve", "protocols", "proxy",
+  "proxy-password", "proxy-user", "resolve", "ssl-cipher-list", "ssl-version",
+  "tls13-ciphers", "tcp-keepalive", "tcp-nodelay", "unix-socket-path",
+};
+
+/* Is ARG key=value (and not a URL with '=' in its query)?  A key is
+ * lower-case letters, digits and '-', starting with a letter. */
+static bool
+is_key_value (const char *arg)
+{
+  size_t n = strspn (arg, "abcdefghijklmnopqrstuvwxyz0123456789-");
+  return n > 0 && arg[n] == '=' && arg[0] >= 'a' && arg[0] <= 'z';
+}
+
+/* Edit distance, for "did you mean". */
+static size_t
+distance (const char *a, const char *b)
+{
+  size_t la = strlen (a), lb = strlen (b), i, j, prev[64], cur[64];
+
+  if (la >= 63 || lb >= 63)
+    return 99;
+  for (j = 0; j <= lb; j++)
+    prev[j] = j;
+  for (i = 1; i <= la; i++) {
+    cur[0] = i;
+    for (j = 1; j <= lb; j++) {
+      size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+      size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+      cur[j] = del < ins ? (del < sub ? del : sub) : (ins < sub ? ins : sub);
+    }
+    memcpy (prev, cur, (lb + 1) * sizeof *prev);
+  }
+  return prev[lb];
+}
+
+__attribute__((noreturn))
+static void
+unknown_key (const char *key)
+{
+  const char *best = known_keys[0];
+  size_t i, d = (size_t) -1;
+
+  for (i = 0; i < sizeof later_keys / sizeof later_keys[0]; i++)
+    if (strcmp (key, later_keys[i]) == 0)
+      usage_error ("%s= (an nbdkit curl parameter) is not supported by this "
+                   "version of nbdcurld; see nbdcurld(8) for the parameters it takes",
+                   key);
+  for (i = 0; i < sizeof known_keys / sizeof known_keys[0]; i++)
+    if (distance (key, known_keys[i]) < d) {
+      d = distance (key, known_keys[i]);
+      best = known_keys[i];
+    }
+  for (i = 0; i < sizeof later_keys / sizeof later_keys[0]; i++)
+    if (distance (key, later_keys[i]) < d) {
+      d = distance (key, later_keys[i]);
+      best = later_keys[i];
+    }
+  usage_error ("unknown parameter %s=: did you mean %s=?", key, best);
+}
+
+static int
+parse_bool (const char *key, const char *v)
+{
+  if (!strcmp (v, "true") || !strcmp (v, "yes") || !strcmp (v, "on") || !strcmp (v, "1"))
+    return 1;
+  if (!strcmp (v, "false") || !strcmp (v, "no") || !strcmp (v, "off") || !strcmp (v, "0"))
+    return 0;
+  usage_error ("%s= takes true or false, not \"%s\"", key, v);
+}
+
+/* -, -FD or +FILE: where a secret is read from. */
+static bool
+is_secret_source (const char *v)
+{
+  return strcmp (v, "-") == 0 || (v[0] == '+' && v[1] != '\0') ||
+         (v[0] == '-' && v[1] != '\0' && strspn (v + 1, "0123456789") == strlen (v + 1));
+}
+
+/* A header= line: a field name (RFC 9110 token), a colon, a value of
+ * visible characters, spaces and tabs.  Headers nbdcurld writes itself,
+ * or that would change what the bytes of a range mean, are refused. */
+static void
+add_header (struct fetch_settings *k, const char *line)
+{
+  static const char token[] = "!#$%&'*+-.^_`|~0123456789"
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+  static const char *const reserved[] = {
+    "host", "range", "if-match", "if-none-match", "if-range", "if-unmodified-since",
+    "if-modified-since", "accept-encoding", "te", "content-length",
+    "transfer-encoding", "connection", "expect", "upgrade",
+  };
+  size_t name = strspn (line, token), have = k->headers ? strlen (k->headers) : 0, i;
+  const char *v;
+  char *more;
+
+  if (name == 0 || line[name] != ':')
+    usage_error ("header=%s: not a header (NAME: VALUE)", line);
+  for (v = line + name + 1; *v; v++)
+    if ((unsigned char) *v < 0x20 ? *v != '\t' : (unsigned char) *v == 0x7f)
+      usage_error ("header=%.*s: the value has a control character", (int) name, line);
+  for (i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+    if (strlen (reserved[i]) == name && strncasecmp (line, reserved[i], name) == 0)
+      usage_error ("header=%.*s: nbdcurld sends that header itself", (int) name, line);
+  if (k->nheaders >= MAX_EXTRA_HEADERS || have + strlen (line) + 2 > MAX_EXTRA_HEADER_BYTES)
+    usage_error ("header=: at most %u headers of %u bytes in all per export",
+                 MAX_EXTRA_HEADERS, MAX_EXTRA_HEADER_BYTES);
+  more = realloc (k->headers, have + strlen (line) + 3);
+  if (more == NULL)
+    fatal_errno ("realloc");
+  sprintf (more + have, "%s\r\n", line);
+  k->headers = more;
+  k->nheaders++;
+}
+
+/* KEY=VALUE into k (an export's, or the defaults before any --export). */
+static void
+add_key (struct fetch_settings *k, const char *arg, const char **url)
+{
+  const char *eq = strchr (arg, '='), *v = eq + 1;
+  char key[64];
+
+  snprintf (key, sizeof key, "%.*s", (int) (eq - arg), arg);
+  if (strcmp (key, "url") == 0) {
+    if (*url)
+      usage_error ("url= and a URL: give one URL");
+    *url = v;
+  }
+  else if (strcmp (key, "cainfo") == 0)
+    k->cainfo = v;
+  else if (strcmp (key, "capath") == 0)
+    k->capath = v;
+  else if (strcmp (key, "connections") == 0)
+    k->connections = parse_uint ("connections=", v, 1, MAX_CONNECTIONS);
+  else if (strcmp (key, "timeout") == 0)
+    k->timeout = parse_uint ("timeout=", v, 1, MAX_TIMEOUT);
+  else if (strcmp (key, "sslverify") == 0)
+    k->insecure = !parse_bool (key, v);
+  else if (strcmp (key, "followlocation") == 0)
+    k->no_redirects = !parse_bool (key, v);
+  else if (strcmp (key, "user") == 0) {
+    if (v[0] == '\0' || strlen (v) > MAX_SECRET_LENGTH)
+      usage_error ("user= needs a name of 1 to %u bytes", MAX_SECRET_LENGTH);
+    k->auth_user = v;
+  }
+  else if (strcmp (key, "password") == 0) {
+    if (!is_secret_source (v))
+      usage_error ("password= takes -, -FD or +FILE, not a password: a command "
+                   "line is visible to every local user");
+    k->password_source = v;
+  }
+  else if (strcmp (key, "cookie") == 0) {
+    if (v[0] == '\0')
+      usage_error ("cookie= needs a cookie, or -, -FD or +FILE");
+    k->cookie_source = v;
+  }
+  else if (strcmp (key, "user-agent") == 0) {
+    size_t i;
+    if (v[0] == '\0' || strlen (v) > MAX_USER_AGENT)
+      usage_error ("user-agent= takes 1 to %u bytes", MAX_USER_AGENT);
+    for (i = 0; v[i]; i++)
+      if ((unsigned char) v[i] < 0x20 || (unsigned char) v[i] == 0x7f)
+        usage_error ("user-agent=: a control character");
+    k->user_agent = v;
+  }
+  else if (strcmp (key, "header") == 0)
+    add_header (k, v);
+  else
+    unknown_key (key);
+}
+
+/* An export's keys over the defaults' over the long options. */
+static void
+merge_keys (struct options *o, const struct fetch_settings *d, struct export_spec *e)
+{
+  struct fetch_settings *k = &e->keys;
+  char *headers = NULL;
+
+#define PICK(field, option) do {                                  \
+    if (!k->field)                                                  \
+      k->field = d->field ? d->field : (option);                    \
+  } while (0)
+  PICK (cainfo, o->cainfo);
+  PICK (capath, o->capath);
+  PICK (auth_user, o->auth_user);
+  PICK (password_source, o->auth_password_source);
+  PICK (cookie_source, NULL);
+  PICK (user_agent, NULL);
+  PICK (connections, o->connections);
+  PICK (timeout, o->timeout);
+#undef PICK
+  if (k->insecure < 0)
+    k->insecure = d->insecure >= 0 ? d->insecure : o->insecure;
+  if (k->no_redirects < 0)
+    k->no_redirects = d->no_redirects >= 0 ? d->no_redirects : 0;
+  /* Header lines add up: the defaults' first, then the export's own. */
+  if (d->headers) {
+    if (asprintf (&headers, "%s%s", d->headers, k->headers ? k->headers : "") == -1)
+      fatal_errno ("asprintf");
+    if (strlen (headers) > MAX_EXTRA_HEADER_BYTES ||
+        k->nheaders + d->nheaders > MAX_EXTRA_HEADERS)
+      usage_error ("export \"%s\": at most %u headers of %u bytes in all",
+                   e->name, MAX_EXTRA_HEADERS, MAX_EXTRA_HEADER_BYTES);
+    free (k->headers);
+    k->headers = headers;
+    k->nheaders += d->nheaders;
+  }
+  if (k->password_source && !k->auth_user)
+    usage_error ("export \"%s\": --auth-password (or password=) needs --auth-user "
+                 "(or user=): the user name it belongs to", e->name);
+}
+
 /* NAME=VALUE: split at the first '='. */
 static void
 split_assignment (const char *opt, const char *arg, char **name, const char **value)
@@ -321,7 +557,9 @@ split_assignment (const char *opt, const char *arg, char **name, const char **va
 void
 options_parse (int argc, char **argv, struct options *o)
 {
-  const char *exportname = NULL;
+  const char *exportname = NULL, *url = NULL;
+  struct fetch_settings defaults;
+  bool exports_given = false;
   struct { char *name; const char *text; } descriptions[MAX_EXPORTS];
   unsigned ndescriptions = 0, i, j;
   int c;
@@ -333,18 +571,33 @@ options_parse (int argc, char **argv, struct options *o)
   o->handshake_timeout = DEFAULT_HANDSHAKE_TIMEOUT;
   o->client_memory = DEFAULT_CLIENT_MEMORY;
   o->max_clients = DEFAULT_MAX_CLIENTS;
+  no_keys (&defaults);
 
   while ((c = getopt_long (argc, argv, short_options, long_options, NULL)) != -1) {
     char *name;
     const char *value;
 
     switch (c) {
+    case 1:                             /* the URL, or KEY=VALUE */
+      if (is_key_value (optarg)) {
+        const char *was = url;
+        add_key (exports_given ? &o->exports[o->nexports - 1].keys : &defaults, optarg, &url);
+        if (url != was && exports_given)
+          usage_error ("url= after --export: the export's URL is given there");
+      }
+      else if (url)
+        usage_error ("unexpected argument \"%s\": to serve several URLs use "
+                     "--export NAME=URL for each", optarg);
+      else
+        url = optarg;
+      break;
     case 'e': exportname = optarg; break;
     case OPT_EXPORT:
     case OPT_EXPORT_RO:
       split_assignment (c == OPT_EXPORT ? "--export" : "--export-ro", optarg, &name, &value);
       add_export (o, name, value, c == OPT_EXPORT_RO);
       free (name);
+      exports_given = true;
       break;
     case OPT_DESCRIPTION:
       if (ndescriptions >= MAX_EXPORTS)
@@ -375,7 +628,9 @@ options_parse (int argc, char **argv, struct options *o)
     case OPT_CAINFO: o->cainfo = optarg; break;
     case OPT_CAPATH: o->capath = optarg; break;
     case OPT_INSECURE: o->insecure = true; break;
+    case 'u':
     case OPT_USER: o->user = optarg; break;
+    case 'g':
     case OPT_GROUP: o->group = optarg; break;
     case OPT_SANDBOX_DEBUG: o->sandbox_debug = true; break;
     case OPT_TLS:
@@ -439,13 +694,10 @@ options_parse (int argc, char **argv, struct options *o)
     }
   }
 
-  if (optind < argc) {
+  if (url) {
     if (o->nexports > 0)
       usage_error ("give either one URL or --export options, not both");
-    if (optind + 1 < argc)
-      usage_error ("unexpected argument \"%s\": to serve several URLs use "
-                   "--export NAME=URL for each", argv[optind + 1]);
-    add_export (o, exportname ? exportname : "", argv[optind], false);
+    add_export (o, exportname ? exportname : "", url, false);
   }
   else if (exportname)
     usage_error ("-e names the single URL export; with --export the name is given there");
@@ -473,6 +725,8 @@ options_parse (int argc, char **argv, struct options *o)
                  "with --run, -p, -i or -U");
   if (o->unix_path && (o->port || o->ipaddr))
     usage_error ("-U cannot be combined with -p or -i");
+  for (i = 0; i < o->nexports; i++)
+    merge_keys (o, &defaults, &o->exports[i]);
   check_tls_options (o);
   if (o->cainfo && strlen (o->cainfo) > MAX_PATH_LENGTH)
     usage_error ("--cainfo path too long");

@@ -190,6 +190,14 @@ secret_read (const char *source, char *err, size_t errlen)
 }
 
 char *
+secret_read_named (const char *option, const char *noun, size_t max, const char *source,
+                   char *err, size_t errlen)
+{
+  const struct secret_kind k = { option, noun, max };
+  return read_secret (&k, source, true, err, errlen);
+}
+
+char *
 secret_read_url (const char *source, char *err, size_t errlen)
 {
   static const struct secret_kind url = { "URL file", "URL", MAX_URL_LENGTH };

@@ -15,6 +15,10 @@
  * malloc'd password, or NULL with a message for the user in err (the
  * message never quotes the password). */
 char *secret_read (const char *source, char *err, size_t errlen);
+/* The same for another option (messages name it and the noun), at most
+ * max bytes. */
+char *secret_read_named (const char *option, const char *noun, size_t max,
+                         const char *source, char *err, size_t errlen);
 
 /* A URL given as "+FILE" (presigned URLs carry their signature in the
  * query string): the first line of FILE, at most MAX_URL_LENGTH bytes,

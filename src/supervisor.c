@@ -53,7 +53,6 @@ static unsigned nlisteners;
 static char *private_dir;             /* -U - or --run: mkdtemp'd */
 static char *unix_socket_path;        /* to unlink at exit */
 static bool socket_activated;
-static char *auth_password;           /* --auth-password's, for the fetchers */
 static bool multi_conn;
 
 /* --tls: the public files the front-end gets, and the descriptors of the
@@ -178,29 +177,24 @@ open_child_executable (const char *name)
 
 /* ---- Credentials. ---- */
 
-/* --auth-password: read once, before anything runs in the background,
- * and handed to each fetcher through its configuration pipe. */
-static void
-read_auth_password (void)
+/* A secret from where the command line says (-, -FD or +FILE): read
+ * once, before anything runs in the background, and handed to each
+ * fetcher of its export through its configuration pipe. */
+static char *
+read_secret_source (const char *option, const char *noun, size_t max, const char *source)
 {
-  const char *source = opt.auth_password_source;
-  char err[512];
+  char err[512], *secret;
   long fd = -1;
   unsigned i;
 
-  if (source == NULL)
-    return;
-  if (opt.auth_user == NULL)
-    fatal ("--auth-password needs --auth-user (the user name it belongs to)");
   if (source[0] == '-' && source[1] != '\0') {
     fd = strtol (source + 1, NULL, 10);     /* digits: checked by options_parse */
     for (i = 0; i < nlisteners; i++)
       if (listeners[i] == fd)
-        fatal ("--auth-password %s: descriptor %ld is a socket-activated listener",
-               source, fd);
+        fatal ("%s%s: descriptor %ld is a socket-activated listener", option, source, fd);
   }
-  auth_password = secret_read (source, err, sizeof err);
-  if (auth_password == NULL)
+  secret = secret_read_named (option, noun, max, source, err, sizeof err);
+  if (secret == NULL)
     fatal ("%s", err);
   /* secret_read closed the descriptor; keep 0, 1 and 2 open (on
    * /dev/null) so that nothing opened later takes their place. */
@@ -213,7 +207,51 @@ read_auth_password (void)
     else if (fcntl (null_fd, F_SETFD, 0) == -1)
       fatal_errno ("fcntl");
   }
-  debug ("--auth-password: read a password for user %s", opt.auth_user);
+  return secret;
+}
+
+/* Each export's password and cookie: a source given for several exports
+ * (the long options, or keys before the first --export) is read once. */
+static void
+read_export_secrets (void)
+{
+  unsigned i, j;
+
+  for (i = 0; i < opt.nexports; i++) {
+    struct export_spec *e = &opt.exports[i];
+    const char *c = e->keys.cookie_source;
+
+    for (j = 0; j < i; j++) {
+      const struct export_spec *p = &opt.exports[j];
+      if (e->keys.password_source && p->keys.password_source == e->keys.password_source)
+        e->auth_password = p->auth_password;
+      if (c && p->keys.cookie_source == c)
+        e->cookie = p->cookie;
+    }
+    if (e->keys.password_source && e->auth_password == NULL) {
+      e->auth_password = read_secret_source (
+        e->keys.password_source == opt.auth_password_source ? "--auth-password " : "password=",
+        "password", MAX_SECRET_LENGTH, e->keys.password_source);
+      debug ("export \"%s\": read a password for user %s", e->name, e->keys.auth_user);
+    }
+    if (c && e->cookie == NULL) {
+      if (c[0] == '-' || c[0] == '+')
+        e->cookie = read_secret_source ("cookie=", "cookie", MAX_COOKIE_LENGTH, c);
+      else {
+        size_t k;
+        if (strlen (c) > MAX_COOKIE_LENGTH)
+          fatal ("cookie=: longer than %u bytes", MAX_COOKIE_LENGTH);
+        for (k = 0; c[k]; k++)
+          if ((unsigned char) c[k] < 0x20 || (unsigned char) c[k] == 0x7f)
+            fatal ("cookie=: a control character");
+        notice ("export \"%s\": the cookie is on the command line, where every "
+                "local user can read it: give it as cookie=+FILE", e->name);
+        e->cookie = strdup (c);
+        if (e->cookie == NULL)
+          fatal_errno ("strdup");
+      }
+    }
+  }
 }
 
 /* ---- Paths. ---- */
@@ -244,8 +282,13 @@ absolute_path (const char *what, const char *path, bool must_exist)
 static void
 make_paths_absolute (void)
 {
-  opt.cainfo = absolute_path ("--cainfo", opt.cainfo, true);
-  opt.capath = absolute_path ("--capath", opt.capath, true);
+  unsigned i;
+
+  for (i = 0; i < opt.nexports; i++) {
+    struct fetch_settings *k = &opt.exports[i].keys;
+    k->cainfo = absolute_path ("the CA file (cainfo=, --cainfo)", k->cainfo, true);
+    k->capath = absolute_path ("the CA directory (capath=, --capath)", k->capath, true);
+  }
   opt.pidfile = absolute_path ("the pid file", opt.pidfile, false);
   if (opt.unix_path && strcmp (opt.unix_path, "-") != 0)
     opt.unix_path = absolute_path ("the socket", opt.unix_path, false);
@@ -969,18 +1012,22 @@ spawn_fetcher (const struct ipc_header *req)
   e = &opt.exports[req->length];         /* index checked by the caller */
   fc = (struct fetcher_config) {
     .flags = (e->readonly ? FETCHER_READONLY : 0) | (opt.verbose ? FETCHER_VERBOSE : 0) |
-             (opt.insecure ? FETCHER_INSECURE : 0) |
+             (e->keys.insecure > 0 ? FETCHER_INSECURE : 0) |
+             (e->keys.no_redirects > 0 ? FETCHER_NO_REDIRECTS : 0) |
              (opt.sandbox_debug ? FETCHER_SANDBOX_DEBUG : 0),
-    .connections = opt.connections,
+    .connections = e->keys.connections,
     .connect_timeout = opt.connect_timeout,
-    .timeout = opt.timeout,
+    .timeout = e->keys.timeout,
     .stall_timeout = opt.stall_timeout,
     .url = e->url,
-    .cainfo = (char *) (opt.cainfo ? opt.cainfo : ""),
-    .capath = (char *) (opt.capath ? opt.capath : ""),
+    .cainfo = (char *) (e->keys.cainfo ? e->keys.cainfo : ""),
+    .capath = (char *) (e->keys.capath ? e->keys.capath : ""),
     .export_name = e->name,
-    .auth_user = (char *) (opt.auth_user ? opt.auth_user : ""),
-    .auth_password = auth_password ? auth_password : (char *) "",
+    .auth_user = (char *) (e->keys.auth_user ? e->keys.auth_user : ""),
+    .auth_password = e->auth_password ? e->auth_password : (char *) "",
+    .headers = e->keys.headers ? e->keys.headers : (char *) "",
+    .cookie = e->cookie ? e->cookie : (char *) "",
+    .user_agent = (char *) (e->keys.user_agent ? e->keys.user_agent : ""),
   };
   area = make_data_area ();
   if (area == -1) {
@@ -1551,7 +1598,7 @@ supervisor_main (int argc, char **argv)
   frontend_exe_fd = open_child_executable (FRONTEND_EXE);
   check_urls ();
   check_exports ();
-  read_auth_password ();
+  read_export_secrets ();
   prepare_tls ();
 
   if (socket_activated) {

@@ -11,6 +11,22 @@
 #include "nbdcurld.h"
 #include "url.h"
 
+/* nbdkit curl parameters (key=value) for one export, or for all when
+ * given before the first --export: NULL, 0 or -1 when not given, and
+ * then the long options decide (options.c). */
+struct fetch_settings {
+  const char *cainfo, *capath;
+  const char *auth_user;             /* user= */
+  const char *password_source;       /* password=: -, -FD or +FILE */
+  const char *cookie_source;         /* cookie=: the cookie, or -, -FD, +FILE */
+  const char *user_agent;
+  char *headers;                     /* header= lines, "Name: value\r\n" each */
+  unsigned nheaders;
+  uint32_t connections, timeout;
+  int insecure;                      /* sslverify=false: 1; true: 0 */
+  int no_redirects;                  /* followlocation=false: 1; true: 0 */
+};
+
 struct export_spec {
   char *name;
   char *url;                 /* may hold credentials: log log_url */
@@ -24,6 +40,10 @@ struct export_spec {
   int fd;                    /* file: only: the image, opened before the
                                 supervisor dropped its rights; each fetcher
                                 of the export gets it at CHILD_FD_EXPORT */
+  struct fetch_settings keys;  /* after options_parse: the keys and long
+                                  options merged, what its fetchers get */
+  char *auth_password;       /* read from keys.password_source, or NULL */
+  char *cookie;              /* read or given by keys.cookie_source, or NULL */
 };
 
 /* One --allow rule, for one export or (export == ALL_EXPORTS) all. */
