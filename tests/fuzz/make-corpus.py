@@ -142,8 +142,9 @@ def config():
         '<6I', 2, 7, *map(len, tls)) + b''.join(tls))
     yield 'frontend-tls', b'\x00' + msgs + rules + tls_msg + ipc(IPC['CONFIG_END'])
     strings = [b'http://example.invalid/disk.img', b'/etc/ssl/ca.pem', b'',
-               b'export', b'user', b'secret']
-    fw = struct.pack('<5I', 3, 16, 30, 0, 60) + struct.pack('<6I', *map(len, strings))
+               b'export', b'user', b'secret', b'X-Token: abc\r\n', b'session=1',
+               b'nbdkit/1.32']
+    fw = struct.pack('<5I', 3, 16, 30, 0, 60) + struct.pack('<9I', *map(len, strings))
     yield 'fetcher', b'\x01' + ipc(IPC['CONFIG_FETCHER'], payload=fw + b''.join(strings)) + \
         ipc(IPC['CONFIG_END'])
 
