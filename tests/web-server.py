@@ -96,10 +96,19 @@
 # test can start it with port 0 and read the port back.  One line per
 # request goes to the log (stderr by default):
 #   GET /ignore-range/disk.img range=bytes=0-4095 status=200 body_bytes_sent=N path_total=M auth=no
+#   ... auth=no ua="nbdcurld/0.1.0" cookie=- xtest=- xtest2=- authz=- conns=1
 # body_bytes_sent counts what this response wrote to the socket (also when
 # the client hung up early); path_total sums it over all requests for the
 # path, so a test can prove that no whole body was sent; auth says whether
-# the request carried an Authorization header.
+# the request carried an Authorization header.  The fields after it say
+# what the client sent (tests/test-curl-keys*.sh): ua the User-Agent, cookie
+# the Cookie header, xtest and xtest2 the test headers X-Nbdcurld-Test and
+# X-Nbdcurld-Test2, authz the Authorization header, each as "VALUE" or "-"
+# when the request had none (a header sent more than once: the values
+# joined by " | "; in a value, backslash and double quote are escaped with
+# a backslash and other bytes outside printable ASCII are written \xHH);
+# conns counts the connections open to this server when the line is
+# written (this one included).  New fields go at the end of the line.
 #
 # Only the standard library, and only for tests on 127.0.0.1.
 
@@ -141,6 +150,7 @@ FALLBACK_DAMAGE = {"fallback-500": "500", "fallback-range": "range",
                    "fallback-etag": "etag"}
 
 log_lock = threading.Lock()
+open_connections = 0        # under log_lock: the log's conns=
 mangle_random = random.Random(1)    # /mangle/: under log_lock; --seed
 log_file = sys.stderr
 path_totals = {}            # request path -> body bytes sent, all requests
@@ -152,6 +162,22 @@ def log(line):
     with log_lock:
         log_file.write(line + "\n")
         log_file.flush()
+
+
+def quoted(values):
+    """A log field for a header's values: "-" without any, else "VALUE"
+    (several joined by " | "), escaped as the comment at the top says."""
+    if not values:
+        return "-"
+    out = []
+    for c in " | ".join(values):
+        if c in '"\\':
+            out.append("\\" + c)
+        elif " " <= c <= "~":
+            out.append(c)
+        else:
+            out.append("\\x%02x" % ord(c) if ord(c) < 256 else "\\u%04x" % ord(c))
+    return '"' + "".join(out) + '"'
 
 
 class RangeError(Exception):
@@ -193,8 +219,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass                    # our own log line per request instead
 
     def setup(self):
+        global open_connections
         super().setup()
         self.requests_here = 0  # on this connection (for /reuse-damaged/)
+        with log_lock:
+            open_connections += 1
+
+    def finish(self):
+        global open_connections
+        with log_lock:
+            open_connections -= 1
+        super().finish()
 
     def handle_one_request(self):
         # A client that hangs up (curl aborting a transfer it does not
@@ -208,10 +243,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with log_lock:
             total = path_totals.get(self.path, 0) + sent
             path_totals[self.path] = total
-        log("%s %s range=%s status=%d body_bytes_sent=%d path_total=%d auth=%s" % (
-            self.command, self.path, self.headers.get("Range", "-"),
-            status, sent, total,
-            "yes" if "Authorization" in self.headers else "no"))
+            conns = open_connections
+        h = self.headers
+        log("%s %s range=%s status=%d body_bytes_sent=%d path_total=%d auth=%s"
+            " ua=%s cookie=%s xtest=%s xtest2=%s authz=%s conns=%d" % (
+                self.command, self.path, h.get("Range", "-"),
+                status, sent, total,
+                "yes" if "Authorization" in h else "no",
+                quoted(h.get_all("User-Agent")), quoted(h.get_all("Cookie")),
+                quoted(h.get_all("X-Nbdcurld-Test")),
+                quoted(h.get_all("X-Nbdcurld-Test2")),
+                quoted(h.get_all("Authorization")), conns))
 
     def reply(self, status, headers=(), body=b""):
         """A complete small response with an exact Content-Length."""
