@@ -500,6 +500,23 @@ add_key (struct fetch_settings *k, const char *arg, const char **url)
     unknown_key (key);
 }
 
+/* Does a block of header lines have one that starts with name (its
+ * field name and colon, name_len bytes), in any case? */
+static bool
+header_named (const char *lines, const char *name, size_t name_len)
+{
+  const char *p = lines;
+
+  while (p && *p) {
+    if (strncasecmp (p, name, name_len) == 0)
+      return true;
+    p = strstr (p, "\r\n");
+    if (p)
+      p += 2;
+  }
+  return false;
+}
+
 /* An export's keys over the defaults' over the long options. */
 static void
 merge_keys (struct options *o, const struct fetch_settings *d, struct export_spec *e)
@@ -524,17 +541,33 @@ merge_keys (struct options *o, const struct fetch_settings *d, struct export_spe
     k->insecure = d->insecure >= 0 ? d->insecure : o->insecure;
   if (k->no_redirects < 0)
     k->no_redirects = d->no_redirects >= 0 ? d->no_redirects : 0;
-  /* Header lines add up: the defaults' first, then the export's own. */
+  /* Header lines: the defaults', except those the export gives a value
+   * of its own (by name), then the export's. */
   if (d->headers) {
-    if (asprintf (&headers, "%s%s", d->headers, k->headers ? k->headers : "") == -1)
-      fatal_errno ("asprintf");
-    if (strlen (headers) > MAX_EXTRA_HEADER_BYTES ||
-        k->nheaders + d->nheaders > MAX_EXTRA_HEADERS)
+    const char *p = d->headers;
+    size_t len = 0;
+    unsigned n = k->nheaders;
+
+    headers = malloc (strlen (d->headers) + (k->headers ? strlen (k->headers) : 0) + 1);
+    if (headers == NULL)
+      fatal_errno ("malloc");
+    while (*p) {
+      const char *end = strstr (p, "\r\n") + 2;    /* add_header ends each so */
+      size_t name = (size_t) (strchr (p, ':') - p) + 1;
+      if (!header_named (k->headers, p, name)) {
+        memcpy (headers + len, p, (size_t) (end - p));
+        len += (size_t) (end - p);
+        n++;
+      }
+      p = end;
+    }
+    strcpy (headers + len, k->headers ? k->headers : "");
+    if (strlen (headers) > MAX_EXTRA_HEADER_BYTES || n > MAX_EXTRA_HEADERS)
       usage_error ("export \"%s\": at most %u headers of %u bytes in all",
                    e->name, MAX_EXTRA_HEADERS, MAX_EXTRA_HEADER_BYTES);
     free (k->headers);
     k->headers = headers;
-    k->nheaders += d->nheaders;
+    k->nheaders = n;
   }
   if (k->password_source && !k->auth_user)
     usage_error ("export \"%s\": --auth-password (or password=) needs --auth-user "
