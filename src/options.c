@@ -24,13 +24,15 @@ enum {
   OPT_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_STALL_TIMEOUT, OPT_HANDSHAKE_TIMEOUT, OPT_HELP,
   OPT_USER, OPT_GROUP, OPT_SANDBOX_DEBUG, OPT_CLIENT_MEMORY, OPT_MAX_CLIENTS, OPT_AUTH_USER,
   OPT_AUTH_PASSWORD, OPT_TLS, OPT_TLS_CERTIFICATES, OPT_TLS_PSK, OPT_TLS_VERIFY_PEER,
-  OPT_TLS_PRIORITY, OPT_ALLOW,
+  OPT_TLS_PRIORITY, OPT_ALLOW, OPT_FILTER, OPT_LOG,
 };
 
 /* "-": other arguments come in order, as option 1 (the URL, and
  * key=value parameters that apply to the --export before them).  -u and
- * -g are nbdkit's names for --user and --group. */
-static const char short_options[] = "-e:fg:i:p:P:rsu:U:vV";
+ * -g are nbdkit's names for --user and --group; -4, -6, -t, -D, --filter
+ * and --log are nbdkit's, taken or refused with what to use instead
+ * (nbdkit_option). */
+static const char short_options[] = "-46D:e:fg:i:p:P:rst:u:U:vV";
 static const struct option long_options[] = {
   { "exportname",        required_argument, NULL, 'e' },
   { "export",            required_argument, NULL, OPT_EXPORT },
@@ -72,6 +74,11 @@ static const struct option long_options[] = {
   { "tls-verify-peer",   no_argument,       NULL, OPT_TLS_VERIFY_PEER },
   { "tls-priority",      required_argument, NULL, OPT_TLS_PRIORITY },
   { "allow",             required_argument, NULL, OPT_ALLOW },
+  { "filter",            required_argument, NULL, OPT_FILTER },
+  { "log",               required_argument, NULL, OPT_LOG },
+  { "threads",           required_argument, NULL, 't' },
+  { "ipv4-only",         no_argument,       NULL, '4' },
+  { "ipv6-only",         no_argument,       NULL, '6' },
   { NULL, 0, NULL, 0 },
 };
 
@@ -97,6 +104,7 @@ usage (FILE *fp)
 "Listening:\n"
 "  -p, --port PORT           TCP port (default 10809)\n"
 "  -i, --ipaddr ADDR         listen on this address only\n"
+"  -4, -6                    listen on IPv4 or IPv6 addresses only\n"
 "  -U, --unix PATH           listen on a Unix socket (\"-\": a private one)\n"
 "  -s, --single              serve one client on stdin/stdout\n"
 "Running:\n"
@@ -136,6 +144,11 @@ usage (FILE *fp)
 "  -u, --user USER           run the front-end and fetchers as USER when\n"
 "                            started as root (default: nobody)\n"
 "  -g, --group GROUP         and as GROUP (default: USER's group)\n"
+"nbdkit's server options, for its command lines:\n"
+"  -t, --threads N           taken, and ignored: every client has a fetcher\n"
+"      --filter NAME         multi-conn taken (built in); the others refused\n"
+"      --log stderr|null     where log lines go (stderr, the default, or nowhere)\n"
+"  -D curl.verbose=1         refused: use -v\n"
 "Diagnostics:\n"
 "  -v, --verbose             debug messages\n"
 "  -V, --version             print the version\n"
@@ -574,6 +587,45 @@ merge_keys (struct options *o, const struct fetch_settings *d, struct export_spe
                  "(or user=): the user name it belongs to", e->name);
 }
 
+/* nbdkit's server options that have no long option of ours.  Each is
+ * taken when nbdcurld does the same thing, or refused with what to use:
+ * never silently dropped when it would change what is served. */
+static void
+nbdkit_option (struct options *o, int c, const char *arg)
+{
+  switch (c) {
+  case '4':
+  case '6':
+    if (o->family != AF_UNSPEC)
+      usage_error ("-4 and -6: give one");
+    o->family = c == '4' ? AF_INET : AF_INET6;
+    break;
+  case 't':
+    /* nbdkit's thread pool serves requests; here every client has its own
+     * fetcher, with --connections transfers at once. */
+    parse_uint ("-t (threads)", arg, 1, 1024);
+    break;
+  case 'D':
+    usage_error ("-D %s: nbdkit's debug flags do not apply; -v prints nbdcurld's "
+                 "debug messages", arg);
+  case OPT_FILTER:
+    if (strcmp (arg, "multi-conn") == 0)
+      break;          /* built in: advertised when every export is read-only */
+    usage_error ("--filter=%s: nbdcurld has no filters; multi-conn is built in, and "
+                 "the others (retry, readahead, cache, ...) are not available", arg);
+  case OPT_LOG:
+    if (strcmp (arg, "stderr") == 0)
+      o->log_null = false;
+    else if (strcmp (arg, "null") == 0)
+      o->log_null = true;
+    else
+      usage_error ("--log=%s: stderr or null (syslog is not available: the "
+                   "sandboxed processes cannot reach it; a service's standard "
+                   "error goes to the journal)", arg);
+    break;
+  }
+}
+
 /* NAME=VALUE: split at the first '='. */
 static void
 split_assignment (const char *opt, const char *arg, char **name, const char **value)
@@ -661,6 +713,14 @@ options_parse (int argc, char **argv, struct options *o)
     case OPT_CAINFO: o->cainfo = optarg; break;
     case OPT_CAPATH: o->capath = optarg; break;
     case OPT_INSECURE: o->insecure = true; break;
+    case '4':
+    case '6':
+    case 't':
+    case 'D':
+    case OPT_FILTER:
+    case OPT_LOG:
+      nbdkit_option (o, c, optarg);
+      break;
     case 'u':
     case OPT_USER: o->user = optarg; break;
     case 'g':
@@ -758,6 +818,8 @@ options_parse (int argc, char **argv, struct options *o)
                  "with --run, -p, -i or -U");
   if (o->unix_path && (o->port || o->ipaddr))
     usage_error ("-U cannot be combined with -p or -i");
+  if (o->family != AF_UNSPEC && (o->unix_path || o->single))
+    usage_error ("-4 and -6 choose TCP addresses: not with -U or -s");
   for (i = 0; i < o->nexports; i++)
     merge_keys (o, &defaults, &o->exports[i]);
   check_tls_options (o);

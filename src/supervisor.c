@@ -405,7 +405,7 @@ static void
 listen_tcp (void)
 {
   struct addrinfo hints = {
-    .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+    .ai_family = opt.family, .ai_socktype = SOCK_STREAM,
     .ai_flags = AI_PASSIVE | AI_NUMERICSERV,
   }, *ai, *res;
   const char *port = opt.port ? opt.port : "10809";
@@ -1615,6 +1615,15 @@ supervisor_main (int argc, char **argv)
     listen_private_unix ();           /* --run alone: nothing on the network */
   else
     listen_tcp ();
+
+  /* --log=null: from here on (start-up errors above were still shown),
+   * every process's log lines go nowhere. */
+  if (opt.log_null) {
+    int null_fd = open ("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null_fd == -1 || dup2 (null_fd, STDERR_FILENO) == -1)
+      fatal_errno ("--log=null: /dev/null");
+    close (null_fd);
+  }
 
   if (opt.print_uri) {
     if (opt.single || socket_activated)

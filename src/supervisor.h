@@ -66,9 +66,11 @@ struct options {
   bool exit_with_parent;
   bool print_uri;
   bool verbose;
+  bool log_null;             /* --log=null */
   bool insecure;
   const char *port;          /* NULL: default */
   const char *ipaddr;        /* NULL: all addresses */
+  int family;                /* -4, -6: AF_INET or AF_INET6; else AF_UNSPEC */
   const char *unix_path;     /* NULL, a path, or "-" */
   const char *run;           /* --run CMD */
   const char *pidfile;

@@ -54,6 +54,13 @@ bad 'prefix length.*0 to 128'      --allow ::1/129 "file://$img"
 bad 'name must be 1 to'            --allow psk: "file://$img"
 bad 'psk:alice.*--tls-psk'         --allow psk:alice "file://$img"
 bad 'cert:CN=x.*--tls-verify-peer' --allow cert:CN=x "file://$img"
+# nbdkit's server options that would change what is served are refused
+# with what to use instead.
+bad 'filter=retry.*no filters'    --filter=retry "file://$img"
+bad 'debug flags.*-v'              -D curl.verbose=1 "file://$img"
+bad 'log=syslog.*stderr or null'   --log=syslog "file://$img"
+bad 'and -6.*not with -U'          -4 "file://$img"
+bad 'threads.*number'              -t lots "file://$img"
 
 "$NBDCURLD" --help > help.txt || fail "--help failed"
 grep -q -- '--export' help.txt || fail "--help does not describe --export"

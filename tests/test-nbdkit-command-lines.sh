@@ -162,6 +162,12 @@ url=$(url_of tuning)
 ok tuning <<'EOF'
 nbdkit -r curl "$url" connections=8 timeout=60 --run 'nbdcopy "$uri" out.img'
 EOF
+# nbdkit's server options: threads (ignored), the multi-conn filter
+# (built in), the log where nbdkit puts it.
+url=$(url_of server-options)
+ok server-options <<'EOF'
+nbdkit -t 16 --filter=multi-conn --log=stderr -r curl "$url" --run 'nbdinfo --can multi-conn "$uri" && nbdcopy "$uri" out.img'
+EOF
 url=$(url_of no-redirects)
 ok no-redirects <<'EOF'
 nbdkit -r curl "$url" followlocation=false --run 'nbdinfo --size "$uri"'
