@@ -235,6 +235,25 @@ leftover_processes() {
 # wrong data or another errno (tests/read-ranges.py).
 read_ranges() { $PY "$srcdir/read-ranges.py" "$@"; }
 
+# web_requests NAME: the web server's log lines for NAME.img (in any mode).
+web_requests() { grep -E "^[A-Z]+ /[^ /]+/$1\.img[ ?]" "$WEB_LOG" || true; }
+
+# web_every NAME STRING...: requests for NAME.img reached the web server,
+# a range read among them, and every one of their log lines contains
+# every STRING.
+web_every() {
+    local name=$1 lines s bad
+    shift
+    lines=$(web_requests "$name")
+    [ -n "$lines" ] || fail "$name: no request reached the web server"
+    grep -q '^GET .* range=bytes=[0-9]' <<<"$lines" ||
+        fail "$name: no range read reached the web server: $lines"
+    for s in "$@"; do
+        bad=$(grep -vF -- "$s" <<<"$lines" || true)
+        [ -z "$bad" ] || fail "$name: requests without '$s': $(head -n 3 <<<"$bad")"
+    done
+}
+
 # serve_image SIZE: a random image www/disk.img of SIZE (as make_image),
 # served by tests/web-server.py at $WEB_URL/MODE/disk.img.
 serve_image() {

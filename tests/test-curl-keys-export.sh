@@ -38,9 +38,6 @@ start_nbdcurld -r -v \
     --export "slow=$u/delay/slow.img" timeout=10 \
     --export "fast-fail=$u/delay/fast-fail.img"
 
-# requests NAME: the web server's log lines for NAME.img.
-requests() { grep -E "^[A-Z]+ /[^ /]+/$1\.img[ ?]" "$WEB_LOG" || true; }
-
 # copy NAME: copy export NAME, byte-exact.
 copy() {
     echo "== $1"
@@ -50,49 +47,34 @@ copy() {
     sleep 0.1       # the web server logs a request once it has answered it
 }
 
-# every NAME STRING...: export NAME's requests reached the web server, a
-# range read among them, and each contains every STRING.
-every() {
-    local name=$1 lines s bad
-    shift
-    lines=$(requests "$name")
-    [ -n "$lines" ] || fail "$name: no request reached the web server"
-    grep -q '^GET .* range=bytes=[0-9]' <<<"$lines" ||
-        fail "$name: no range read reached the web server: $lines"
-    for s in "$@"; do
-        bad=$(grep -vF -- "$s" <<<"$lines" || true)
-        [ -z "$bad" ] || fail "$name: requests without '$s': $(head -n 3 <<<"$bad")"
-    done
-}
-
 for name in a b c d ro auth q slow; do
     copy "$name"
 done
 
 # Global keys, and the export's own header.
-every a ' xtest="a" ' ' ua="global-ua/1" ' ' cookie="g=global" ' ' authz=- '
+web_every a ' xtest="a" ' ' ua="global-ua/1" ' ' cookie="g=global" ' ' authz=- '
 # The export's user-agent and cookie replace the global ones; keys given
 # after b's --export are b's only (a above has neither).
-every b ' xtest="b" ' ' ua="b-ua/2" ' ' cookie="b=own" '
+web_every b ' xtest="b" ' ' ua="b-ua/2" ' ' cookie="b=own" '
 # The export's header of the same name replaces the global one (not both):
 # on libcurl's reads (/chunked/) too.
-every c ' xtest2="c" ' ' xtest=- ' ' ua="global-ua/1" ' ' cookie="g=global" '
+web_every c ' xtest2="c" ' ' xtest=- ' ' ua="global-ua/1" ' ' cookie="g=global" '
 # No keys of its own: the global ones.
-every d ' xtest2="global" ' ' xtest=- ' ' ua="global-ua/1" ' ' cookie="g=global" ' ' authz=- '
+web_every d ' xtest2="global" ' ' xtest=- ' ' ua="global-ua/1" ' ' cookie="g=global" ' ' authz=- '
 # --export-ro, and the GET probe after a refused HEAD.
-every ro ' xtest="ro" ' ' ua="global-ua/1" '
-requests ro | grep -q '^HEAD .* status=405 ' || fail "ro: no HEAD refused before the probe"
+web_every ro ' xtest="ro" ' ' ua="global-ua/1" '
+web_requests ro | grep -q '^HEAD .* status=405 ' || fail "ro: no HEAD refused before the probe"
 # Credentials for one export only.
-every auth " authz=\"$basic\" " ' ua="global-ua/1" '
+web_every auth " authz=\"$basic\" " ' ua="global-ua/1" '
 for name in a b c d ro q slow; do
-    ! requests "$name" | grep -q ' auth=yes ' ||
-        fail "$name: another export's credentials were sent: $(requests "$name" | grep ' auth=yes ' | head -n 2)"
+    ! web_requests "$name" | grep -q ' auth=yes ' ||
+        fail "$name: another export's credentials were sent: $(web_requests "$name" | grep ' auth=yes ' | head -n 2)"
 done
 ! grep -qF -- "$password" "$NBDCURLD_LOG" || fail "the password is in nbdcurld's log"
 # An export URL with '=' in its query.
-every q " ua=\"q/3\" " "/q.img?$query "
+web_every q " ua=\"q/3\" " "/q.img?$query "
 # timeout=10 overrides --timeout 1 for this export only.
-every slow ' ua="global-ua/1" '
+web_every slow ' ua="global-ua/1" '
 echo "== fast-fail"
 rm -f fast-fail.img
 expect_fail nbdcopy "$(nbd_uri fast-fail)" fast-fail.img

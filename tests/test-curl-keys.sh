@@ -32,11 +32,6 @@ url() {
     echo "$WEB_URL/$2/$1.img${3:+?$3}"
 }
 
-# requests NAME: the web server's log lines for NAME.img.
-requests() {
-    grep -E "^[A-Z]+ /[^ /]+/$1\.img[ ?]" "$WEB_LOG" || true
-}
-
 # copy NAME ARGS...: nbdcurld -v -r ARGS (a URL and keys) serves the export
 # while nbdcopy $COPY_OPTS copies it to NAME.img, byte-exact; nbdcurld's
 # stderr goes to NAME.log.
@@ -54,31 +49,16 @@ copy() {
     sleep 0.1
 }
 
-# every NAME STRING...: the web server logged requests for NAME.img, a
-# range read among them, and each line contains every STRING.
-every() {
-    local name=$1 lines s bad
-    shift
-    lines=$(requests "$name")
-    [ -n "$lines" ] || fail "$name: no request reached the web server"
-    grep -q '^GET .* range=bytes=[0-9]' <<<"$lines" ||
-        fail "$name: no range read reached the web server: $lines"
-    for s in "$@"; do
-        bad=$(grep -vF -- "$s" <<<"$lines" || true)
-        [ -z "$bad" ] || fail "$name: requests without '$s': $(head -n 3 <<<"$bad")"
-    done
-}
-
 # none NAME STRING: no request for NAME.img contains STRING.
 none() {
     local bad
-    bad=$(requests "$1" | grep -F -- "$2" || true)
+    bad=$(web_requests "$1" | grep -F -- "$2" || true)
     [ -z "$bad" ] || fail "$1: requests with '$2': $(head -n 3 <<<"$bad")"
 }
 
 # has_head NAME: the opening HEAD for NAME.img was logged.
 has_head() {
-    requests "$1" | grep -q '^HEAD ' || fail "$1: no HEAD reached the web server"
+    web_requests "$1" | grep -q '^HEAD ' || fail "$1: no HEAD reached the web server"
 }
 
 # not_in_log NAME SECRET: nbdcurld's stderr for case NAME never shows SECRET.
@@ -102,14 +82,14 @@ refused() {
     [ ! -e "ran-$name" ] || fail "$name: refused only after the export was served"
     grep -qiE -- "$pattern" "$name.log" ||
         fail "$name: the message does not match /$pattern/: $(cat "$name.log")"
-    [ -z "$(requests "$name")" ] ||
-        fail "$name: requests reached the web server: $(requests "$name" | head -n 2)"
+    [ -z "$(web_requests "$name")" ] ||
+        fail "$name: requests reached the web server: $(web_requests "$name" | head -n 2)"
 }
 
 # ---- the default User-Agent, and no header of the tests ----
 copy default "$(url default good)"
 has_head default
-every default " ua=\"nbdcurld/$version\" " " cookie=- " " xtest=- " " xtest2=- " " authz=- "
+web_every default " ua=\"nbdcurld/$version\" " " cookie=- " " xtest=- " " xtest2=- " " authz=- "
 
 # ---- header, cookie and user-agent, on every kind of request ----
 # /good/: HEAD, then direct reads; /chunked/: reads through libcurl;
@@ -122,13 +102,13 @@ for mode in good chunked head-405; do
         'header=X-Nbdcurld-Test: first=1; value' \
         'header=X-Nbdcurld-Test2: second' \
         "cookie=$cookie" "user-agent=$ua"
-    every "keys-$mode" ' xtest="first=1; value" ' ' xtest2="second" ' \
+    web_every "keys-$mode" ' xtest="first=1; value" ' ' xtest2="second" ' \
         " cookie=\"$cookie\" " " ua=\"$ua\" "
     none "keys-$mode" 'nbdcurld/'
     not_in_log "keys-$mode" 'c00k1e-S3cret'
 done
 has_head keys-good
-requests keys-head-405 | grep -q '^HEAD .* status=405 ' ||
+web_requests keys-head-405 | grep -q '^HEAD .* status=405 ' ||
     fail "keys-head-405: no HEAD refused with 405 before the GET probe"
 grep -q 'reads go through libcurl' keys-chunked.log ||
     fail "keys-chunked: the reads did not go through libcurl: $(tail -n 5 keys-chunked.log)"
@@ -137,7 +117,7 @@ grep -q 'reads go through libcurl' keys-chunked.log ||
 # User-Agent stays when only headers are given.
 copy header-twice "$(url header-twice good)" \
     'header=X-Nbdcurld-Test: one' 'header=X-Nbdcurld-Test: two'
-every header-twice ' xtest="one | two" ' ' xtest2=- ' " ua=\"nbdcurld/$version\" "
+web_every header-twice ' xtest="one | two" ' ' xtest2=- ' " ua=\"nbdcurld/$version\" "
 
 # Malformed headers are refused at start.
 refused header-no-colon 'header' "$(url header-no-colon good)" 'header=X-Nbdcurld-Test only'
@@ -152,10 +132,10 @@ refused header-cr 'header' "$(url header-cr good)" $'header=X-Nbdcurld-Test: a\r
 # A VMware-style cookie, with double quotes in it.
 printf 'vmware_soap_session="5d7e0c21-fa0b-4c44-9c1f-0e43c1f2b6a7"\n' > cookie.txt
 copy cookie-file "$(url cookie-file good)" "cookie=+$tmp/cookie.txt"
-every cookie-file ' cookie="vmware_soap_session=\"5d7e0c21-fa0b-4c44-9c1f-0e43c1f2b6a7\"" '
+web_every cookie-file ' cookie="vmware_soap_session=\"5d7e0c21-fa0b-4c44-9c1f-0e43c1f2b6a7\"" '
 not_in_log cookie-file '5d7e0c21-fa0b'
 copy cookie-fd "$(url cookie-fd chunked)" cookie=-7 7<cookie.txt
-every cookie-fd ' cookie="vmware_soap_session=\"5d7e0c21-fa0b-4c44-9c1f-0e43c1f2b6a7\"" '
+web_every cookie-fd ' cookie="vmware_soap_session=\"5d7e0c21-fa0b-4c44-9c1f-0e43c1f2b6a7\"" '
 not_in_log cookie-fd '5d7e0c21-fa0b'
 refused cookie-nofile 'no such file|cookie' "$(url cookie-nofile good)" "cookie=+$tmp/none.txt"
 
@@ -164,12 +144,12 @@ password='pw-K3y-9f2e'
 printf '%s\n' "$password" > pw.txt
 basic="Basic $(printf 'alice:%s' "$password" | base64)"
 copy auth-options --auth-user alice --auth-password "+$tmp/pw.txt" "$(url auth-options good)"
-every auth-options " authz=\"$basic\" " ' auth=yes '
+web_every auth-options " authz=\"$basic\" " ' auth=yes '
 copy auth-keys "$(url auth-keys good)" user=alice "password=+$tmp/pw.txt"
-every auth-keys " authz=\"$basic\" " ' auth=yes '
+web_every auth-keys " authz=\"$basic\" " ' auth=yes '
 not_in_log auth-keys "$password"
 copy auth-fd "$(url auth-fd chunked)" user=alice password=-7 7<pw.txt
-every auth-fd " authz=\"$basic\" "
+web_every auth-fd " authz=\"$basic\" "
 not_in_log auth-fd "$password"
 # A literal password: refused, saying how to pass it, without echoing it.
 refused auth-literal '\+FILE|-FD|file|descriptor' \
@@ -182,7 +162,7 @@ not_in_log auth-literal "$password"
 # nbdcopy keeps 4 reads of 256 KiB in flight on one NBD connection.
 COPY_OPTS='--connections=1 --requests=16'
 max_conns() {
-    requests "$1" | sed -nE 's/.* conns=([0-9]+)$/\1/p' | sort -n | tail -n 1
+    web_requests "$1" | sed -nE 's/.* conns=([0-9]+)$/\1/p' | sort -n | tail -n 1
 }
 copy conns-8 "$(url conns-8 trickle)" connections=8
 copy conns-2 "$(url conns-2 trickle)" connections=2
@@ -217,17 +197,17 @@ rc=0
 [ "$rc" -ne 0 ] || fail "followlocation=false: a redirecting URL was served"
 grep -q 'followlocation' follow-false.log ||
     fail "followlocation=false: the error does not name followlocation: $(cat follow-false.log)"
-requests follow-false | grep -q ' /redirect/follow-false.img .*status=302' ||
-    fail "followlocation=false: the redirect was never asked for: $(requests follow-false)"
-! requests follow-false | grep -q ' /good/' || fail "followlocation=false: the redirect was followed"
+web_requests follow-false | grep -q ' /redirect/follow-false.img .*status=302' ||
+    fail "followlocation=false: the redirect was never asked for: $(web_requests follow-false)"
+! web_requests follow-false | grep -q ' /good/' || fail "followlocation=false: the redirect was followed"
 refused follow-maybe 'followlocation' "$(url follow-maybe good)" followlocation=maybe
 
 # ---- redirects: Authorization and Cookie stay with the origin ----
 # Within the origin (/redirect/ -> /good/ on the same server): all sent.
 copy same-origin "$(url same-origin redirect)" 'header=X-Nbdcurld-Test: kept' \
     cookie=c=1 user=alice "password=+$tmp/pw.txt"
-every same-origin ' xtest="kept" ' ' cookie="c=1" ' " authz=\"$basic\" "
-requests same-origin | grep -q '^GET /good/same-origin.img range=bytes=' ||
+web_every same-origin ' xtest="kept" ' ' cookie="c=1" ' " authz=\"$basic\" "
+web_requests same-origin | grep -q '^GET /good/same-origin.img range=bytes=' ||
     fail "same-origin: the reads did not follow the redirect"
 # To another host: two web-server.py on one port (the fetcher's sandbox
 # allows only the URL's port), on 127.0.0.1 and 127.0.0.2; the first
@@ -271,13 +251,13 @@ grep -q ' cookie="hdr=h3ader" ' first.log || fail "cross-user: the first server 
 
 # ---- url=, and URLs with '=' in their query ----
 copy url-key "url=$(url url-key good)" 'header=X-Nbdcurld-Test: url='
-every url-key ' xtest="url=" '
+web_every url-key ' xtest="url=" '
 # A presigned URL: its query has '=', it is still the URL.
 query='X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=3600&X-Amz-Signature=ab12=='
 copy presigned "$(url presigned good "$query")" user-agent=presigned/1
-every presigned " ua=\"presigned/1\" " "/presigned.img?$query "
+web_every presigned " ua=\"presigned/1\" " "/presigned.img?$query "
 copy presigned-url-key "url=$(url presigned-url-key good "$query")"
-every presigned-url-key "/presigned-url-key.img?$query "
+web_every presigned-url-key "/presigned-url-key.img?$query "
 
 # ---- https: sslverify, cainfo, capath (with nginx, as test-https.sh) ----
 if ! command -v openssl >/dev/null || [ ! -x /usr/sbin/nginx ] ||

@@ -31,9 +31,6 @@ url_of() {
     echo "$WEB_URL/${2:-good}/$1.img${3:+?$3}"
 }
 
-# requests NAME: the web server's log lines for NAME.img.
-requests() { grep -E "^[A-Z]+ /[^ /]+/$1\.img[ ?]" "$WEB_LOG" || true; }
-
 # run_line NAME: read an nbdkit command line from stdin (shell words, with
 # $url and $tmp expanded), drop its first word "curl" (the plugin), run it
 # with nbdcurld in place of nbdkit in directory NAME.d; its stdout in
@@ -78,7 +75,7 @@ ok() {
             fail "$name: neither a copy nor the size ($size): $(cat "$name.out")"
     fi
     [ "$#" -gt 0 ] || return 0
-    lines=$(requests "$name")
+    lines=$(web_requests "$name")
     [ -n "$lines" ] || fail "$name: no request reached the web server"
     for e in "$@"; do
         bad=$(grep -vF -- "$e" <<<"$lines" || true)
@@ -97,7 +94,7 @@ refused() {
     [ ! -e "$name.d/ran" ] || fail "$name: refused only after serving"
     grep -qiE -- "$pattern" "$name.log" ||
         fail "$name: the message does not match /$pattern/: $(cat "$name.log")"
-    [ -z "$(requests "$name")" ] || fail "$name: requests reached the web server"
+    [ -z "$(web_requests "$name")" ] || fail "$name: requests reached the web server"
 }
 
 # ---- lines that must work ----
