@@ -130,10 +130,12 @@ config_send_fetcher (int fd, const struct fetcher_config *c)
     .headers_len = (uint32_t) strlen (c->headers),
     .cookie_len = (uint32_t) strlen (c->cookie),
     .user_agent_len = (uint32_t) strlen (c->user_agent),
+    .resolve_len = (uint32_t) strlen (c->resolve),
+    .ip_version = c->ip_version,
   };
   uint8_t buf[sizeof fw + MAX_URL_LENGTH + 2 * MAX_PATH_LENGTH + NBD_MAX_STRING +
               2 * MAX_SECRET_LENGTH + MAX_EXTRA_HEADER_BYTES + MAX_COOKIE_LENGTH +
-              MAX_USER_AGENT];
+              MAX_USER_AGENT + MAX_RESOLVE_BYTES];
   struct writer w;
   int r;
 
@@ -147,7 +149,8 @@ config_send_fetcher (int fd, const struct fetcher_config *c)
       put_string (&w, c->auth_password) == -1 ||
       put_string (&w, c->headers) == -1 ||
       put_string (&w, c->cookie) == -1 ||
-      put_string (&w, c->user_agent) == -1) {
+      put_string (&w, c->user_agent) == -1 ||
+      put_string (&w, c->resolve) == -1) {
     explicit_bzero (buf, sizeof buf);
     errno = E2BIG;
     return -1;
@@ -356,6 +359,10 @@ config_recv_fetcher (int fd, struct fetcher_config *c)
   c->headers = get_string (&r, fw.headers_len, MAX_EXTRA_HEADER_BYTES, "headers");
   c->cookie = get_string (&r, fw.cookie_len, MAX_COOKIE_LENGTH, "cookie");
   c->user_agent = get_string (&r, fw.user_agent_len, MAX_USER_AGENT, "user agent");
+  c->resolve = get_string (&r, fw.resolve_len, MAX_RESOLVE_BYTES, "resolve entries");
+  if (fw.ip_version != 0 && fw.ip_version != 4 && fw.ip_version != 6)
+    fatal ("configuration: bad IP version %u", fw.ip_version);
+  c->ip_version = fw.ip_version;
   if (reader_end (&r) == -1)
     fatal ("configuration: trailing bytes in fetcher message");
   explicit_bzero (p, len);

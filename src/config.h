@@ -71,6 +71,8 @@ struct fetcher_config {
   char *headers;              /* header= lines, "Name: value\r\n" each, or "" */
   char *cookie;               /* cookie=, "" when unset: never log it */
   char *user_agent;           /* user-agent=, "" for nbdcurld's own */
+  char *resolve;              /* resolve= entries, each ending "\n", or "" */
+  uint32_t ip_version;        /* ipresolve=: 0, 4 or 6 */
 };
 
 /* Supervisor side: write the whole configuration and IPC_CONFIG_END.

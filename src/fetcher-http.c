@@ -218,6 +218,13 @@ transfer_setup (struct transfer *t)
   SETOPT (easy, CURLOPT_USERAGENT,
           cfg->user_agent[0] != '\0' ? cfg->user_agent : "nbdcurld/" PACKAGE_VERSION);
   SETOPT (easy, CURLOPT_HTTPHEADER, http.open_headers);
+  /* resolve= and ipresolve=: the direct reads go to the address
+   * libcurl's connection for the open went to, so they follow too. */
+  if (http.resolve)
+    SETOPT (easy, CURLOPT_RESOLVE, http.resolve);
+  SETOPT (easy, CURLOPT_IPRESOLVE,
+          cfg->ip_version == 4 ? CURL_IPRESOLVE_V4 :
+          cfg->ip_version == 6 ? CURL_IPRESOLVE_V6 : CURL_IPRESOLVE_WHATEVER);
   /* No CURLOPT_ACCEPT_ENCODING: identity only, or byte ranges would be
    * ranges of the compressed body. */
   SETOPT (easy, CURLOPT_FAILONERROR, 0L);    /* statuses are checked here */
@@ -676,6 +683,18 @@ http_open (struct fetcher *f)
    * read first goes through libcurl (ensure_easy).  Direct reads need
    * none, and each handle costs about 12 KiB of touched heap. */
   build_open_headers ();
+  {
+    char *block;
+    if (asprintf (&block, "%s", f->cfg->resolve) == -1)
+      fatal_errno ("asprintf");
+    /* One entry a line, as options.c wrote them. */
+    for (char *line = strtok (block, "\n"); line; line = strtok (NULL, "\n")) {
+      http.resolve = curl_slist_append (http.resolve, line);
+      if (http.resolve == NULL)
+        fatal ("libcurl: out of memory");
+    }
+    free (block);
+  }
   http.pool[0].easy = curl_easy_init ();
   if (http.pool[0].easy == NULL)
     fatal ("libcurl: curl_easy_init failed");

@@ -112,6 +112,7 @@ struct http_state {
   struct curl_slist *preconditions; /* the same, for libcurl, then the
                                        header= lines reads may send */
   char *read_headers;         /* the same lines for the direct reads */
+  struct curl_slist *resolve; /* resolve= entries, for CURLOPT_RESOLVE */
   struct curl_slist *open_headers;  /* header= lines and the cookie= as a
                                        Cookie header, for the open: libcurl
                                        keeps Authorization and Cookie headers

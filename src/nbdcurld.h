@@ -125,6 +125,10 @@
 #define MAX_EXTRA_HEADER_BYTES    8192u
 #define MAX_COOKIE_LENGTH         4096u
 #define MAX_USER_AGENT            256u
+/* resolve= entries of one export (HOST:PORT:ADDR[,ADDR...]), and their
+ * bytes together. */
+#define MAX_RESOLVE_ENTRIES       16u
+#define MAX_RESOLVE_BYTES         4096u
 #define MAX_PATH_LENGTH           4096u
 /* Fetcher: directories that the symbolic links in --capath lead into,
  * added to its Landlock rules (fetcher.c); links into more are not
@@ -483,8 +487,11 @@ struct fetcher_config_wire {
                                   each "Name: value\r\n" */
   uint32_t cookie_len;         /* 0 .. MAX_COOKIE_LENGTH */
   uint32_t user_agent_len;     /* 0 .. MAX_USER_AGENT: "" = nbdcurld's own */
+  uint32_t resolve_len;        /* 0 .. MAX_RESOLVE_BYTES: resolve= entries,
+                                  each followed by "\n" */
+  uint32_t ip_version;         /* ipresolve=: 0 any, 4 or 6 */
   /* then the url, cainfo, capath, export name, user, password, headers,
-     cookie and user agent bytes, in that order */
+     cookie, user agent and resolve bytes, in that order */
 };
 #define FETCHER_READONLY    (1u << 0)
 #define FETCHER_VERBOSE     (1u << 1)

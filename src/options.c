@@ -93,7 +93,8 @@ usage (FILE *fp)
 "\n"
 "KEY=VALUE: nbdkit's curl plugin parameters, for the export before them\n"
 "(before any --export: for all): url, cainfo, capath, connections, cookie,\n"
-"followlocation, header, password, sslverify, timeout, user, user-agent.\n"
+"followlocation, header, ipresolve, password, resolve, sslverify, timeout,\n"
+"user, user-agent.\n"
 "\n"
 "Exports:\n"
 "  -e, --exportname NAME     name of the single URL export (default \"\")\n"
@@ -338,12 +339,12 @@ check_tls_options (const struct options *o)
 /* Keys nbdcurld takes, and nbdkit's that it does not take yet. */
 static const char *const known_keys[] = {
   "url", "cainfo", "capath", "connections", "cookie", "followlocation", "header",
-  "password", "sslverify", "timeout", "user", "user-agent",
+  "ipresolve", "password", "resolve", "sslverify", "timeout", "user", "user-agent",
 };
 static const char *const later_keys[] = {
   "cookiefile", "cookiejar", "cookie-script", "cookie-script-renew", "header-script",
-  "header-script-renew", "http-version", "ipresolve", "protocols", "proxy",
-  "proxy-password", "proxy-user", "resolve", "ssl-cipher-list", "ssl-version",
+  "header-script-renew", "http-version", "protocols", "proxy",
+  "proxy-password", "proxy-user", "ssl-cipher-list", "ssl-version",
   "tls13-ciphers", "tcp-keepalive", "tcp-nodelay", "unix-socket-path",
 };
 
@@ -457,6 +458,53 @@ add_header (struct fetch_settings *k, const char *line)
   k->nheaders++;
 }
 
+/* resolve=HOST:PORT:ADDR[,ADDR...]: libcurl connects to HOST:PORT at
+ * ADDR, for exactly that host and port (IPv6 addresses in brackets). */
+static void
+add_resolve (struct fetch_settings *k, const char *entry)
+{
+  const char *host_end, *port, *addrs, *a;
+  size_t have = k->resolve ? strlen (k->resolve) : 0;
+  char *more;
+
+  host_end = strchr (entry, ':');
+  if (host_end == NULL || host_end == entry)
+    goto bad;
+  port = host_end + 1;
+  addrs = strchr (port, ':');
+  if (addrs == NULL || addrs == port || strspn (port, "0123456789") != (size_t) (addrs - port) ||
+      atoi (port) < 1 || atoi (port) > 65535 || addrs[1] == '\0')
+    goto bad;
+  for (a = addrs + 1; *a; ) {
+    char buf[INET6_ADDRSTRLEN + 2], bin[16];
+    size_t len = strcspn (a, ",");
+    if (len == 0 || len >= sizeof buf)
+      goto bad;
+    memcpy (buf, a, len);
+    buf[len] = '\0';
+    if (!(inet_pton (AF_INET, buf, bin) == 1 ||
+          (buf[0] == '[' && buf[len - 1] == ']' &&
+           (buf[len - 1] = '\0', inet_pton (AF_INET6, buf + 1, bin) == 1))))
+      goto bad;
+    a += len + (a[len] == ',');
+  }
+  if (strcspn (entry, " \t\r\n") != strlen (entry))
+    goto bad;
+  if (k->nresolve >= MAX_RESOLVE_ENTRIES || have + strlen (entry) + 2 > MAX_RESOLVE_BYTES)
+    usage_error ("resolve=: at most %u entries of %u bytes in all per export",
+                 MAX_RESOLVE_ENTRIES, MAX_RESOLVE_BYTES);
+  more = realloc (k->resolve, have + strlen (entry) + 2);
+  if (more == NULL)
+    fatal_errno ("realloc");
+  sprintf (more + have, "%s\n", entry);
+  k->resolve = more;
+  k->nresolve++;
+  return;
+ bad:
+  usage_error ("resolve=%s: not HOST:PORT:ADDRESS[,ADDRESS...] (IPv6 addresses "
+               "in brackets)", entry);
+}
+
 /* KEY=VALUE into k (an export's, or the defaults before any --export). */
 static void
 add_key (struct fetch_settings *k, const char *arg, const char **url)
@@ -509,6 +557,19 @@ add_key (struct fetch_settings *k, const char *arg, const char **url)
   }
   else if (strcmp (key, "header") == 0)
     add_header (k, v);
+  else if (strcmp (key, "resolve") == 0)
+    add_resolve (k, v);
+  else if (strcmp (key, "ipresolve") == 0) {
+    if (strcmp (v, "any") == 0 || strcmp (v, "whatever") == 0)
+      k->ip_version = 0;
+    else if (strcmp (v, "v4") == 0 || strcmp (v, "4") == 0)
+      k->ip_version = 4;
+    else if (strcmp (v, "v6") == 0 || strcmp (v, "6") == 0)
+      k->ip_version = 6;
+    else
+      usage_error ("ipresolve= takes any, v4 or v6, not \"%s\"", v);
+    k->ip_version_set = true;
+  }
   else
     unknown_key (key);
 }
@@ -550,6 +611,21 @@ merge_keys (struct options *o, const struct fetch_settings *d, struct export_spe
   PICK (connections, o->connections);
   PICK (timeout, o->timeout);
 #undef PICK
+  if (!k->ip_version_set)
+    k->ip_version = d->ip_version;
+  /* An export's resolve= entries come first: libcurl takes the first
+   * entry for a host and port. */
+  if (d->resolve) {
+    char *all;
+    if (asprintf (&all, "%s%s", k->resolve ? k->resolve : "", d->resolve) == -1)
+      fatal_errno ("asprintf");
+    if (strlen (all) > MAX_RESOLVE_BYTES || k->nresolve + d->nresolve > MAX_RESOLVE_ENTRIES)
+      usage_error ("export \"%s\": at most %u resolve= entries of %u bytes in all",
+                   e->name, MAX_RESOLVE_ENTRIES, MAX_RESOLVE_BYTES);
+    free (k->resolve);
+    k->resolve = all;
+    k->nresolve += d->nresolve;
+  }
   if (k->insecure < 0)
     k->insecure = d->insecure >= 0 ? d->insecure : o->insecure;
   if (k->no_redirects < 0)

@@ -1028,6 +1028,8 @@ spawn_fetcher (const struct ipc_header *req)
     .headers = e->keys.headers ? e->keys.headers : (char *) "",
     .cookie = e->cookie ? e->cookie : (char *) "",
     .user_agent = (char *) (e->keys.user_agent ? e->keys.user_agent : ""),
+    .resolve = e->keys.resolve ? e->keys.resolve : (char *) "",
+    .ip_version = e->keys.ip_version,
   };
   area = make_data_area ();
   if (area == -1) {

@@ -22,6 +22,10 @@ struct fetch_settings {
   const char *user_agent;
   char *headers;                     /* header= lines, "Name: value\r\n" each */
   unsigned nheaders;
+  char *resolve;                     /* resolve= entries, "...\n" each */
+  unsigned nresolve;
+  uint32_t ip_version;               /* ipresolve=v4: 4, v6: 6, any: 0 */
+  bool ip_version_set;
   uint32_t connections, timeout;
   int insecure;                      /* sslverify=false: 1; true: 0 */
   int no_redirects;                  /* followlocation=false: 1; true: 0 */

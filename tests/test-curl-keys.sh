@@ -321,13 +321,44 @@ else
     copy cainfo-over-option --cainfo "$tmp/ca/other.pem" "$https" "cainfo=$tmp/ca/ca.pem"
 fi
 
+# ---- resolve= and ipresolve= ----
+# A name that never resolves (.invalid, RFC 2606) served through a pin;
+# without the pin the same URL fails.  The pin is for that host and port
+# only, and the reads (direct and libcurl) follow the open's address.
+# not_read NAME PATTERN ARGS...: nbdcurld ARGS serves nothing a copy can
+# read, and its log says why (PATTERN).
+not_read() {
+    local name=$1 pattern=$2
+    shift 2
+    echo "== $name (must fail)"
+    rm -f "$name.img"
+    expect_fail "$NBDCURLD" -r --run "nbdcopy \"\$uri\" $name.img" "$@" \
+        </dev/null 2>"$name.log"
+    [ ! -s "$name.img" ] || fail "$name: data was copied"
+    grep -iqE "$pattern" "$name.log" ||
+        fail "$name: the log does not say why: $(cat "$name.log")"
+}
+pinned=http://images.invalid:$WEB_PORT/good/pinned.img
+ln -s disk.img www/pinned.img
+copy pinned "$pinned" "resolve=images.invalid:$WEB_PORT:127.0.0.1"
+web_every pinned
+not_read unpinned 'resolve|host' "$pinned"
+not_read pinned-other-port 'resolve|host' "$pinned" "resolve=images.invalid:1:127.0.0.1"
+refused resolve-malformed 'resolve=.*HOST:PORT:ADDRESS' "$pinned" resolve=images.invalid:127.0.0.1
+refused resolve-port 'resolve=.*HOST:PORT:ADDRESS' "$pinned" resolve=images.invalid:99999:127.0.0.1
+# ipresolve: a name with only an IPv4 address (pinned), asked for over IPv6,
+# cannot be served; over IPv4 it is.
+copy ipresolve-v4 "$pinned" "resolve=images.invalid:$WEB_PORT:127.0.0.1" ipresolve=v4
+not_read ipresolve-v6 'resolve|host|connect' "$pinned" "resolve=images.invalid:$WEB_PORT:127.0.0.1" ipresolve=v6
+refused ipresolve-bad 'ipresolve=.*any, v4 or v6' "$pinned" ipresolve=v5
+
 # ---- keys nbdcurld does not take (yet), and misspelt ones ----
 declare -A later=(
     [cookiefile]=/dev/null [cookiejar]=jar.txt [cookie-script]=/bin/true
     [cookie-script-renew]=60 [header-script]=/bin/true [header-script-renew]=60
-    [http-version]=1.1 [ipresolve]=v4 [protocols]=http,https
+    [http-version]=1.1 [protocols]=http,https
     [proxy]=http://127.0.0.1:3128 [proxy-password]=+pw.txt [proxy-user]=bob
-    [resolve]=example.com:80:127.0.0.1 [ssl-cipher-list]=HIGH
+    [ssl-cipher-list]=HIGH
     [ssl-version]=tlsv1.2 [tls13-ciphers]=TLS_AES_128_GCM_SHA256
     [tcp-keepalive]=true [tcp-nodelay]=false [unix-socket-path]=/tmp/none.sock
 )

@@ -155,12 +155,13 @@ fetcher (void)
 {
   struct fetcher_config a, b;
   char **sa[] = { &a.url, &a.cainfo, &a.capath, &a.export_name, &a.auth_user,
-                  &a.auth_password, &a.headers, &a.cookie, &a.user_agent };
+                  &a.auth_password, &a.headers, &a.cookie, &a.user_agent, &a.resolve };
   char **sb[] = { &b.url, &b.cainfo, &b.capath, &b.export_name, &b.auth_user,
-                  &b.auth_password, &b.headers, &b.cookie, &b.user_agent };
+                  &b.auth_password, &b.headers, &b.cookie, &b.user_agent, &b.resolve };
   static const size_t max[] = { MAX_URL_LENGTH, MAX_PATH_LENGTH, MAX_PATH_LENGTH,
                                 NBD_MAX_STRING, MAX_SECRET_LENGTH, MAX_SECRET_LENGTH,
-                                MAX_EXTRA_HEADER_BYTES, MAX_COOKIE_LENGTH, MAX_USER_AGENT };
+                                MAX_EXTRA_HEADER_BYTES, MAX_COOKIE_LENGTH, MAX_USER_AGENT,
+                                MAX_RESOLVE_BYTES };
   unsigned i;
 
   if (!read_config (true, &a))
@@ -173,7 +174,7 @@ fetcher (void)
   round_trip (true, &a, &b);
   FUZZ_CHECK (a.flags == b.flags && a.connections == b.connections &&
               a.connect_timeout == b.connect_timeout && a.timeout == b.timeout &&
-              a.stall_timeout == b.stall_timeout,
+              a.stall_timeout == b.stall_timeout && a.ip_version == b.ip_version,
               "configuration changed in a round trip");
   for (i = 0; i < sizeof sa / sizeof sa[0]; i++) {
     FUZZ_CHECK (strcmp (*sa[i], *sb[i]) == 0, "string %u changed in a round trip", i);

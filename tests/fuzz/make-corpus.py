@@ -143,8 +143,9 @@ def config():
     yield 'frontend-tls', b'\x00' + msgs + rules + tls_msg + ipc(IPC['CONFIG_END'])
     strings = [b'http://example.invalid/disk.img', b'/etc/ssl/ca.pem', b'',
                b'export', b'user', b'secret', b'X-Token: abc\r\n', b'session=1',
-               b'nbdkit/1.32']
-    fw = struct.pack('<5I', 3, 16, 30, 0, 60) + struct.pack('<9I', *map(len, strings))
+               b'nbdkit/1.32', b'example.invalid:80:127.0.0.1\n']
+    fw = struct.pack('<5I', 3, 16, 30, 0, 60) + struct.pack('<10I', *map(len, strings)) + \
+        struct.pack('<I', 4)
     yield 'fetcher', b'\x01' + ipc(IPC['CONFIG_FETCHER'], payload=fw + b''.join(strings)) + \
         ipc(IPC['CONFIG_END'])
 
