@@ -272,8 +272,10 @@ open_connection (struct transfer *t)
   t->sock_reused = false;
   /* As libcurl's own connections (transfer_setup): no Nagle delay on the
    * request, and keep-alive probes on a connection kept idle. */
-  (void) setsockopt (t->sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  (void) setsockopt (t->sock, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+  if (!(http.f->cfg->flags & FETCHER_NO_NODELAY))
+    (void) setsockopt (t->sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  if (!(http.f->cfg->flags & FETCHER_NO_KEEPALIVE))
+    (void) setsockopt (t->sock, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
   if (connect (t->sock, (struct sockaddr *) &direct.addr, direct.addr_len) == -1 &&
       errno != EINPROGRESS) {
     int e = errno;

@@ -229,8 +229,11 @@ transfer_setup (struct transfer *t)
    * ranges of the compressed body. */
   SETOPT (easy, CURLOPT_FAILONERROR, 0L);    /* statuses are checked here */
   SETOPT (easy, CURLOPT_ERRORBUFFER, t->errbuf);
-  SETOPT (easy, CURLOPT_TCP_NODELAY, 1L);
-  SETOPT (easy, CURLOPT_TCP_KEEPALIVE, 1L);
+  /* On unless tcp-nodelay= or tcp-keepalive= say otherwise: replies
+   * to small reads go out at once, and a connection whose peer vanished
+   * is found out. */
+  SETOPT (easy, CURLOPT_TCP_NODELAY, (cfg->flags & FETCHER_NO_NODELAY) ? 0L : 1L);
+  SETOPT (easy, CURLOPT_TCP_KEEPALIVE, (cfg->flags & FETCHER_NO_KEEPALIVE) ? 0L : 1L);
   SETOPT (easy, CURLOPT_BUFFERSIZE, CURL_RECEIVE_BUFFER);
   SETOPT (easy, CURLOPT_HEADERFUNCTION, header_callback);
   SETOPT (easy, CURLOPT_HEADERDATA, t);

@@ -499,6 +499,8 @@ struct fetcher_config_wire {
 #define FETCHER_SANDBOX_DEBUG  (1u << 3)  /* --sandbox-debug: trap and name calls */
 #define FETCHER_DATA_PIPE   (1u << 4)  /* the front-end reads the data pipe */
 #define FETCHER_NO_REDIRECTS (1u << 5) /* followlocation=false */
+#define FETCHER_NO_NODELAY  (1u << 6)  /* tcp-nodelay=false */
+#define FETCHER_NO_KEEPALIVE (1u << 7) /* tcp-keepalive=false */
 
 /* The URL checker's answer for one URL: libcurl's reading of it. */
 struct url_checked_wire {

@@ -93,8 +93,8 @@ usage (FILE *fp)
 "\n"
 "KEY=VALUE: nbdkit's curl plugin parameters, for the export before them\n"
 "(before any --export: for all): url, cainfo, capath, connections, cookie,\n"
-"followlocation, header, ipresolve, password, resolve, sslverify, timeout,\n"
-"user, user-agent.\n"
+"followlocation, header, ipresolve, password, resolve, sslverify,\n"
+"tcp-keepalive, tcp-nodelay, timeout, user, user-agent.\n"
 "\n"
 "Exports:\n"
 "  -e, --exportname NAME     name of the single URL export (default \"\")\n"
@@ -214,7 +214,9 @@ parse_size (const char *what, const char *arg, uint32_t min, uint32_t max)
 static void
 no_keys (struct fetch_settings *k)
 {
-  *k = (struct fetch_settings) { .insecure = -1, .no_redirects = -1 };
+  *k = (struct fetch_settings) {
+    .insecure = -1, .no_redirects = -1, .no_nodelay = -1, .no_keepalive = -1,
+  };
 }
 
 static struct export_spec *
@@ -339,13 +341,14 @@ check_tls_options (const struct options *o)
 /* Keys nbdcurld takes, and nbdkit's that it does not take yet. */
 static const char *const known_keys[] = {
   "url", "cainfo", "capath", "connections", "cookie", "followlocation", "header",
-  "ipresolve", "password", "resolve", "sslverify", "timeout", "user", "user-agent",
+  "ipresolve", "password", "resolve", "sslverify", "tcp-keepalive", "tcp-nodelay",
+  "timeout", "user", "user-agent",
 };
 static const char *const later_keys[] = {
   "cookiefile", "cookiejar", "cookie-script", "cookie-script-renew", "header-script",
   "header-script-renew", "http-version", "protocols", "proxy",
   "proxy-password", "proxy-user", "ssl-cipher-list", "ssl-version",
-  "tls13-ciphers", "tcp-keepalive", "tcp-nodelay", "unix-socket-path",
+  "tls13-ciphers", "unix-socket-path",
 };
 
 /* Is ARG key=value (and not a URL with '=' in its query)?  A key is
@@ -530,6 +533,10 @@ add_key (struct fetch_settings *k, const char *arg, const char **url)
     k->insecure = !parse_bool (key, v);
   else if (strcmp (key, "followlocation") == 0)
     k->no_redirects = !parse_bool (key, v);
+  else if (strcmp (key, "tcp-nodelay") == 0)
+    k->no_nodelay = !parse_bool (key, v);
+  else if (strcmp (key, "tcp-keepalive") == 0)
+    k->no_keepalive = !parse_bool (key, v);
   else if (strcmp (key, "user") == 0) {
     if (v[0] == '\0' || strlen (v) > MAX_SECRET_LENGTH)
       usage_error ("user= needs a name of 1 to %u bytes", MAX_SECRET_LENGTH);
@@ -630,6 +637,10 @@ merge_keys (struct options *o, const struct fetch_settings *d, struct export_spe
     k->insecure = d->insecure >= 0 ? d->insecure : o->insecure;
   if (k->no_redirects < 0)
     k->no_redirects = d->no_redirects >= 0 ? d->no_redirects : 0;
+  if (k->no_nodelay < 0)
+    k->no_nodelay = d->no_nodelay >= 0 ? d->no_nodelay : 0;
+  if (k->no_keepalive < 0)
+    k->no_keepalive = d->no_keepalive >= 0 ? d->no_keepalive : 0;
   /* Header lines: the defaults', except those the export gives a value
    * of its own (by name), then the export's. */
   if (d->headers) {

@@ -1014,6 +1014,8 @@ spawn_fetcher (const struct ipc_header *req)
     .flags = (e->readonly ? FETCHER_READONLY : 0) | (opt.verbose ? FETCHER_VERBOSE : 0) |
              (e->keys.insecure > 0 ? FETCHER_INSECURE : 0) |
              (e->keys.no_redirects > 0 ? FETCHER_NO_REDIRECTS : 0) |
+             (e->keys.no_nodelay > 0 ? FETCHER_NO_NODELAY : 0) |
+             (e->keys.no_keepalive > 0 ? FETCHER_NO_KEEPALIVE : 0) |
              (opt.sandbox_debug ? FETCHER_SANDBOX_DEBUG : 0),
     .connections = e->keys.connections,
     .connect_timeout = opt.connect_timeout,

@@ -29,6 +29,7 @@ struct fetch_settings {
   uint32_t connections, timeout;
   int insecure;                      /* sslverify=false: 1; true: 0 */
   int no_redirects;                  /* followlocation=false: 1; true: 0 */
+  int no_nodelay, no_keepalive;      /* tcp-nodelay=, tcp-keepalive=false: 1 */
 };
 
 struct export_spec {

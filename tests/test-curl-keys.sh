@@ -352,6 +352,31 @@ copy ipresolve-v4 "$pinned" "resolve=images.invalid:$WEB_PORT:127.0.0.1" ipresol
 not_read ipresolve-v6 'resolve|host|connect' "$pinned" "resolve=images.invalid:$WEB_PORT:127.0.0.1" ipresolve=v6
 refused ipresolve-bad 'ipresolve=.*any, v4 or v6' "$pinned" ipresolve=v5
 
+# ---- tcp-keepalive= and tcp-nodelay= ----
+# keepalive_timers NAME ARGS...: with one client reading, the number of
+# the server's connections (to the web server) that run a keep-alive timer.
+keepalive_timers() {
+    local name=$1
+    shift
+    "$NBDCURLD" -r "$@" --run "$PY -c '
+import nbd, os, sys
+h = nbd.NBD()
+h.connect_uri(os.environ[\"uri\"])
+h.pread(65536, 0)
+os.system(\"ss -tno state established dport = :$WEB_PORT > $name.ss\")
+h.shutdown()
+'" </dev/null 2>"$name.log" || fail "$name: $(tail -n 3 "$name.log")"
+    grep -c 'timer:(keepalive' "$name.ss" || true
+}
+if command -v ss >/dev/null; then
+    [ "$(keepalive_timers keepalive-default "$(url keepalive good)")" -ge 1 ] ||
+        fail "keep-alive is not on by default: $(cat keepalive-default.ss)"
+    [ "$(keepalive_timers keepalive-false "$(url keepalive good)" tcp-keepalive=false)" -eq 0 ] ||
+        fail "tcp-keepalive=false left keep-alive on: $(cat keepalive-false.ss)"
+fi
+copy nodelay-false "$(url nodelay good)" tcp-nodelay=false tcp-keepalive=false
+refused keepalive-bad 'tcp-keepalive=.*true or false' "$(url keepalive-bad good)" tcp-keepalive=maybe
+
 # ---- keys nbdcurld does not take (yet), and misspelt ones ----
 declare -A later=(
     [cookiefile]=/dev/null [cookiejar]=jar.txt [cookie-script]=/bin/true
@@ -360,7 +385,7 @@ declare -A later=(
     [proxy]=http://127.0.0.1:3128 [proxy-password]=+pw.txt [proxy-user]=bob
     [ssl-cipher-list]=HIGH
     [ssl-version]=tlsv1.2 [tls13-ciphers]=TLS_AES_128_GCM_SHA256
-    [tcp-keepalive]=true [tcp-nodelay]=false [unix-socket-path]=/tmp/none.sock
+    [unix-socket-path]=/tmp/none.sock
 )
 for key in "${!later[@]}"; do
     refused "later-$key" "$key.*not supported|not supported.*$key" \
