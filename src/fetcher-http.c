@@ -178,6 +178,23 @@ curl_message (struct transfer *t, CURLcode rc)
     }                                                                   \
   } while (0)
 
+/* The schemes libcurl may use, redirects included: protocols= narrows
+ * nbdcurld's own four. */
+static const char *
+allowed_protocols (void)
+{
+  static char list[sizeof URL_NETWORK_PROTOCOLS + 1];      /* and a last comma */
+  uint32_t p = http.f->cfg->flags & FETCHER_PROTO_ALL;
+
+  if (p == 0)
+    return URL_NETWORK_PROTOCOLS;
+  snprintf (list, sizeof list, "%s%s%s%s",
+            (p & FETCHER_PROTO_HTTP) ? "http," : "", (p & FETCHER_PROTO_HTTPS) ? "https," : "",
+            (p & FETCHER_PROTO_FTP) ? "ftp," : "", (p & FETCHER_PROTO_FTPS) ? "ftps," : "");
+  list[strlen (list) - 1] = '\0';      /* the last comma: p != 0 */
+  return list;
+}
+
 /* Options every transfer has, set once per easy handle. */
 static int
 transfer_setup (struct transfer *t)
@@ -187,8 +204,8 @@ transfer_setup (struct transfer *t)
 
   SETOPT (easy, CURLOPT_PRIVATE, t);
   /* Never file: or anything else, neither directly nor by redirect. */
-  SETOPT (easy, CURLOPT_PROTOCOLS_STR, URL_NETWORK_PROTOCOLS);
-  SETOPT (easy, CURLOPT_REDIR_PROTOCOLS_STR, URL_NETWORK_PROTOCOLS);
+  SETOPT (easy, CURLOPT_PROTOCOLS_STR, allowed_protocols ());
+  SETOPT (easy, CURLOPT_REDIR_PROTOCOLS_STR, allowed_protocols ());
   SETOPT (easy, CURLOPT_FOLLOWLOCATION, 0L);
   SETOPT (easy, CURLOPT_MAXREDIRS, (long) MAX_REDIRECTS);
   SETOPT (easy, CURLOPT_NOSIGNAL, 1L);

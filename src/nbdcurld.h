@@ -501,6 +501,14 @@ struct fetcher_config_wire {
 #define FETCHER_NO_REDIRECTS (1u << 5) /* followlocation=false */
 #define FETCHER_NO_NODELAY  (1u << 6)  /* tcp-nodelay=false */
 #define FETCHER_NO_KEEPALIVE (1u << 7) /* tcp-keepalive=false */
+/* protocols=: the schemes the export may use, redirects included (none
+ * set: all of http, https, ftp and ftps). */
+#define FETCHER_PROTO_HTTP  (1u << 8)
+#define FETCHER_PROTO_HTTPS (1u << 9)
+#define FETCHER_PROTO_FTP   (1u << 10)
+#define FETCHER_PROTO_FTPS  (1u << 11)
+#define FETCHER_PROTO_ALL   (FETCHER_PROTO_HTTP | FETCHER_PROTO_HTTPS | \
+                             FETCHER_PROTO_FTP | FETCHER_PROTO_FTPS)
 
 /* The URL checker's answer for one URL: libcurl's reading of it. */
 struct url_checked_wire {

@@ -93,7 +93,7 @@ usage (FILE *fp)
 "\n"
 "KEY=VALUE: nbdkit's curl plugin parameters, for the export before them\n"
 "(before any --export: for all): url, cainfo, capath, connections, cookie,\n"
-"followlocation, header, ipresolve, password, resolve, sslverify,\n"
+"followlocation, header, ipresolve, password, protocols, resolve, sslverify,\n"
 "tcp-keepalive, tcp-nodelay, timeout, user, user-agent.\n"
 "\n"
 "Exports:\n"
@@ -341,12 +341,12 @@ check_tls_options (const struct options *o)
 /* Keys nbdcurld takes, and nbdkit's that it does not take yet. */
 static const char *const known_keys[] = {
   "url", "cainfo", "capath", "connections", "cookie", "followlocation", "header",
-  "ipresolve", "password", "resolve", "sslverify", "tcp-keepalive", "tcp-nodelay",
-  "timeout", "user", "user-agent",
+  "ipresolve", "password", "protocols", "resolve", "sslverify", "tcp-keepalive",
+  "tcp-nodelay", "timeout", "user", "user-agent",
 };
 static const char *const later_keys[] = {
   "cookiefile", "cookiejar", "cookie-script", "cookie-script-renew", "header-script",
-  "header-script-renew", "http-version", "protocols", "proxy",
+  "header-script-renew", "http-version", "proxy",
   "proxy-password", "proxy-user", "ssl-cipher-list", "ssl-version",
   "tls13-ciphers", "unix-socket-path",
 };
@@ -508,6 +508,33 @@ add_resolve (struct fetch_settings *k, const char *entry)
                "in brackets)", entry);
 }
 
+/* protocols=http,https,...: the schemes an export may use. */
+static uint32_t
+parse_protocols (const char *list)
+{
+  static const struct { const char *name; uint32_t bit; } known[] = {
+    { "http", FETCHER_PROTO_HTTP }, { "https", FETCHER_PROTO_HTTPS },
+    { "ftp", FETCHER_PROTO_FTP }, { "ftps", FETCHER_PROTO_FTPS },
+  };
+  uint32_t bits = 0;
+  const char *p = list;
+
+  while (*p) {
+    size_t len = strcspn (p, ","), i;
+    for (i = 0; i < sizeof known / sizeof known[0]; i++)
+      if (strlen (known[i].name) == len && strncasecmp (p, known[i].name, len) == 0)
+        break;
+    if (i == sizeof known / sizeof known[0])
+      usage_error ("protocols=%s: %.*s is none of http, https, ftp and ftps, the "
+                   "protocols nbdcurld serves", list, (int) len, p);
+    bits |= known[i].bit;
+    p += len + (p[len] == ',');
+  }
+  if (bits == 0)
+    usage_error ("protocols= needs at least one of http, https, ftp and ftps");
+  return bits;
+}
+
 /* KEY=VALUE into k (an export's, or the defaults before any --export). */
 static void
 add_key (struct fetch_settings *k, const char *arg, const char **url)
@@ -533,6 +560,8 @@ add_key (struct fetch_settings *k, const char *arg, const char **url)
     k->insecure = !parse_bool (key, v);
   else if (strcmp (key, "followlocation") == 0)
     k->no_redirects = !parse_bool (key, v);
+  else if (strcmp (key, "protocols") == 0)
+    k->protocols = parse_protocols (v);
   else if (strcmp (key, "tcp-nodelay") == 0)
     k->no_nodelay = !parse_bool (key, v);
   else if (strcmp (key, "tcp-keepalive") == 0)
@@ -637,6 +666,8 @@ merge_keys (struct options *o, const struct fetch_settings *d, struct export_spe
     k->insecure = d->insecure >= 0 ? d->insecure : o->insecure;
   if (k->no_redirects < 0)
     k->no_redirects = d->no_redirects >= 0 ? d->no_redirects : 0;
+  if (k->protocols == 0)
+    k->protocols = d->protocols;
   if (k->no_nodelay < 0)
     k->no_nodelay = d->no_nodelay >= 0 ? d->no_nodelay : 0;
   if (k->no_keepalive < 0)

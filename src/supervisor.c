@@ -123,6 +123,15 @@ check_exports (void)
     }
     if (!e->readonly)
       multi_conn = false;
+    if (e->keys.protocols != 0 && e->kind != URL_FILE) {
+      static const uint32_t bit[] = {
+        [URL_HTTP] = FETCHER_PROTO_HTTP, [URL_HTTPS] = FETCHER_PROTO_HTTPS,
+        [URL_FTP] = FETCHER_PROTO_FTP, [URL_FTPS] = FETCHER_PROTO_FTPS,
+      };
+      if (!(e->keys.protocols & bit[e->kind]))
+        fatal ("export \"%s\": %s uses a protocol that protocols= does not allow",
+               e->name, shown);
+    }
     if (e->has_password && !e->url_from_file)
       notice ("export \"%s\": the URL holds a password, which every local user "
               "can read on the command line: use --auth-user and --auth-password, "
@@ -1016,6 +1025,7 @@ spawn_fetcher (const struct ipc_header *req)
              (e->keys.no_redirects > 0 ? FETCHER_NO_REDIRECTS : 0) |
              (e->keys.no_nodelay > 0 ? FETCHER_NO_NODELAY : 0) |
              (e->keys.no_keepalive > 0 ? FETCHER_NO_KEEPALIVE : 0) |
+             e->keys.protocols |
              (opt.sandbox_debug ? FETCHER_SANDBOX_DEBUG : 0),
     .connections = e->keys.connections,
     .connect_timeout = opt.connect_timeout,

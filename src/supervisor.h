@@ -30,6 +30,7 @@ struct fetch_settings {
   int insecure;                      /* sslverify=false: 1; true: 0 */
   int no_redirects;                  /* followlocation=false: 1; true: 0 */
   int no_nodelay, no_keepalive;      /* tcp-nodelay=, tcp-keepalive=false: 1 */
+  uint32_t protocols;                /* protocols=: FETCHER_PROTO_*, 0: all */
 };
 
 struct export_spec {

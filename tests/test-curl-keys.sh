@@ -377,11 +377,17 @@ fi
 copy nodelay-false "$(url nodelay good)" tcp-nodelay=false tcp-keepalive=false
 refused keepalive-bad 'tcp-keepalive=.*true or false' "$(url keepalive-bad good)" tcp-keepalive=maybe
 
+# ---- protocols= ----
+copy protocols-http "$(url protocols good)" protocols=http,https
+refused protocols-not-url 'protocols= does not allow' "$(url protocols good)" protocols=https,ftps
+refused protocols-unknown 'gopher is none of http, https, ftp and ftps' \
+    "$(url protocols good)" protocols=http,gopher
+
 # ---- keys nbdcurld does not take (yet), and misspelt ones ----
 declare -A later=(
     [cookiefile]=/dev/null [cookiejar]=jar.txt [cookie-script]=/bin/true
     [cookie-script-renew]=60 [header-script]=/bin/true [header-script-renew]=60
-    [http-version]=1.1 [protocols]=http,https
+    [http-version]=1.1
     [proxy]=http://127.0.0.1:3128 [proxy-password]=+pw.txt [proxy-user]=bob
     [ssl-cipher-list]=HIGH
     [ssl-version]=tlsv1.2 [tls13-ciphers]=TLS_AES_128_GCM_SHA256
