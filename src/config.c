@@ -132,10 +132,13 @@ config_send_fetcher (int fd, const struct fetcher_config *c)
     .user_agent_len = (uint32_t) strlen (c->user_agent),
     .resolve_len = (uint32_t) strlen (c->resolve),
     .ip_version = c->ip_version,
+    .tls_min = c->tls_min,
+    .ciphers_len = (uint32_t) strlen (c->ciphers),
+    .tls13_ciphers_len = (uint32_t) strlen (c->tls13_ciphers),
   };
   uint8_t buf[sizeof fw + MAX_URL_LENGTH + 2 * MAX_PATH_LENGTH + NBD_MAX_STRING +
               2 * MAX_SECRET_LENGTH + MAX_EXTRA_HEADER_BYTES + MAX_COOKIE_LENGTH +
-              MAX_USER_AGENT + MAX_RESOLVE_BYTES];
+              MAX_USER_AGENT + MAX_RESOLVE_BYTES + 2 * MAX_CIPHER_LIST];
   struct writer w;
   int r;
 
@@ -150,7 +153,9 @@ config_send_fetcher (int fd, const struct fetcher_config *c)
       put_string (&w, c->headers) == -1 ||
       put_string (&w, c->cookie) == -1 ||
       put_string (&w, c->user_agent) == -1 ||
-      put_string (&w, c->resolve) == -1) {
+      put_string (&w, c->resolve) == -1 ||
+      put_string (&w, c->ciphers) == -1 ||
+      put_string (&w, c->tls13_ciphers) == -1) {
     explicit_bzero (buf, sizeof buf);
     errno = E2BIG;
     return -1;
@@ -363,6 +368,12 @@ config_recv_fetcher (int fd, struct fetcher_config *c)
   if (fw.ip_version != 0 && fw.ip_version != 4 && fw.ip_version != 6)
     fatal ("configuration: bad IP version %u", fw.ip_version);
   c->ip_version = fw.ip_version;
+  c->ciphers = get_string (&r, fw.ciphers_len, MAX_CIPHER_LIST, "cipher list");
+  c->tls13_ciphers = get_string (&r, fw.tls13_ciphers_len, MAX_CIPHER_LIST,
+                                 "TLS 1.3 cipher list");
+  if (fw.tls_min != 0 && (fw.tls_min < 10 || fw.tls_min > 13))
+    fatal ("configuration: bad TLS version %u", fw.tls_min);
+  c->tls_min = fw.tls_min;
   if (reader_end (&r) == -1)
     fatal ("configuration: trailing bytes in fetcher message");
   explicit_bzero (p, len);

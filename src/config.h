@@ -73,6 +73,9 @@ struct fetcher_config {
   char *user_agent;           /* user-agent=, "" for nbdcurld's own */
   char *resolve;              /* resolve= entries, each ending "\n", or "" */
   uint32_t ip_version;        /* ipresolve=: 0, 4 or 6 */
+  uint32_t tls_min;           /* ssl-version=: 0, 10, 11, 12 or 13 */
+  char *ciphers;              /* ssl-cipher-list=, or "" */
+  char *tls13_ciphers;        /* tls13-ciphers=, or "" */
 };
 
 /* Supervisor side: write the whole configuration and IPC_CONFIG_END.

@@ -228,6 +228,17 @@ transfer_setup (struct transfer *t)
     SETOPT (easy, CURLOPT_PASSWORD, cfg->auth_password);
   if (cfg->capath[0] != '\0')
     SETOPT (easy, CURLOPT_CAPATH, cfg->capath);
+  /* ssl-version=, ssl-cipher-list=, tls13-ciphers=: for servers that
+   * need old or particular TLS (VMware hosts, appliances). */
+  if (cfg->tls_min != 0)
+    SETOPT (easy, CURLOPT_SSLVERSION,
+            cfg->tls_min == 10 ? CURL_SSLVERSION_TLSv1_0 :
+            cfg->tls_min == 11 ? CURL_SSLVERSION_TLSv1_1 :
+            cfg->tls_min == 12 ? CURL_SSLVERSION_TLSv1_2 : CURL_SSLVERSION_TLSv1_3);
+  if (cfg->ciphers[0] != '\0')
+    SETOPT (easy, CURLOPT_SSL_CIPHER_LIST, cfg->ciphers);
+  if (cfg->tls13_ciphers[0] != '\0')
+    SETOPT (easy, CURLOPT_TLS13_CIPHERS, cfg->tls13_ciphers);
   if (cfg->flags & FETCHER_INSECURE) {
     SETOPT (easy, CURLOPT_SSL_VERIFYPEER, 0L);
     SETOPT (easy, CURLOPT_SSL_VERIFYHOST, 0L);

@@ -129,6 +129,8 @@
  * bytes together. */
 #define MAX_RESOLVE_ENTRIES       16u
 #define MAX_RESOLVE_BYTES         4096u
+/* ssl-cipher-list= and tls13-ciphers= (OpenSSL cipher strings). */
+#define MAX_CIPHER_LIST           1024u
 #define MAX_PATH_LENGTH           4096u
 /* Fetcher: directories that the symbolic links in --capath lead into,
  * added to its Landlock rules (fetcher.c); links into more are not
@@ -490,8 +492,13 @@ struct fetcher_config_wire {
   uint32_t resolve_len;        /* 0 .. MAX_RESOLVE_BYTES: resolve= entries,
                                   each followed by "\n" */
   uint32_t ip_version;         /* ipresolve=: 0 any, 4 or 6 */
+  uint32_t tls_min;            /* ssl-version=: 0 (libcurl's), or 10, 11, 12,
+                                  13 for TLS 1.0 to 1.3 */
+  uint32_t ciphers_len;        /* 0 .. MAX_CIPHER_LIST: ssl-cipher-list= */
+  uint32_t tls13_ciphers_len;  /* 0 .. MAX_CIPHER_LIST: tls13-ciphers= */
   /* then the url, cainfo, capath, export name, user, password, headers,
-     cookie, user agent and resolve bytes, in that order */
+     cookie, user agent, resolve, ciphers and TLS 1.3 ciphers bytes, in
+     that order */
 };
 #define FETCHER_READONLY    (1u << 0)
 #define FETCHER_VERBOSE     (1u << 1)

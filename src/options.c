@@ -93,8 +93,9 @@ usage (FILE *fp)
 "\n"
 "KEY=VALUE: nbdkit's curl plugin parameters, for the export before them\n"
 "(before any --export: for all): url, cainfo, capath, connections, cookie,\n"
-"followlocation, header, ipresolve, password, protocols, resolve, sslverify,\n"
-"tcp-keepalive, tcp-nodelay, timeout, user, user-agent.\n"
+"followlocation, header, ipresolve, password, protocols, resolve,\n"
+"ssl-cipher-list, ssl-version, sslverify, tcp-keepalive, tcp-nodelay, timeout,\n"
+"tls13-ciphers, user, user-agent.\n"
 "\n"
 "Exports:\n"
 "  -e, --exportname NAME     name of the single URL export (default \"\")\n"
@@ -341,14 +342,14 @@ check_tls_options (const struct options *o)
 /* Keys nbdcurld takes, and nbdkit's that it does not take yet. */
 static const char *const known_keys[] = {
   "url", "cainfo", "capath", "connections", "cookie", "followlocation", "header",
-  "ipresolve", "password", "protocols", "resolve", "sslverify", "tcp-keepalive",
-  "tcp-nodelay", "timeout", "user", "user-agent",
+  "ipresolve", "password", "protocols", "resolve", "ssl-cipher-list", "ssl-version",
+  "sslverify", "tcp-keepalive", "tcp-nodelay", "timeout", "tls13-ciphers", "user",
+  "user-agent",
 };
 static const char *const later_keys[] = {
   "cookiefile", "cookiejar", "cookie-script", "cookie-script-renew", "header-script",
   "header-script-renew", "http-version", "proxy",
-  "proxy-password", "proxy-user", "ssl-cipher-list", "ssl-version",
-  "tls13-ciphers", "unix-socket-path",
+  "proxy-password", "proxy-user", "unix-socket-path",
 };
 
 /* Is ARG key=value (and not a URL with '=' in its query)?  A key is
@@ -508,6 +509,44 @@ add_resolve (struct fetch_settings *k, const char *entry)
                "in brackets)", entry);
 }
 
+/* ssl-version=: the oldest TLS version the web server may speak, with
+ * nbdkit's (libcurl's) names.  SSL 2 and 3 are refused: broken, and
+ * OpenSSL 3 speaks neither. */
+static uint32_t
+parse_tls_version (const char *v)
+{
+  if (strcmp (v, "default") == 0)
+    return 0;
+  if (strcmp (v, "tlsv1") == 0 || strcmp (v, "tlsv1.0") == 0)
+    return 10;
+  if (strcmp (v, "tlsv1.1") == 0)
+    return 11;
+  if (strcmp (v, "tlsv1.2") == 0)
+    return 12;
+  if (strcmp (v, "tlsv1.3") == 0)
+    return 13;
+  if (strcmp (v, "sslv2") == 0 || strcmp (v, "sslv3") == 0)
+    usage_error ("ssl-version=%s: SSL 2 and 3 are broken and not available; "
+                 "the oldest is tlsv1", v);
+  usage_error ("ssl-version= takes default, tlsv1, tlsv1.0, tlsv1.1, tlsv1.2 or "
+               "tlsv1.3, not \"%s\"", v);
+}
+
+/* An OpenSSL cipher string: printable, no spaces (OpenSSL separates by
+ * ':'), bounded.  OpenSSL itself judges it at the first connection. */
+static const char *
+cipher_list (const char *key, const char *v)
+{
+  size_t i;
+
+  if (v[0] == '\0' || strlen (v) > MAX_CIPHER_LIST)
+    usage_error ("%s= takes 1 to %u bytes", key, MAX_CIPHER_LIST);
+  for (i = 0; v[i]; i++)
+    if ((unsigned char) v[i] <= 0x20 || (unsigned char) v[i] >= 0x7f)
+      usage_error ("%s=%s: ciphers are separated by ':', without spaces", key, v);
+  return v;
+}
+
 /* protocols=http,https,...: the schemes an export may use. */
 static uint32_t
 parse_protocols (const char *list)
@@ -562,6 +601,12 @@ add_key (struct fetch_settings *k, const char *arg, const char **url)
     k->no_redirects = !parse_bool (key, v);
   else if (strcmp (key, "protocols") == 0)
     k->protocols = parse_protocols (v);
+  else if (strcmp (key, "ssl-version") == 0)
+    k->tls_min = parse_tls_version (v);
+  else if (strcmp (key, "ssl-cipher-list") == 0)
+    k->ciphers = cipher_list (key, v);
+  else if (strcmp (key, "tls13-ciphers") == 0)
+    k->tls13_ciphers = cipher_list (key, v);
   else if (strcmp (key, "tcp-nodelay") == 0)
     k->no_nodelay = !parse_bool (key, v);
   else if (strcmp (key, "tcp-keepalive") == 0)
@@ -668,6 +713,12 @@ merge_keys (struct options *o, const struct fetch_settings *d, struct export_spe
     k->no_redirects = d->no_redirects >= 0 ? d->no_redirects : 0;
   if (k->protocols == 0)
     k->protocols = d->protocols;
+  if (k->tls_min == 0)
+    k->tls_min = d->tls_min;
+  if (!k->ciphers)
+    k->ciphers = d->ciphers;
+  if (!k->tls13_ciphers)
+    k->tls13_ciphers = d->tls13_ciphers;
   if (k->no_nodelay < 0)
     k->no_nodelay = d->no_nodelay >= 0 ? d->no_nodelay : 0;
   if (k->no_keepalive < 0)

@@ -1042,6 +1042,9 @@ spawn_fetcher (const struct ipc_header *req)
     .user_agent = (char *) (e->keys.user_agent ? e->keys.user_agent : ""),
     .resolve = e->keys.resolve ? e->keys.resolve : (char *) "",
     .ip_version = e->keys.ip_version,
+    .tls_min = e->keys.tls_min,
+    .ciphers = (char *) (e->keys.ciphers ? e->keys.ciphers : ""),
+    .tls13_ciphers = (char *) (e->keys.tls13_ciphers ? e->keys.tls13_ciphers : ""),
   };
   area = make_data_area ();
   if (area == -1) {

@@ -31,6 +31,8 @@ struct fetch_settings {
   int no_redirects;                  /* followlocation=false: 1; true: 0 */
   int no_nodelay, no_keepalive;      /* tcp-nodelay=, tcp-keepalive=false: 1 */
   uint32_t protocols;                /* protocols=: FETCHER_PROTO_*, 0: all */
+  uint32_t tls_min;                  /* ssl-version=: 10 .. 13, 0: libcurl's */
+  const char *ciphers, *tls13_ciphers;  /* ssl-cipher-list=, tls13-ciphers= */
 };
 
 struct export_spec {

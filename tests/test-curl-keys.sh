@@ -288,8 +288,10 @@ else
         fail "cannot rehash capath/"
     chmod 755 ca capath
     chmod 644 ca/*.pem capath/*
+    # TLS 1.3 too (nginx 1.22 offers up to 1.2 unless told): tls13-ciphers=.
     start_nginx "$tmp/www" ssl "ssl_certificate $tmp/private/server.pem;
-        ssl_certificate_key $tmp/private/server.key;"
+        ssl_certificate_key $tmp/private/server.key;
+        ssl_protocols TLSv1.2 TLSv1.3;"
     https=https://localhost:$NGINX_PORT/disk.img
 
     # not_served NAME ARGS...: the https export cannot be read (a TLS
@@ -302,7 +304,7 @@ else
         expect_fail "$NBDCURLD" -r --run "nbdcopy \"\$uri\" $name.img" "$@" \
             </dev/null 2>"$name.log"
         [ ! -s "$name.img" ] || fail "$name: data was copied"
-        grep -iqE 'certificate|ssl|tls' "$name.log" ||
+        grep -iqE 'certificate|ssl|tls|cipher' "$name.log" ||
             fail "$name: the log does not say why: $(cat "$name.log")"
     }
     not_served https-default "$https"
@@ -319,7 +321,18 @@ else
     # The long options are defaults that a key overrides.
     not_served insecure-sslverify-true --insecure "$https" sslverify=true
     copy cainfo-over-option --cainfo "$tmp/ca/other.pem" "$https" "cainfo=$tmp/ca/ca.pem"
+    # ssl-version=, ssl-cipher-list=, tls13-ciphers= reach OpenSSL: a
+    # TLS 1.3 suite nginx does not offer, or a cipher list OpenSSL does
+    # not know, serves nothing.
+    ca=cainfo=$tmp/ca/ca.pem
+    copy tls13-aes128 "$https" "$ca" ssl-version=tlsv1.3 tls13-ciphers=TLS_AES_128_GCM_SHA256
+    copy tls12-high "$https" "$ca" ssl-version=tlsv1.2 'ssl-cipher-list=HIGH:!aNULL'
+    not_served tls13-ccm8 "$https" "$ca" ssl-version=tlsv1.3 tls13-ciphers=TLS_AES_128_CCM_8_SHA256
+    not_served cipher-list-unknown "$https" "$ca" ssl-cipher-list=NO-SUCH-CIPHER
 fi
+refused ssl-version-sslv3 'SSL 2 and 3 are broken' "$(url sslv good)" ssl-version=sslv3
+refused ssl-version-bad 'ssl-version= takes' "$(url sslv good)" ssl-version=tls2
+refused cipher-list-space "without spaces" "$(url sslv good)" 'ssl-cipher-list=HIGH MEDIUM'
 
 # ---- resolve= and ipresolve= ----
 # A name that never resolves (.invalid, RFC 2606) served through a pin;
@@ -389,8 +402,6 @@ declare -A later=(
     [cookie-script-renew]=60 [header-script]=/bin/true [header-script-renew]=60
     [http-version]=1.1
     [proxy]=http://127.0.0.1:3128 [proxy-password]=+pw.txt [proxy-user]=bob
-    [ssl-cipher-list]=HIGH
-    [ssl-version]=tlsv1.2 [tls13-ciphers]=TLS_AES_128_GCM_SHA256
     [unix-socket-path]=/tmp/none.sock
 )
 for key in "${!later[@]}"; do

@@ -43,7 +43,7 @@ WEB_SERVER = os.path.join(HERE, "web-server.py")
 # nbdcurld.h
 HEADER = struct.Struct("=HHIQQIIQ")     # struct ipc_header
 assert HEADER.size == 40
-FETCHER_WIRE = struct.Struct("=16I")    # struct fetcher_config_wire
+FETCHER_WIRE = struct.Struct("=19I")    # struct fetcher_config_wire
 IPC_CONFIG_FETCHER = 3
 IPC_CONFIG_END = 4
 IPC_FETCHER_OPENED = 32
@@ -81,11 +81,15 @@ F_ADD_SEALS, F_SEAL_SEAL, F_SEAL_SHRINK, F_SEAL_GROW = 1033, 1, 2, 4
 
 def config_bytes(url, flags=0, connections=4, timeout=0, cainfo=""):
     # url, cainfo, capath, export name, auth user, auth password, headers,
-    # cookie, user agent, resolve entries; then the IP version (any)
+    # cookie, user agent, resolve entries; the IP version (any), the oldest
+    # TLS (libcurl's); the cipher lists
     strings = [url.encode(), cainfo.encode(), b"", b"test-export", b"", b"", b"", b"", b"",
                b""]
+    ciphers = [b"", b""]
     wire = FETCHER_WIRE.pack(flags, connections, 30, timeout, 0,
-                             *[len(s) for s in strings], 0)
+                             *[len(s) for s in strings], 0, 0,
+                             *[len(s) for s in ciphers])
+    strings += ciphers
     payload = wire + b"".join(strings)
     return (header(IPC_CONFIG_FETCHER, payload_len=len(payload)) + payload
             + header(IPC_CONFIG_END))

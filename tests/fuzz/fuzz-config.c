@@ -155,13 +155,15 @@ fetcher (void)
 {
   struct fetcher_config a, b;
   char **sa[] = { &a.url, &a.cainfo, &a.capath, &a.export_name, &a.auth_user,
-                  &a.auth_password, &a.headers, &a.cookie, &a.user_agent, &a.resolve };
+                  &a.auth_password, &a.headers, &a.cookie, &a.user_agent, &a.resolve,
+                  &a.ciphers, &a.tls13_ciphers };
   char **sb[] = { &b.url, &b.cainfo, &b.capath, &b.export_name, &b.auth_user,
-                  &b.auth_password, &b.headers, &b.cookie, &b.user_agent, &b.resolve };
+                  &b.auth_password, &b.headers, &b.cookie, &b.user_agent, &b.resolve,
+                  &b.ciphers, &b.tls13_ciphers };
   static const size_t max[] = { MAX_URL_LENGTH, MAX_PATH_LENGTH, MAX_PATH_LENGTH,
                                 NBD_MAX_STRING, MAX_SECRET_LENGTH, MAX_SECRET_LENGTH,
                                 MAX_EXTRA_HEADER_BYTES, MAX_COOKIE_LENGTH, MAX_USER_AGENT,
-                                MAX_RESOLVE_BYTES };
+                                MAX_RESOLVE_BYTES, MAX_CIPHER_LIST, MAX_CIPHER_LIST };
   unsigned i;
 
   if (!read_config (true, &a))
@@ -174,7 +176,8 @@ fetcher (void)
   round_trip (true, &a, &b);
   FUZZ_CHECK (a.flags == b.flags && a.connections == b.connections &&
               a.connect_timeout == b.connect_timeout && a.timeout == b.timeout &&
-              a.stall_timeout == b.stall_timeout && a.ip_version == b.ip_version,
+              a.stall_timeout == b.stall_timeout && a.ip_version == b.ip_version &&
+              a.tls_min == b.tls_min,
               "configuration changed in a round trip");
   for (i = 0; i < sizeof sa / sizeof sa[0]; i++) {
     FUZZ_CHECK (strcmp (*sa[i], *sb[i]) == 0, "string %u changed in a round trip", i);

@@ -918,6 +918,7 @@ setup (struct fuzz_input *in, struct fetcher *f, struct fetcher_config *cfg)
   cfg->stall_timeout = (conf & 0x80) ? 2 : 0;
   cfg->auth_user = (char *) "";
   cfg->headers = cfg->cookie = cfg->user_agent = cfg->resolve = (char *) "";
+  cfg->ciphers = cfg->tls13_ciphers = (char *) "";
   f->cfg = cfg;
   f->export_name = "fuzz";
   f->log_url = (char *) "http://127.0.0.1:8080" URL_PATH;
