@@ -426,6 +426,26 @@ is_secret_source (const char *v)
          (v[0] == '-' && v[1] != '\0' && strspn (v + 1, "0123456789") == strlen (v + 1));
 }
 
+/* Append entry and end to a block of at most max_count entries and
+ * max_bytes bytes (header= lines, resolve= entries). */
+static void
+append_entry (char **block, unsigned *count, const char *entry, const char *end,
+              unsigned max_count, size_t max_bytes, const char *what)
+{
+  size_t have = *block ? strlen (*block) : 0, add = strlen (entry) + strlen (end);
+  char *more;
+
+  if (*count >= max_count || have + add > max_bytes)
+    usage_error ("%s: at most %u of %zu bytes in all per export", what, max_count,
+                 max_bytes);
+  more = realloc (*block, have + add + 1);
+  if (more == NULL)
+    fatal_errno ("realloc");
+  sprintf (more + have, "%s%s", entry, end);
+  *block = more;
+  (*count)++;
+}
+
 /* A header= line: a field name (RFC 9110 token), a colon, a value of
  * visible characters, spaces and tabs.  Headers nbdcurld writes itself,
  * or that would change what the bytes of a range mean, are refused. */
@@ -439,9 +459,8 @@ add_header (struct fetch_settings *k, const char *line)
     "if-modified-since", "accept-encoding", "te", "content-length",
     "transfer-encoding", "connection", "expect", "upgrade",
   };
-  size_t name = strspn (line, token), have = k->headers ? strlen (k->headers) : 0, i;
+  size_t name = strspn (line, token), i;
   const char *v;
-  char *more;
 
   if (name == 0 || line[name] != ':')
     usage_error ("header=%s: not a header (NAME: VALUE)", line);
@@ -451,15 +470,8 @@ add_header (struct fetch_settings *k, const char *line)
   for (i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
     if (strlen (reserved[i]) == name && strncasecmp (line, reserved[i], name) == 0)
       usage_error ("header=%.*s: nbdcurld sends that header itself", (int) name, line);
-  if (k->nheaders >= MAX_EXTRA_HEADERS || have + strlen (line) + 2 > MAX_EXTRA_HEADER_BYTES)
-    usage_error ("header=: at most %u headers of %u bytes in all per export",
-                 MAX_EXTRA_HEADERS, MAX_EXTRA_HEADER_BYTES);
-  more = realloc (k->headers, have + strlen (line) + 3);
-  if (more == NULL)
-    fatal_errno ("realloc");
-  sprintf (more + have, "%s\r\n", line);
-  k->headers = more;
-  k->nheaders++;
+  append_entry (&k->headers, &k->nheaders, line, "\r\n", MAX_EXTRA_HEADERS,
+                MAX_EXTRA_HEADER_BYTES, "header=");
 }
 
 /* resolve=HOST:PORT:ADDR[,ADDR...]: libcurl connects to HOST:PORT at
@@ -468,8 +480,6 @@ static void
 add_resolve (struct fetch_settings *k, const char *entry)
 {
   const char *host_end, *port, *addrs, *a;
-  size_t have = k->resolve ? strlen (k->resolve) : 0;
-  char *more;
 
   host_end = strchr (entry, ':');
   if (host_end == NULL || host_end == entry)
@@ -494,15 +504,8 @@ add_resolve (struct fetch_settings *k, const char *entry)
   }
   if (strcspn (entry, " \t\r\n") != strlen (entry))
     goto bad;
-  if (k->nresolve >= MAX_RESOLVE_ENTRIES || have + strlen (entry) + 2 > MAX_RESOLVE_BYTES)
-    usage_error ("resolve=: at most %u entries of %u bytes in all per export",
-                 MAX_RESOLVE_ENTRIES, MAX_RESOLVE_BYTES);
-  more = realloc (k->resolve, have + strlen (entry) + 2);
-  if (more == NULL)
-    fatal_errno ("realloc");
-  sprintf (more + have, "%s\n", entry);
-  k->resolve = more;
-  k->nresolve++;
+  append_entry (&k->resolve, &k->nresolve, entry, "\n", MAX_RESOLVE_ENTRIES,
+                MAX_RESOLVE_BYTES, "resolve=");
   return;
  bad:
   usage_error ("resolve=%s: not HOST:PORT:ADDRESS[,ADDRESS...] (IPv6 addresses "
