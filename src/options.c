@@ -436,7 +436,7 @@ append_entry (char **block, unsigned *count, const char *entry, const char *end,
   char *more;
 
   if (*count >= max_count || have + add > max_bytes)
-    usage_error ("%s: at most %u of %zu bytes in all per export", what, max_count,
+    usage_error ("%s: at most %u of them, %zu bytes in all, per export", what, max_count,
                  max_bytes);
   more = realloc (*block, have + add + 1);
   if (more == NULL)
