@@ -48,8 +48,10 @@ for f in nbdcurld-frontend nbdcurld-fetcher; do
     grep -qx "./usr/lib/nbdcurld/$f" <<< "$contents" ||
         { echo "debian-package: /usr/lib/nbdcurld/$f is not in the package" >&2; status=1; }
 done
-dpkg-deb --fsys-tarfile "$deb" | tar -xO ./lib/systemd/system/nbdcurld.service |
-    grep -qx 'ExecStart=/usr/sbin/nbdcurld --readonly $NBDCURLD_OPTIONS' ||
+# Read whole before grep looks at it: grep -q stops at the first match,
+# and with pipefail the writer's SIGPIPE would fail the check.
+service=$(dpkg-deb --fsys-tarfile "$deb" | tar -xO ./lib/systemd/system/nbdcurld.service)
+grep -qx 'ExecStart=/usr/sbin/nbdcurld --readonly $NBDCURLD_OPTIONS' <<< "$service" ||
     { echo "debian-package: the service does not run /usr/sbin/nbdcurld" >&2; status=1; }
 
 echo "==> lintian"
