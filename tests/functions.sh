@@ -235,6 +235,20 @@ leftover_processes() {
 # wrong data or another errno (tests/read-ranges.py).
 read_ranges() { $PY "$srcdir/read-ranges.py" "$@"; }
 
+# start_two_origins DIR FIRST_LOG SECOND_LOG: two tests/web-server.py
+# serving DIR on one port (a fetcher's sandbox allows only the URL's
+# port), on 127.0.0.1 and 127.0.0.2: another origin a redirect of the
+# first (/redirect-to/127.0.0.2:PORT/...) can lead to.  Sets TWO_ORIGINS_PORT.
+start_two_origins() {
+    $PY "$srcdir/web-server.py" --bind 127.0.0.2 --log "$tmp/$3" "$1" > second.port &
+    kill_on_exit $!
+    TWO_ORIGINS_PORT=$(port_from second.port "the web server on 127.0.0.2")
+    $PY "$srcdir/web-server.py" --bind 127.0.0.1 --port "$TWO_ORIGINS_PORT" \
+        --log "$tmp/$2" "$1" > first.port &
+    kill_on_exit $!
+    port_from first.port "the web server on 127.0.0.1:$TWO_ORIGINS_PORT" > /dev/null
+}
+
 # web_requests NAME: the web server's log lines for NAME.img (in any mode).
 web_requests() { grep -E "^[A-Z]+ /[^ /]+/$1\.img[ ?]" "$WEB_LOG" || true; }
 

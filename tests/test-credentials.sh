@@ -115,14 +115,8 @@ no_password_in inurl.log
 # nor with the reads that follow.  Two web-server.py instances on one port
 # (the fetcher's sandbox allows only the URL's port): the first, on
 # 127.0.0.1, redirects to the second, on 127.0.0.2.
-$PY "$srcdir/web-server.py" --bind 127.0.0.2 --log "$tmp/target.log" \
-    "$tmp/www" > target.port &
-kill_on_exit $!
-target_port=$(port_from target.port "the second web server")
-$PY "$srcdir/web-server.py" --bind 127.0.0.1 --port "$target_port" \
-    --log "$tmp/first.log" "$tmp/www" > first.port &
-kill_on_exit $!
-port_from first.port "the first web server (on port $target_port)" > /dev/null
+start_two_origins "$tmp/www" first.log target.log
+target_port=$TWO_ORIGINS_PORT
 serve redirect.log --auth-user alice --auth-password "+$tmp/pw.txt" \
     "http://127.0.0.1:$target_port/redirect-to/127.0.0.2:$target_port/disk.img" ||
     fail "redirected: $(tail -n 3 redirect.log)"

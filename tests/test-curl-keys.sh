@@ -226,14 +226,8 @@ web_requests same-origin | grep -q '^GET /good/same-origin.img range=bytes=' ||
 # To another host: two web-server.py on one port (the fetcher's sandbox
 # allows only the URL's port), on 127.0.0.1 and 127.0.0.2; the first
 # redirects to the second.
-$PY "$srcdir/web-server.py" --bind 127.0.0.2 --log "$tmp/other.log" \
-    "$tmp/www" > other.port &
-kill_on_exit $!
-port=$(port_from other.port "the web server on 127.0.0.2")
-$PY "$srcdir/web-server.py" --bind 127.0.0.1 --port "$port" \
-    --log "$tmp/first.log" "$tmp/www" > first.port &
-kill_on_exit $!
-port_from first.port "the web server on 127.0.0.1:$port" > /dev/null
+start_two_origins "$tmp/www" first.log other.log
+port=$TWO_ORIGINS_PORT
 # cross-origin NAME ARGS...: a copy through the redirect; ARGS are keys.
 cross_origin() {
     local name=$1 lines
