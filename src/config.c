@@ -142,6 +142,7 @@ config_send_fetcher (int fd, const struct fetcher_config *c)
   struct writer w;
   int r;
 
+  memcpy (fw.allow_ports, c->allow_ports, sizeof fw.allow_ports);
   writer_init (&w, buf, sizeof buf);
   if (writer_put_bytes (&w, &fw, sizeof fw) == -1 ||
       put_string (&w, c->url) == -1 ||
@@ -374,6 +375,7 @@ config_recv_fetcher (int fd, struct fetcher_config *c)
   if (fw.tls_min != 0 && (fw.tls_min < 10 || fw.tls_min > 13))
     fatal ("configuration: bad TLS version %u", fw.tls_min);
   c->tls_min = fw.tls_min;
+  memcpy (c->allow_ports, fw.allow_ports, sizeof c->allow_ports);
   if (reader_end (&r) == -1)
     fatal ("configuration: trailing bytes in fetcher message");
   explicit_bzero (p, len);

@@ -76,6 +76,7 @@ struct fetcher_config {
   uint32_t tls_min;           /* ssl-version=: 0, 10, 11, 12 or 13 */
   char *ciphers;              /* ssl-cipher-list=, or "" */
   char *tls13_ciphers;        /* tls13-ciphers=, or "" */
+  uint16_t allow_ports[MAX_ALLOWED_PORTS];  /* --allow-port; 0: unused */
 };
 
 /* Supervisor side: write the whole configuration and IPC_CONFIG_END.

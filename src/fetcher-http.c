@@ -155,6 +155,11 @@ curl_message (struct transfer *t, CURLcode rc)
   const char *what = t->errbuf[0] != '\0' ? t->errbuf : curl_easy_strerror (rc);
   long os_errno = 0;
 
+  /* The redirect rules said no (fetcher-connect.c): their words, which
+   * name the option that would allow it. */
+  if (t->refused[0] != '\0')
+    return t->refused;
+
   /* Nothing here passes libcurl a bad argument during a transfer: this
    * is its header store refusing a line of the reply, without a word. */
   if (rc == CURLE_BAD_FUNCTION_ARGUMENT && t->errbuf[0] == '\0')
@@ -209,6 +214,9 @@ transfer_setup (struct transfer *t)
   SETOPT (easy, CURLOPT_FOLLOWLOCATION, 0L);
   SETOPT (easy, CURLOPT_MAXREDIRS, (long) MAX_REDIRECTS);
   SETOPT (easy, CURLOPT_NOSIGNAL, 1L);
+  /* Every connection passes the redirect rules (fetcher-connect.c). */
+  SETOPT (easy, CURLOPT_OPENSOCKETFUNCTION, fetcher_open_socket);
+  SETOPT (easy, CURLOPT_OPENSOCKETDATA, t);
   SETOPT (easy, CURLOPT_CONNECTTIMEOUT,
           (long) (cfg->connect_timeout ? cfg->connect_timeout : DEFAULT_CONNECT_TIMEOUT));
   if (cfg->timeout != 0)

@@ -95,6 +95,8 @@ struct transfer {
   struct transfer *next_owner;  /* the queue for the data pipe */
   char errbuf[CURL_ERROR_SIZE];
   char message[CURL_ERROR_SIZE + 64];  /* curl_message's text */
+  char refused[MAX_LOG_URL_LENGTH + 256];  /* why fetcher_open_socket refused
+                                              a connection, or "" */
 };
 
 struct http_state {
@@ -139,6 +141,13 @@ void release (struct transfer *t);
 void queue_push (const struct fetcher_request *req);
 void queue_push_front (const struct fetcher_request *req);
 struct fetcher_request queue_pop (void);
+
+/* fetcher-connect.c */
+/* libcurl's CURLOPT_OPENSOCKETFUNCTION (clientp: the transfer): a
+ * connection to a port or an address the redirect rules forbid is
+ * refused, and why is left in t->refused. */
+curl_socket_t fetcher_open_socket (void *clientp, curlsocktype purpose,
+                                   struct curl_sockaddr *address);
 
 /* fetcher-direct.c */
 /* After a successful open: can reads go direct (plain http, the data

@@ -26,6 +26,7 @@ reply_begin (struct transfer *t)
   };
 
   web_reply_reset (&t->reply, &req);
+  t->refused[0] = '\0';
 }
 
 void

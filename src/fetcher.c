@@ -420,15 +420,17 @@ add_capath_link_dirs (const char *capath, struct sandbox_path *paths, size_t *np
 
 /* Every layer before the first untrusted byte (see sandbox.h).  What is
  * left: for a network export, the files its libraries read (resolver,
- * CA store, OpenSSL configuration) and TCP connections to its URL's port
- * (and DNS over TCP); for a file: export, nothing but the open file. */
+ * CA store, OpenSSL configuration) and TCP connections to the ports its
+ * URL and redirects may use (fetcher-connect.c: the URL's, 80, 443,
+ * --allow-port, and DNS over TCP); for a file: export, nothing but the
+ * open file. */
 static void
 fetcher_sandbox (const struct fetcher *f)
 {
   const struct fetcher_config *cfg = f->cfg;
   struct sandbox_path paths[64];
   size_t npaths = 0, i;
-  uint16_t ports[4];
+  uint16_t ports[4 + MAX_ALLOWED_PORTS];
   int nports = 0;
   bool any_port = false, network = f->kind != URL_FILE;
 
@@ -444,7 +446,7 @@ fetcher_sandbox (const struct fetcher *f)
       paths[npaths++] = (struct sandbox_path) { cfg->capath, SANDBOX_READ };
       add_capath_link_dirs (cfg->capath, paths, &npaths, sizeof paths / sizeof paths[0]);
     }
-    nports = url_connect_ports (cfg->url, ports, sizeof ports / sizeof ports[0], &any_port);
+    nports = fetcher_connect_ports (cfg, ports, sizeof ports / sizeof ports[0], &any_port);
     if (nports < 0)
       fatal ("export \"%s\": cannot find the port of %s", f->export_name, f->log_url);
   }

@@ -18,6 +18,7 @@
 #define NBDCURLD_FETCHER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -66,6 +67,14 @@ struct fetcher_backend {
   /* Serve requests until the front-end closes its end. */
   void (*serve) (struct fetcher *f);
 };
+
+/* fetcher-connect.c: the TCP ports a network export may connect to, for
+ * its Landlock rules: the URL's, 80 and 443 unless followlocation=false,
+ * --allow-port, and 53 for DNS over TCP when the host is a name; up to
+ * max of them.  *any_port: FTP, whose data connections go anywhere.
+ * Returns how many, or -1 when the URL cannot be read. */
+int fetcher_connect_ports (const struct fetcher_config *cfg, uint16_t *ports,
+                           size_t max, bool *any_port);
 
 extern const struct fetcher_backend fetcher_file_backend;
 extern const struct fetcher_backend fetcher_http_backend;

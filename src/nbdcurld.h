@@ -154,6 +154,10 @@
 #define MAX_TIMEOUT               86400u
 /* Fetcher: redirects followed when opening a URL. */
 #define MAX_REDIRECTS             10
+/* Fetcher: --allow-port: TCP ports besides the URL's own and the default
+ * ports of http and https (80, 443) that a redirect may lead to
+ * (fetcher-connect.c; the fetcher's Landlock rules hold the same set). */
+#define MAX_ALLOWED_PORTS         8u
 /* Fetcher: longest HTTP header line we look at; longer ones are ignored
  * unless they are ones we need, which then fail the transfer. */
 #define MAX_HEADER_LINE           8192u
@@ -496,6 +500,7 @@ struct fetcher_config_wire {
                                   13 for TLS 1.0 to 1.3 */
   uint32_t ciphers_len;        /* 0 .. MAX_CIPHER_LIST: ssl-cipher-list= */
   uint32_t tls13_ciphers_len;  /* 0 .. MAX_CIPHER_LIST: tls13-ciphers= */
+  uint16_t allow_ports[MAX_ALLOWED_PORTS];  /* --allow-port, 0: unused slot */
   /* then the url, cainfo, capath, export name, user, password, headers,
      cookie, user agent, resolve, ciphers and TLS 1.3 ciphers bytes, in
      that order */
@@ -514,6 +519,9 @@ struct fetcher_config_wire {
 #define FETCHER_PROTO_HTTPS (1u << 9)
 #define FETCHER_PROTO_FTP   (1u << 10)
 #define FETCHER_PROTO_FTPS  (1u << 11)
+/* --allow-local-redirects: a redirect from a URL whose host is not on
+ * this machine may lead to a loopback or link-local address. */
+#define FETCHER_ALLOW_LOCAL_REDIRECTS (1u << 12)
 #define FETCHER_PROTO_ALL   (FETCHER_PROTO_HTTP | FETCHER_PROTO_HTTPS | \
                              FETCHER_PROTO_FTP | FETCHER_PROTO_FTPS)
 

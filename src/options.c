@@ -24,7 +24,7 @@ enum {
   OPT_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_STALL_TIMEOUT, OPT_HANDSHAKE_TIMEOUT, OPT_HELP,
   OPT_USER, OPT_GROUP, OPT_SANDBOX_DEBUG, OPT_CLIENT_MEMORY, OPT_MAX_CLIENTS, OPT_AUTH_USER,
   OPT_AUTH_PASSWORD, OPT_TLS, OPT_TLS_CERTIFICATES, OPT_TLS_PSK, OPT_TLS_VERIFY_PEER,
-  OPT_TLS_PRIORITY, OPT_ALLOW, OPT_FILTER, OPT_LOG,
+  OPT_TLS_PRIORITY, OPT_ALLOW, OPT_FILTER, OPT_LOG, OPT_ALLOW_PORT, OPT_ALLOW_LOCAL_REDIRECTS,
 };
 
 /* "-": other arguments come in order, as option 1 (the URL, and
@@ -76,6 +76,8 @@ static const struct option long_options[] = {
   { "allow",             required_argument, NULL, OPT_ALLOW },
   { "filter",            required_argument, NULL, OPT_FILTER },
   { "log",               required_argument, NULL, OPT_LOG },
+  { "allow-port",        required_argument, NULL, OPT_ALLOW_PORT },
+  { "allow-local-redirects", no_argument,   NULL, OPT_ALLOW_LOCAL_REDIRECTS },
   { "threads",           required_argument, NULL, 't' },
   { "ipv4-only",         no_argument,       NULL, '4' },
   { "ipv6-only",         no_argument,       NULL, '6' },
@@ -132,6 +134,10 @@ usage (FILE *fp)
 "                            over SECS, or without a reply after SECS (default %u)\n"
 "      --handshake-timeout SECS  time a client has to negotiate (default %u)\n"
 "      --max-clients N       clients served at once (default %u)\n"
+"      --allow-port PORT[,PORT...]  a redirect may lead to these ports too\n"
+"                            (besides the URL's, 80 and 443)\n"
+"      --allow-local-redirects  a redirect may lead from another host to\n"
+"                            a loopback or link-local address\n"
 "NBD over TLS and access:\n"
 "      --tls=off|on|require  offer TLS (on) or insist on it (require)\n"
 "      --tls-certificates DIR  ca-cert.pem, server-cert.pem, server-key.pem\n"
@@ -798,6 +804,32 @@ nbdkit_option (struct options *o, int c, const char *arg)
   }
 }
 
+/* --allow-port PORT[,PORT...]: ports a redirect may lead to. */
+static void
+add_allowed_ports (struct options *o, const char *arg)
+{
+  char *list = strdup (arg), *save = NULL, *port;
+
+  if (list == NULL)
+    fatal_errno ("strdup");
+  for (port = strtok_r (list, ",", &save); port; port = strtok_r (NULL, ",", &save)) {
+    uint16_t p = (uint16_t) parse_uint ("--allow-port", port, 1, 65535);
+    unsigned i;
+
+    for (i = 0; i < o->nallow_ports && o->allow_ports[i] != p; i++)
+      ;
+    if (i < o->nallow_ports)
+      continue;
+    if (o->nallow_ports == MAX_ALLOWED_PORTS)
+      usage_error ("--allow-port: at most %u ports (a redirect to many ports "
+                   "is better served by giving its final URL)", MAX_ALLOWED_PORTS);
+    o->allow_ports[o->nallow_ports++] = p;
+  }
+  if (strspn (arg, ",") == strlen (arg))
+    usage_error ("--allow-port takes a port number, or several separated by commas");
+  free (list);
+}
+
 /* NAME=VALUE: split at the first '='. */
 static void
 split_assignment (const char *opt, const char *arg, char **name, const char **value)
@@ -885,6 +917,8 @@ options_parse (int argc, char **argv, struct options *o)
     case OPT_CAINFO: o->cainfo = optarg; break;
     case OPT_CAPATH: o->capath = optarg; break;
     case OPT_INSECURE: o->insecure = true; break;
+    case OPT_ALLOW_PORT: add_allowed_ports (o, optarg); break;
+    case OPT_ALLOW_LOCAL_REDIRECTS: o->allow_local_redirects = true; break;
     case '4':
     case '6':
     case 't':

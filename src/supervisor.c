@@ -1026,6 +1026,7 @@ spawn_fetcher (const struct ipc_header *req)
              (e->keys.no_nodelay > 0 ? FETCHER_NO_NODELAY : 0) |
              (e->keys.no_keepalive > 0 ? FETCHER_NO_KEEPALIVE : 0) |
              e->keys.protocols |
+             (opt.allow_local_redirects ? FETCHER_ALLOW_LOCAL_REDIRECTS : 0) |
              (opt.sandbox_debug ? FETCHER_SANDBOX_DEBUG : 0),
     .connections = e->keys.connections,
     .connect_timeout = opt.connect_timeout,
@@ -1046,6 +1047,7 @@ spawn_fetcher (const struct ipc_header *req)
     .ciphers = (char *) (e->keys.ciphers ? e->keys.ciphers : ""),
     .tls13_ciphers = (char *) (e->keys.tls13_ciphers ? e->keys.tls13_ciphers : ""),
   };
+  memcpy (fc.allow_ports, opt.allow_ports, sizeof fc.allow_ports);
   area = make_data_area ();
   if (area == -1) {
     err = errno;

@@ -101,6 +101,9 @@ struct options {
   bool tls_verify_peer;
   struct access_spec rules[MAX_ACCESS_RULES];
   unsigned nrules;
+  uint16_t allow_ports[MAX_ALLOWED_PORTS];  /* --allow-port */
+  unsigned nallow_ports;
+  bool allow_local_redirects;     /* --allow-local-redirects */
 };
 
 /* Parse argv into o; prints a message and exits 1 on any usage error,

@@ -177,7 +177,8 @@ fetcher (void)
   FUZZ_CHECK (a.flags == b.flags && a.connections == b.connections &&
               a.connect_timeout == b.connect_timeout && a.timeout == b.timeout &&
               a.stall_timeout == b.stall_timeout && a.ip_version == b.ip_version &&
-              a.tls_min == b.tls_min,
+              a.tls_min == b.tls_min &&
+              memcmp (a.allow_ports, b.allow_ports, sizeof a.allow_ports) == 0,
               "configuration changed in a round trip");
   for (i = 0; i < sizeof sa / sizeof sa[0]; i++) {
     FUZZ_CHECK (strcmp (*sa[i], *sb[i]) == 0, "string %u changed in a round trip", i);
