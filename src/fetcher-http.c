@@ -371,7 +371,10 @@ open_failed (int error, const char *fmt, ...)
   va_start (ap, fmt);
   vsnprintf (why, sizeof why, fmt, ap);
   va_end (ap);
-  warn ("export \"%s\": cannot open %s: %s", http.f->export_name, http.f->log_url, why);
+  /* The front-end logs it (once per cause, not once per client) and
+   * tells the client; the supervisor says it at start. */
+  debug ("export \"%s\": cannot open %s: %s", http.f->export_name, http.f->log_url, why);
+  snprintf (http.f->open_failure, sizeof http.f->open_failure, "%s", why);
   return error;
 }
 

@@ -319,11 +319,12 @@ take_data_pipe (const struct fetcher *f)
     fetcher_pipe_read_max = DATA_PIPE_READ_MAX;
 }
 
-/* The messages before the first request, sent at once (blocking). */
+/* The messages before the first request, sent at once (blocking), with
+ * their payload (h->payload_len bytes). */
 static void
-send_control (const struct ipc_header *h)
+send_control (const struct ipc_header *h, const void *payload)
 {
-  if (ipc_send (CHILD_FD_PEER, h, NULL) == -1) {
+  if (ipc_send (CHILD_FD_PEER, h, payload) == -1) {
     if (errno == EPIPE || errno == ECONNRESET) {
       debug ("the front-end closed the connection before the export was open");
       exit (h->error == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
@@ -333,15 +334,14 @@ send_control (const struct ipc_header *h)
 }
 
 static void
-send_opened (uint64_t size, uint32_t can, uint32_t piped_read_max, uint32_t error)
+send_opened (uint64_t size, uint32_t can, uint32_t piped_read_max)
 {
   send_control (&(struct ipc_header) {
       .type = IPC_FETCHER_OPENED,
       .flags = (uint16_t) can,
       .offset = size,
       .length = piped_read_max,
-      .error = error,
-    });
+    }, NULL);
 }
 
 static void
@@ -349,7 +349,13 @@ open_or_exit (struct fetcher *f, const struct fetcher_backend *backend)
 {
   int error = backend->open (f);
   if (error != 0) {
-    send_opened (0, 0, 0, (uint32_t) error);
+    /* Why goes with the errno; a backend that did not say has logged it. */
+    size_t len = strnlen (f->open_failure, MAX_OPEN_FAILURE_MESSAGE);
+    send_control (&(struct ipc_header) {
+        .type = IPC_FETCHER_OPENED,
+        .error = (uint32_t) error,
+        .payload_len = (uint32_t) len,
+      }, f->open_failure);
     exit (EXIT_FAILURE);
   }
 }
@@ -510,7 +516,8 @@ fetcher_main (void)
     fatal_errno ("malloc");
   if (url_parse (cfg.url, &f.kind, &f.file_path, err, sizeof err) == -1) {
     warn ("export \"%s\" (%s): %s", f.export_name, f.log_url, err);
-    send_opened (0, 0, 0, EINVAL);
+    send_control (&(struct ipc_header) { .type = IPC_FETCHER_OPENED, .error = EINVAL },
+                  NULL);
     exit (EXIT_FAILURE);
   }
   take_data_pipe (&f);
@@ -527,7 +534,7 @@ fetcher_main (void)
     open_or_exit (&f, backend);
   fetcher_sandbox (&f);
   /* The front-end lets the next fetcher start now (nbdcurld.h). */
-  send_control (&(struct ipc_header) { .type = IPC_FETCHER_STARTED });
+  send_control (&(struct ipc_header) { .type = IPC_FETCHER_STARTED }, NULL);
   if (backend->open_reads_untrusted)
     open_or_exit (&f, backend);
 
@@ -542,7 +549,7 @@ fetcher_main (void)
 #endif
   debug ("export \"%s\" open: %" PRIu64 " bytes%s", f.export_name, f.size,
          (f.can & FETCHER_CAN_WRITE) ? ", writable" : ", read-only");
-  send_opened (f.size, f.can, f.piped_read_max, 0);
+  send_opened (f.size, f.can, f.piped_read_max);
 
   backend->serve (&f);
   debug ("the front-end closed the connection; exiting");

@@ -36,6 +36,9 @@ struct fetcher {
   uint64_t size;
   uint32_t can;               /* FETCHER_CAN_* */
   uint32_t piped_read_max;    /* reads up to this go through the data pipe */
+  /* Set by the backend's open when it fails: why, for IPC_FETCHER_OPENED
+   * (no credentials: URLs in it are url_for_log's). */
+  char open_failure[MAX_OPEN_FAILURE_MESSAGE + 1];
 };
 
 /* One request from the front-end, already validated against the export:

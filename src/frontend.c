@@ -922,7 +922,7 @@ frontend_dispatch_supervisor (void)
   if (h.error != 0) {
     warn ("client %s: no fetcher could be started (%s)", c->peer, strerror ((int) h.error));
     fetcher_start_done (c);
-    handshake_fetcher_opened (c, h.error);
+    handshake_fetcher_opened (c, h.error, NULL, 0);
     return;
   }
   c->area = area_map (fds[1]);
@@ -931,7 +931,7 @@ frontend_dispatch_supervisor (void)
     close (fds[0]);
     if (nfds == 3)
       close (fds[2]);
-    handshake_fetcher_opened (c, EIO);
+    handshake_fetcher_opened (c, EIO, NULL, 0);
     return;
   }
   if (nfds == 3) {

@@ -103,9 +103,12 @@ struct inflight {
 #define IPC_ID_SLOT_BITS 8
 static_assert (MAX_INFLIGHT_PER_CLIENT <= (1u << IPC_ID_SLOT_BITS), "slot bits");
 
-/* What the fetcher sent and we have not handled yet: headers only (data
- * is in the area), read many at a time. */
+/* What the fetcher sent and we have not handled yet: headers (data is in
+ * the area; only a failed open's reason follows its header), read many at
+ * a time. */
 #define FETCHER_INPUT_SIZE (64 * IPC_HEADER_SIZE)
+static_assert (FETCHER_INPUT_SIZE >= IPC_HEADER_SIZE + MAX_OPEN_FAILURE_MESSAGE,
+               "a failed open's reason fits the fetcher input buffer");
 struct fetcher_input {
   uint8_t buf[FETCHER_INPUT_SIZE];
   size_t len;                           /* <= FETCHER_INPUT_SIZE */
@@ -239,8 +242,10 @@ void handshake_start (struct client *c);
 /* Consume what the client sent during negotiation; returns bytes used, or
  * 0 when more are needed.  May change c->state or close. */
 size_t handshake_consume (struct client *c, const uint8_t *data, size_t len);
-/* The fetcher for the pending option opened (error 0) or failed. */
-void handshake_fetcher_opened (struct client *c, uint32_t error);
+/* The fetcher for the pending option opened (error 0) or failed, and
+ * then why, as it said (reason_len bytes, untrusted; 0 when it did not). */
+void handshake_fetcher_opened (struct client *c, uint32_t error,
+                               const uint8_t *reason, uint32_t reason_len);
 
 /* The handshake over TLS is done: what was negotiated before it is
  * forgotten (NBD spec, STARTTLS), and options follow in TLS. */

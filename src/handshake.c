@@ -11,6 +11,7 @@
  * TLS is up; with --allow, an export a client may not use is left out of
  * its LIST and refused with NBD_REP_ERR_POLICY (access.c).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +134,54 @@ send_info (struct client *c, uint16_t type, const void *data, size_t len)
   send_reply (c, c->pending_option, NBD_REP_INFO, buf, w.pos);
 }
 
+/* A fetcher's reason for a failed open, made safe to log and to send: its
+ * bytes are untrusted (a fetcher may be a hostile web server's), so
+ * anything but printable ASCII becomes '?'. */
+static void
+printable_reason (const uint8_t *reason, uint32_t len, char *out, size_t size)
+{
+  size_t i;
+
+  for (i = 0; i < len && i + 1 < size; i++)
+    out[i] = reason[i] >= 0x20 && reason[i] < 0x7f ? (char) reason[i] : '?';
+  out[i] = '\0';
+}
+
+/* Why exports failed to open, logged once per cause rather than once per
+ * client: again when the reason changes, or after
+ * OPEN_FAILURE_LOG_INTERVAL seconds with the count of failures since. */
+static struct {
+  char reason[MAX_OPEN_FAILURE_MESSAGE + 1];
+  uint64_t logged_ms;
+  unsigned since;
+} open_failures[MAX_EXPORTS];
+
+static void
+log_open_failure (uint32_t idx, uint32_t error, const char *why)
+{
+  const char *name;
+  uint64_t now = now_ms ();
+
+  if (idx >= fe.config.nexports || idx >= MAX_EXPORTS)
+    return;
+  name = fe.config.exports[idx].name;
+  if (strcmp (open_failures[idx].reason, why) == 0 && open_failures[idx].logged_ms != 0 &&
+      now - open_failures[idx].logged_ms < OPEN_FAILURE_LOG_INTERVAL * 1000ull) {
+    open_failures[idx].since++;
+    return;
+  }
+  if (open_failures[idx].since > 0 && strcmp (open_failures[idx].reason, why) == 0)
+    warn ("export \"%s\" cannot be opened: %s (%s; %u more clients since it was "
+          "last logged)", name, why[0] ? why : "no reason given", strerror ((int) error),
+          open_failures[idx].since);
+  else
+    warn ("export \"%s\" cannot be opened: %s (%s)", name,
+          why[0] ? why : "no reason given", strerror ((int) error));
+  snprintf (open_failures[idx].reason, sizeof open_failures[idx].reason, "%s", why);
+  open_failures[idx].logged_ms = now;
+  open_failures[idx].since = 0;
+}
+
 /* Answer the pending INFO, GO or EXPORT_NAME once the export is open. */
 static void
 answer_pending (struct client *c)
@@ -184,22 +233,34 @@ answer_pending (struct client *c)
 }
 
 void
-handshake_fetcher_opened (struct client *c, uint32_t error)
+handshake_fetcher_opened (struct client *c, uint32_t error,
+                          const uint8_t *reason, uint32_t reason_len)
 {
+  char why[MAX_OPEN_FAILURE_MESSAGE + 1], message[MAX_OPEN_FAILURE_MESSAGE + 64];
+
   if (c->state != CLIENT_WAIT_FETCHER)
     return;
   /* The handshake timer restarts: opening a URL is the server's time,
    * not the client's (request_fetcher stopped it). */
   c->deadline_ms = now_ms () + (uint64_t) fe.config.handshake_timeout * 1000;
   if (error != 0) {
+    printable_reason (reason, reason_len, why, sizeof why);
+    log_open_failure (c->export_index, error, why);
     drop_fetcher (c);
     if (c->pending_option == NBD_OPT_EXPORT_NAME) {
       /* EXPORT_NAME has no way to report an error: close. */
       client_close (c, "export could not be opened");
       return;
     }
-    send_error (c, c->pending_option, NBD_REP_ERR_UNKNOWN,
-                "the export could not be opened: see the server's log");
+    /* A client that may use the export (access.c let it this far) learns
+     * why it cannot: the reason names no credential, and no more of the
+     * URL than a redirect's target or a host name. */
+    snprintf (message, sizeof message, "the export could not be opened: %s",
+              why[0] ? why : "see the server's log");
+    /* The spec's "not available"; refused credentials are the policy's. */
+    send_error (c, c->pending_option,
+                error == EACCES || error == EPERM ? NBD_REP_ERR_POLICY : NBD_REP_ERR_UNKNOWN,
+                message);
     c->state = CLIENT_OPTIONS;
     return;
   }
@@ -216,7 +277,7 @@ open_export (struct client *c, uint32_t option, uint32_t idx)
   if (c->fetcher_fd >= 0 && c->fetcher_open && !c->fetcher_failed &&
       c->export_index == idx) {
     c->state = CLIENT_WAIT_FETCHER;
-    handshake_fetcher_opened (c, 0);
+    handshake_fetcher_opened (c, 0, NULL, 0);
     return;
   }
   drop_fetcher (c);

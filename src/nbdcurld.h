@@ -152,6 +152,12 @@
 #define DEFAULT_STALL_TIMEOUT     60u
 #define MIN_TRANSFER_RATE         1u
 #define MAX_TIMEOUT               86400u
+/* Fetcher: why an export could not be opened, as the fetcher tells the
+ * front-end (the client's error message) and the supervisor (at start). */
+#define MAX_OPEN_FAILURE_MESSAGE  384u
+/* Front-end: the same reason for an export is logged once, then again at
+ * most every this many seconds with the number of clients it failed. */
+#define OPEN_FAILURE_LOG_INTERVAL 60u
 /* Fetcher: redirects followed when opening a URL. */
 #define MAX_REDIRECTS             10
 /* Fetcher: --allow-port: TCP ports besides the URL's own and the default
@@ -359,8 +365,10 @@ enum ipc_type {
   IPC_FETCHER_OPENED = 32, /* fetcher -> fe, first message: offset = export
                               size, flags = FETCHER_CAN_*, length = the
                               largest read it sends through the data pipe
-                              (0: none), error = 0, or an errno (then the
-                              fetcher exits); payload 0 */
+                              (0: none), error = 0 and payload 0; or error
+                              an errno (then the fetcher exits) and payload
+                              why, as text (0 .. MAX_OPEN_FAILURE_MESSAGE
+                              bytes, no credentials) */
   IPC_READ,                /* fe -> fetcher: id, offset, length, area_offset:
                               put the data there; payload 0 */
   IPC_WRITE,               /* fe -> fetcher: id, offset, length, area_offset

@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <netdb.h>
 #include <poll.h>
 #include <signal.h>
@@ -24,6 +25,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <linux/close_range.h>
@@ -66,6 +68,7 @@ static pid_t keyholder_pid = -1;
 static pid_t frontend_pid = -1;
 static int control_fd = -1;           /* our end of the front-end's control socket */
 static pid_t run_pid = -1;
+static int run_gate_fd = -1;          /* --run's command waits for a byte here */
 static pid_t *fetcher_pids;           /* MAX_FETCHERS, from start_frontend */
 static unsigned nfetchers;
 
@@ -1001,25 +1004,11 @@ make_data_pipe (int fds[2])
   return 0;
 }
 
-/* IPC_SPAWN_FETCHER: start a fetcher for export `length` and give the
- * front-end its socket.  Returns the errno to report, 0 on success. */
-static int
-spawn_fetcher (const struct ipc_header *req)
+/* What a fetcher of export e is told (config.c). */
+static void
+fetcher_config_of (const struct export_spec *e, struct fetcher_config *fc)
 {
-  const struct export_spec *e;
-  struct fetcher_config fc;
-  struct ipc_header reply = { .type = IPC_FETCHER_SPAWNED, .id = req->id };
-  int sv[2], area, extra[3], pipe_fds[2], err = 0;
-  unsigned nextra = 0;
-  pid_t pid;
-
-  if (nfetchers >= MAX_FETCHERS) {
-    warn ("%u fetchers are running already: refusing another", nfetchers);
-    err = EAGAIN;
-    goto reply;
-  }
-  e = &opt.exports[req->length];         /* index checked by the caller */
-  fc = (struct fetcher_config) {
+  *fc = (struct fetcher_config) {
     .flags = (e->readonly ? FETCHER_READONLY : 0) | (opt.verbose ? FETCHER_VERBOSE : 0) |
              (e->keys.insecure > 0 ? FETCHER_INSECURE : 0) |
              (e->keys.no_redirects > 0 ? FETCHER_NO_REDIRECTS : 0) |
@@ -1027,7 +1016,8 @@ spawn_fetcher (const struct ipc_header *req)
              (e->keys.no_keepalive > 0 ? FETCHER_NO_KEEPALIVE : 0) |
              e->keys.protocols |
              (opt.allow_local_redirects ? FETCHER_ALLOW_LOCAL_REDIRECTS : 0) |
-             (opt.sandbox_debug ? FETCHER_SANDBOX_DEBUG : 0),
+             (opt.sandbox_debug ? FETCHER_SANDBOX_DEBUG : 0) |
+             (data_pipe_usable ? FETCHER_DATA_PIPE : 0),
     .connections = e->keys.connections,
     .connect_timeout = opt.connect_timeout,
     .timeout = e->keys.timeout,
@@ -1047,18 +1037,32 @@ spawn_fetcher (const struct ipc_header *req)
     .ciphers = (char *) (e->keys.ciphers ? e->keys.ciphers : ""),
     .tls13_ciphers = (char *) (e->keys.tls13_ciphers ? e->keys.tls13_ciphers : ""),
   };
-  memcpy (fc.allow_ports, opt.allow_ports, sizeof fc.allow_ports);
+  memcpy (fc->allow_ports, opt.allow_ports, sizeof fc->allow_ports);
+}
+
+/* Start a fetcher of export e.  Returns its pid and our ends: its socket,
+ * its data area and the data pipe's read end (fds[0..2]); or -1 with
+ * errno, after logging why. */
+static pid_t
+launch_fetcher (const struct export_spec *e, int fds[3])
+{
+  struct fetcher_config fc;
+  int sv[2], area, extra[3], pipe_fds[2], err;
+  unsigned nextra = 0;
+  pid_t pid;
+
+  fetcher_config_of (e, &fc);
   area = make_data_area ();
   if (area == -1) {
     err = errno;
     warn_errno ("making the data area for a fetcher");
-    goto reply;
+    goto fail;
   }
   if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1) {
     err = errno;
     warn_errno ("socketpair for a fetcher");
     close (area);
-    goto reply;
+    goto fail;
   }
   if (make_data_pipe (pipe_fds) == -1) {
     err = errno;
@@ -1066,14 +1070,12 @@ spawn_fetcher (const struct ipc_header *req)
     close (sv[0]);
     close (sv[1]);
     close (area);
-    goto reply;
+    goto fail;
   }
   extra[nextra++] = area;              /* CHILD_FD_DATA_AREA */
   extra[nextra++] = pipe_fds[1];       /* CHILD_FD_DATA_PIPE */
   if (e->fd >= 0)
     extra[nextra++] = e->fd;           /* CHILD_FD_EXPORT */
-  if (data_pipe_usable)
-    fc.flags |= FETCHER_DATA_PIPE;
   pid = start_child (ROLE_ARG_FETCHER, sv[1], extra, nextra, send_fetcher_config, &fc);
   close (sv[1]);
   close (pipe_fds[1]);
@@ -1083,36 +1085,155 @@ spawn_fetcher (const struct ipc_header *req)
     close (sv[0]);
     close (area);
     close (pipe_fds[0]);
+    goto fail;
+  }
+  debug ("started fetcher %d for export \"%s\"", (int) pid, e->name);
+  fds[0] = sv[0];
+  fds[1] = area;
+  fds[2] = pipe_fds[0];
+  return pid;
+ fail:
+  errno = err;
+  return -1;
+}
+
+/* IPC_SPAWN_FETCHER: start a fetcher for export `length` and give the
+ * front-end its socket.  Returns the errno to report, 0 on success. */
+static int
+spawn_fetcher (const struct ipc_header *req)
+{
+  struct ipc_header reply = { .type = IPC_FETCHER_SPAWNED, .id = req->id };
+  int fds[3], err = 0;
+  pid_t pid;
+
+  if (nfetchers >= MAX_FETCHERS) {
+    warn ("%u fetchers are running already: refusing another", nfetchers);
+    err = EAGAIN;
+    goto reply;
+  }
+  /* The export index was checked by the caller. */
+  pid = launch_fetcher (&opt.exports[req->length], fds);
+  if (pid == -1) {
+    err = errno;
     goto reply;
   }
   fetcher_pids[nfetchers++] = pid;
-  debug ("started fetcher %d for export \"%s\"", (int) pid, e->name);
-  {
-    const int pass[3] = { sv[0], area, pipe_fds[0] };
-    if (ipc_send_packet (control_fd, &reply, pass, data_pipe_usable ? 3 : 2) == -1) {
-      /* The kernel bounds the descriptors a user has in flight by its
-       * RLIMIT_NOFILE (ETOOMANYREFS), and a busy front-end may not have
-       * taken the earlier ones yet: that client goes without a fetcher,
-       * nobody else is touched.  Only the answer without descriptors
-       * failing means the front-end is gone. */
-      err = errno;
-      warn_errno ("passing a fetcher to the front-end");
-      kill (pid, SIGTERM);              /* reaped like any other */
-      close (sv[0]);
-      close (area);
-      close (pipe_fds[0]);
-      goto reply;
-    }
+  if (ipc_send_packet (control_fd, &reply, fds, data_pipe_usable ? 3 : 2) == -1) {
+    /* The kernel bounds the descriptors a user has in flight by its
+     * RLIMIT_NOFILE (ETOOMANYREFS), and a busy front-end may not have
+     * taken the earlier ones yet: that client goes without a fetcher,
+     * nobody else is touched.  Only the answer without descriptors
+     * failing means the front-end is gone. */
+    err = errno;
+    warn_errno ("passing a fetcher to the front-end");
+    kill (pid, SIGTERM);                /* reaped like any other */
   }
-  close (sv[0]);
-  close (area);
-  close (pipe_fds[0]);
-  return 0;
+  close (fds[0]);
+  close (fds[1]);
+  close (fds[2]);
+  if (err == 0)
+    return 0;
  reply:
   reply.error = (uint32_t) err;
   if (ipc_send_packet (control_fd, &reply, NULL, 0) == -1)
     fatal_errno ("answering the front-end");
   return err;
+}
+
+/* ---- Opening every export once at start. ---- */
+
+/* With --run, -s or socket activation somebody is there at the start: the
+ * person who typed the command, or the service manager's journal.  An
+ * export that cannot be opened (a certificate, DNS, a 404, a refused
+ * redirect, credentials) should stop nbdcurld then, with the reason on
+ * standard error, rather than let --run's command or the first client
+ * fail later with a vaguer error.  So each network export is opened once
+ * by a fetcher started as for a client, whose peer is the supervisor,
+ * which reads its one IPC_FETCHER_OPENED (after IPC_FETCHER_STARTED) and
+ * the reason it gives, through the bounded reader, with a time limit, and
+ * closes it.  file: exports were opened by
+ * the supervisor already.  Returns false, after saying which export
+ * failed, when one did. */
+static bool
+open_exports_once (void)
+{
+  /* Long enough for a connect, a HEAD and a probe that each take their
+   * full time, with the start of the fetcher on top. */
+  const unsigned limit_s = opt.connect_timeout + 2 * opt.stall_timeout + 10 +
+                           2 * opt.timeout;
+  const struct timeval limit = { .tv_sec = limit_s };
+  bool failed = false;
+  unsigned i;
+
+  for (i = 0; i < opt.nexports; i++) {
+    const struct export_spec *e = &opt.exports[i];
+    struct ipc_header h;
+    uint8_t *payload = NULL;
+    char why[MAX_OPEN_FAILURE_MESSAGE + 1];
+    int fds[3], status;
+    pid_t pid;
+
+    if (e->kind == URL_FILE)
+      continue;
+    debug ("export \"%s\": opening it once before serving", e->name);
+    pid = launch_fetcher (e, fds);
+    if (pid == -1) {
+      warn ("export \"%s\": cannot start a fetcher to open it", e->name);
+      return false;
+    }
+    if (setsockopt (fds[0], SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit) == -1) {
+      warn_errno ("setsockopt SO_RCVTIMEO");
+      failed = true;
+    }
+    while (!failed) {
+      if (ipc_recv (fds[0], &h, &payload, MAX_OPEN_FAILURE_MESSAGE) == -1) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+          snprintf (why, sizeof why, "not open after %u seconds", limit_s);
+        else if (errno == 0)
+          snprintf (why, sizeof why, "its fetcher ended before it opened the export");
+        else
+          snprintf (why, sizeof why, "a malformed message from its fetcher");
+        failed = true;
+        break;
+      }
+      if (h.type == IPC_FETCHER_STARTED && h.payload_len == 0) {
+        free (payload);
+        continue;
+      }
+      if (h.type != IPC_FETCHER_OPENED || (h.error == 0 && h.payload_len != 0)) {
+        snprintf (why, sizeof why, "an unexpected message from its fetcher");
+        failed = true;
+      }
+      else if (h.error != 0) {
+        /* Untrusted text (the fetcher read a web server): printable
+         * ASCII only reaches the terminal. */
+        uint32_t j;
+        for (j = 0; j < h.payload_len; j++)
+          why[j] = payload[j] >= 0x20 && payload[j] < 0x7f ? (char) payload[j] : '?';
+        why[j] = '\0';
+        if (why[0] == '\0')
+          snprintf (why, sizeof why, "%s (the reason is above)", strerror ((int) h.error));
+        failed = true;
+      }
+      else
+        debug ("export \"%s\": opened, %" PRIu64 " bytes", e->name, h.offset);
+      free (payload);
+      break;
+    }
+    close (fds[0]);
+    close (fds[1]);
+    close (fds[2]);
+    /* Our end closed: it exits at once (or is made to). */
+    kill (pid, SIGTERM);
+    while (waitpid (pid, &status, 0) == -1 && errno == EINTR)
+      ;
+    if (failed) {
+      warn ("export \"%s\" cannot be opened: %s; %s", e->name, why,
+            opt.run ? "--run's command was not started" : "not serving");
+      return false;
+    }
+  }
+  return true;
 }
 
 /* The front-end's requests, and when each is allowed.  Anything else
@@ -1318,6 +1439,8 @@ start_remover (void)
     fatal_errno ("fork for the file remover");
   if (remover_pid == 0) {
     close (fds[1]);
+    if (run_gate_fd >= 0)
+      close (run_gate_fd);      /* --run's command must see its gate close */
     remover_main (fds[0]);
   }
   close (fds[0]);
@@ -1415,11 +1538,28 @@ start_run_command (void)
 
   if (!unix_socket_path)
     snprintf (port, sizeof port, "%s", opt.port ? opt.port : "10809");
+  int gate[2];
+
+  /* The command is started now, before our sandbox (it is not ours), but
+   * runs only once every export has been opened (open_exports_once): it
+   * waits for a byte on the gate, and ends without running at its EOF. */
+  if (pipe2 (gate, O_CLOEXEC) == -1)
+    fatal_errno ("pipe for --run");
   run_pid = fork ();
   if (run_pid == -1)
     fatal_errno ("fork for --run");
   if (run_pid == 0) {
     sigset_t none;
+    char go;
+    ssize_t n;
+
+    close (gate[1]);
+    do
+      n = read (gate[0], &go, 1);
+    while (n == -1 && errno == EINTR);
+    if (n != 1)
+      _exit (EXIT_FAILURE);   /* nbdcurld stopped: nothing to run against */
+    close (gate[0]);
     sigemptyset (&none);
     sigprocmask (SIG_SETMASK, &none, NULL);
     signal (SIGPIPE, SIG_DFL);
@@ -1440,6 +1580,8 @@ start_run_command (void)
     fprintf (stderr, "nbdcurld: cannot run /bin/sh: %s\n", strerror (errno));
     _exit (127);
   }
+  close (gate[0]);
+  run_gate_fd = gate[1];
   free (uri);
 }
 
@@ -1699,6 +1841,25 @@ supervisor_main (int argc, char **argv)
   }
 
   start_frontend ();
+  if ((opt.run || opt.single || socket_activated) && !open_exports_once ()) {
+    /* The command never ran: it is still our fork, waiting at the gate,
+     * and ends when the gate closes (started as root, it may be root,
+     * which we can no longer signal). */
+    if (run_pid > 0) {
+      close (run_gate_fd);
+      run_gate_fd = -1;
+      while (waitpid (run_pid, NULL, 0) == -1 && errno == EINTR)
+        ;
+      run_pid = -1;
+    }
+    shutdown_and_exit (EXIT_FAILURE);
+  }
+  if (run_gate_fd >= 0) {
+    if (write (run_gate_fd, "r", 1) != 1)
+      warn_errno ("starting --run's command");
+    close (run_gate_fd);
+    run_gate_fd = -1;
+  }
 
   for (;;) {
     struct pollfd pfd[2] = {

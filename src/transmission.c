@@ -342,12 +342,13 @@ transmission_fail_inflight (struct client *c)
   drop_fetcher (c);
   c->fetcher_failed = true;
   if (c->state == CLIENT_WAIT_FETCHER)
-    handshake_fetcher_opened (c, EIO);
+    handshake_fetcher_opened (c, EIO, NULL, 0);
 }
 
-/* A complete fetcher message, checked by check_fetcher_header. */
+/* A complete fetcher message, checked by check_fetcher_header, with its
+ * payload (h->payload_len bytes). */
 static void
-fetcher_message_done (struct client *c, const struct ipc_header *h)
+fetcher_message_done (struct client *c, const struct ipc_header *h, const uint8_t *payload)
 {
   struct inflight *s;
   uint8_t buf[NBD_STRUCTURED_REPLY_SIZE + 8];
@@ -365,7 +366,7 @@ fetcher_message_done (struct client *c, const struct ipc_header *h)
     c->export_size = h->offset;
     c->fetcher_caps = h->flags;
     c->pipe_read_max = h->length;
-    handshake_fetcher_opened (c, h->error);
+    handshake_fetcher_opened (c, h->error, payload, h->payload_len);
     return;
   }
   if (h->type == IPC_PIPE_DISCARD) {
@@ -419,7 +420,12 @@ check_fetcher_header (const struct client *c, const struct ipc_header *h)
   const struct inflight *s;
   uint32_t slot;
 
-  if (h->payload_len != 0 || h->area_offset != 0)
+  if (h->area_offset != 0)
+    return false;
+  /* Only a failed open says something: why. */
+  if (h->payload_len != 0 &&
+      !(h->type == IPC_FETCHER_OPENED && h->error != 0 &&
+        h->payload_len <= MAX_OPEN_FAILURE_MESSAGE))
     return false;
   /* Once, before it opens: every field 0. */
   if (h->type == IPC_FETCHER_STARTED)
@@ -471,12 +477,12 @@ transmission_read_fetcher (struct client *c)
     return 0;
   in->len += (size_t) r;
 
-  /* Each pass handles one whole header; in->len - off cannot underflow. */
+  /* Each pass handles one whole message; in->len - off cannot underflow. */
   while (in->len - off >= IPC_HEADER_SIZE) {
     struct ipc_header h;
+    const uint8_t *payload;
 
     ipc_decode_header (in->buf + off, &h);
-    off += IPC_HEADER_SIZE;
     if (!check_fetcher_header (c, &h)) {
       warn ("client %s: the fetcher sent an invalid message (type %u, id %llu, "
             "%u bytes): dropping it", c->peer, h.type, (unsigned long long) h.id,
@@ -484,7 +490,12 @@ transmission_read_fetcher (struct client *c)
       transmission_fail_inflight (c);
       return -1;
     }
-    fetcher_message_done (c, &h);
+    /* A payload (checked above to fit the buffer) may still be coming. */
+    if (in->len - off - IPC_HEADER_SIZE < h.payload_len)
+      break;
+    payload = in->buf + off + IPC_HEADER_SIZE;
+    off += IPC_HEADER_SIZE + h.payload_len;
+    fetcher_message_done (c, &h, payload);
     if (c->dead || c->fetcher_fd < 0)
       return -1;
   }

@@ -56,6 +56,7 @@ FETCHER_CAN_WRITE, FETCHER_CAN_FLUSH, FETCHER_CAN_FUA = 1, 2, 4
 FETCHER_READONLY, FETCHER_VERBOSE = 1, 2
 IPC_FLAG_FUA = 1
 MAX_REQUEST = 32 * 1024 * 1024
+MAX_OPEN_FAILURE_MESSAGE = 384
 
 TIMEOUT = 20                            # seconds for any one step
 
@@ -173,14 +174,19 @@ class Fetcher:
 
     def opened(self):
         """IPC_FETCHER_STARTED (all zero), then IPC_FETCHER_OPENED; a
-        fetcher that fails before its sandbox sends only the latter."""
+        fetcher that fails before its sandbox sends only the latter.  A
+        failed open's reason is kept in self.reason."""
         h, _ = self.recv_message()
         if h[0] == IPC_FETCHER_STARTED:
             check(h[1:] == (0,) * 7, "STARTED has every field 0: %r" % (h,))
-            h, _ = self.recv_message()
+            h, payload = self.recv_message()
+        else:
+            payload = b""
         (type_, flags, plen, _, size, _, error, _) = h
         check(type_ == IPC_FETCHER_OPENED, "then OPENED, not %d" % type_)
-        check(plen == 0, "OPENED has no payload")
+        check(plen == 0 or error != 0, "OPENED has no payload when it succeeds")
+        check(plen <= MAX_OPEN_FAILURE_MESSAGE, "a reason of %d bytes" % plen)
+        self.reason = payload.decode("ascii", "replace")
         return size, flags, error
 
     def area_place(self, length):
@@ -511,7 +517,10 @@ def make_http_refused_test(path, expect_errno, expect_log):
             size, flags, err = fx.opened()
             check(err == expect_errno, "OPENED error %d, expected %d" % (err, expect_errno))
             check(fx.wait() == 1, "exit status %s" % fx.status)
-            check(expect_log in fx.stderr(), "log lacks %r: %r" % (expect_log, fx.stderr()))
+            check(expect_log in fx.reason, "the reason it gives lacks %r: %r"
+                  % (expect_log, fx.reason))
+            check("127.0.0.1" not in fx.reason or "redirect" in fx.reason,
+                  "the reason repeats the export's URL: %r" % fx.reason)
     test.__name__ = "http %s: open refused (errno %d)" % (path, expect_errno)
     return test
 
@@ -557,7 +566,7 @@ def t_python_http_server_refused():
             size, flags, err = fx.opened()
             check(err == errno.EIO, "OPENED error %d, expected EIO" % err)
             check(fx.wait() == 1, "exit status %s" % fx.status)
-            check("does not support byte ranges" in fx.stderr(), "log: %r" % fx.stderr())
+            check("does not support byte ranges" in fx.reason, "reason: %r" % fx.reason)
     finally:
         srv.kill()
         srv.wait()
