@@ -195,6 +195,26 @@ take_address (struct transfer *opened)
   return NULL;
 }
 
+/* Why a proxy, Unix socket or HTTP version keeps reads off the direct
+ * path, or NULL.  Direct requests are HTTP/1.1 in origin form to the
+ * address libcurl used: through a proxy they would need the absolute
+ * form and the proxy's credentials (reads through a proxy cost the copy
+ * the direct path saves), and 1.0 or 2 must be spoken as asked. */
+static const char *
+route_not_direct (const struct fetcher_config *cfg)
+{
+  if (cfg->proxy[0] != '\0')
+    return "through a proxy";
+  if (cfg->unix_socket_path[0] != '\0')
+    return "on a Unix socket";
+  switch (cfg->http_version) {
+  case FETCHER_HTTP_NONE: case FETCHER_HTTP_1_1: case FETCHER_HTTP_2TLS:
+    return NULL;              /* HTTP/1.1 on plain http */
+  default:
+    return "http-version= asks for other than HTTP/1.1 on plain http";
+  }
+}
+
 void
 direct_prepare (struct transfer *opened)
 {
@@ -203,6 +223,8 @@ direct_prepare (struct transfer *opened)
   http.direct = false;
   if (!http.range_is_http)
     why = "FTP";
+  else if ((why = route_not_direct (http.f->cfg)) != NULL)
+    ;                           /* said below */
   else if (fetcher_pipe_fd < 0 || fetcher_pipe_read_max == 0)
     why = "no data pipe";
   else if ((why = build_request_head ()) == NULL)

@@ -184,8 +184,13 @@ static const char *
 allowed_protocols (void)
 {
   static char list[sizeof URL_NETWORK_PROTOCOLS + 1];      /* and a last comma */
-  uint32_t p = http.f->cfg->flags & FETCHER_PROTO_ALL;
+  const struct fetcher_config *cfg = http.f->cfg;
+  uint32_t p = cfg->flags & FETCHER_PROTO_ALL;
 
+  /* A proxy or a Unix socket carries HTTP only (supervisor.c refuses
+   * FTP URLs with them): no redirect to FTP either. */
+  if (cfg->proxy[0] != '\0' || cfg->unix_socket_path[0] != '\0')
+    p = (p == 0 ? FETCHER_PROTO_ALL : p) & (FETCHER_PROTO_HTTP | FETCHER_PROTO_HTTPS);
   if (p == 0)
     return URL_NETWORK_PROTOCOLS;
   snprintf (list, sizeof list, "%s%s%s%s",
@@ -193,6 +198,60 @@ allowed_protocols (void)
             (p & FETCHER_PROTO_FTP) ? "ftp," : "", (p & FETCHER_PROTO_FTPS) ? "ftps," : "");
   list[strlen (list) - 1] = '\0';      /* the last comma: p != 0 */
   return list;
+}
+
+/* http-version= as libcurl's CURL_HTTP_VERSION_* (the same order). */
+static long
+curl_http_version (uint32_t v)
+{
+  static const long version[] = {
+    [FETCHER_HTTP_NONE] = CURL_HTTP_VERSION_NONE,
+    [FETCHER_HTTP_1_0] = CURL_HTTP_VERSION_1_0,
+    [FETCHER_HTTP_1_1] = CURL_HTTP_VERSION_1_1,
+    [FETCHER_HTTP_2_0] = CURL_HTTP_VERSION_2_0,
+    [FETCHER_HTTP_2TLS] = CURL_HTTP_VERSION_2TLS,
+    [FETCHER_HTTP_2_PRIOR_KNOWLEDGE] = CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE,
+    [FETCHER_HTTP_3] = CURL_HTTP_VERSION_3,
+    [FETCHER_HTTP_3ONLY] = CURL_HTTP_VERSION_3ONLY,
+  };
+  return version[v];         /* config.c checked v <= FETCHER_HTTP_3ONLY */
+}
+
+/* proxy=, proxy-user=, proxy-password=, unix-socket-path=, http-version=. */
+static int
+transfer_setup_route (CURL *easy)
+{
+  const struct fetcher_config *cfg = http.f->cfg;
+
+  /* "" is no proxy, whatever the environment says (the supervisor gives
+   * children none of its variables anyway): only the one the supervisor
+   * chose, from proxy= or with --proxy-from-env, is used. */
+  SETOPT (easy, CURLOPT_PROXY, cfg->proxy);
+  if (cfg->proxy[0] != '\0') {
+    /* The port the sandbox allows (fetcher.c): libcurl's default for a
+     * proxy URL without one, made explicit. */
+    SETOPT (easy, CURLOPT_PROXYPORT, (long) url_proxy_port (cfg->proxy));
+    if (cfg->proxy_user[0] != '\0')
+      SETOPT (easy, CURLOPT_PROXYUSERNAME, cfg->proxy_user);
+    if (cfg->proxy_password[0] != '\0')
+      SETOPT (easy, CURLOPT_PROXYPASSWORD, cfg->proxy_password);
+    if (cfg->noproxy[0] != '\0')
+      SETOPT (easy, CURLOPT_NOPROXY, cfg->noproxy);
+    /* An https:// proxy is checked with the same CA files and
+     * sslverify= as the web server. */
+    if (cfg->cainfo[0] != '\0')
+      SETOPT (easy, CURLOPT_PROXY_CAINFO, cfg->cainfo);
+    if (cfg->capath[0] != '\0')
+      SETOPT (easy, CURLOPT_PROXY_CAPATH, cfg->capath);
+    if (cfg->flags & FETCHER_INSECURE) {
+      SETOPT (easy, CURLOPT_PROXY_SSL_VERIFYPEER, 0L);
+      SETOPT (easy, CURLOPT_PROXY_SSL_VERIFYHOST, 0L);
+    }
+  }
+  if (cfg->unix_socket_path[0] != '\0')
+    SETOPT (easy, CURLOPT_UNIX_SOCKET_PATH, cfg->unix_socket_path);
+  SETOPT (easy, CURLOPT_HTTP_VERSION, curl_http_version (cfg->http_version));
+  return 0;
 }
 
 /* Options every transfer has, set once per easy handle. */
@@ -267,7 +326,7 @@ transfer_setup (struct transfer *t)
   SETOPT (easy, CURLOPT_HEADERDATA, t);
   SETOPT (easy, CURLOPT_WRITEFUNCTION, write_callback);
   SETOPT (easy, CURLOPT_WRITEDATA, t);
-  return 0;
+  return transfer_setup_route (easy);
 }
 
 /* Switch a handle from opening to range reads of the pinned URL. */

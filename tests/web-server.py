@@ -108,7 +108,8 @@
 # joined by " | "; in a value, backslash and double quote are escaped with
 # a backslash and other bytes outside printable ASCII are written \xHH);
 # conns counts the connections open to this server when the line is
-# written (this one included).  New fields go at the end of the line.
+# written (this one included); via is the Via header a proxy adds
+# (tests/test-proxy.sh).  New fields go at the end of the line.
 #
 # Only the standard library, and only for tests on 127.0.0.1.
 
@@ -246,14 +247,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
             conns = open_connections
         h = self.headers
         log("%s %s range=%s status=%d body_bytes_sent=%d path_total=%d auth=%s"
-            " ua=%s cookie=%s xtest=%s xtest2=%s authz=%s conns=%d" % (
+            " ua=%s cookie=%s xtest=%s xtest2=%s authz=%s conns=%d via=%s" % (
                 self.command, self.path, h.get("Range", "-"),
                 status, sent, total,
                 "yes" if "Authorization" in h else "no",
                 quoted(h.get_all("User-Agent")), quoted(h.get_all("Cookie")),
                 quoted(h.get_all("X-Nbdcurld-Test")),
                 quoted(h.get_all("X-Nbdcurld-Test2")),
-                quoted(h.get_all("Authorization")), conns))
+                quoted(h.get_all("Authorization")), conns,
+                quoted(h.get_all("Via"))))
 
     def reply(self, status, headers=(), body=b""):
         """A complete small response with an exact Content-Length."""
