@@ -382,9 +382,6 @@ refused protocols-unknown 'gopher is none of http, https, ftp and ftps' \
 declare -A later=(
     [cookiefile]=/dev/null [cookiejar]=jar.txt [cookie-script]=/bin/true
     [cookie-script-renew]=60 [header-script]=/bin/true [header-script-renew]=60
-    [http-version]=1.1
-    [proxy]=http://127.0.0.1:3128 [proxy-password]=+pw.txt [proxy-user]=bob
-    [unix-socket-path]=/tmp/none.sock
 )
 for key in "${!later[@]}"; do
     refused "later-$key" "$key.*not supported|not supported.*$key" \
