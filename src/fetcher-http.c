@@ -217,6 +217,18 @@ curl_http_version (uint32_t v)
   return version[v];         /* config.c checked v <= FETCHER_HTTP_3ONLY */
 }
 
+/* libcurl before 8.0.0 (Debian 12 has 7.88.1) breaks a plain-http HTTP/2
+ * connection it reuses, with prior knowledge: the next request on it
+ * fails with "Error in the HTTP2 framing layer" (curl/curl#10634).  Then
+ * each transfer gets a connection of its own, and none is shared
+ * (http_open): slower, but every read works. */
+static bool
+h2c_reuse_broken (void)
+{
+  return http.f->cfg->http_version == FETCHER_HTTP_2_PRIOR_KNOWLEDGE &&
+    curl_version_info (CURLVERSION_NOW)->version_num < 0x080000;
+}
+
 /* proxy=, proxy-user=, proxy-password=, unix-socket-path=, http-version=. */
 static int
 transfer_setup_route (CURL *easy)
@@ -251,6 +263,8 @@ transfer_setup_route (CURL *easy)
   if (cfg->unix_socket_path[0] != '\0')
     SETOPT (easy, CURLOPT_UNIX_SOCKET_PATH, cfg->unix_socket_path);
   SETOPT (easy, CURLOPT_HTTP_VERSION, curl_http_version (cfg->http_version));
+  if (h2c_reuse_broken ())
+    SETOPT (easy, CURLOPT_FORBID_REUSE, 1L);
   return 0;
 }
 
@@ -763,6 +777,13 @@ http_open (struct fetcher *f)
       curl_multi_setopt (http.multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long) n) != CURLM_OK ||
       curl_multi_setopt (http.multi, CURLMOPT_MAXCONNECTS, (long) n) != CURLM_OK)
     fatal ("libcurl: cannot limit connections");
+  if (h2c_reuse_broken ()) {
+    debug ("export \"%s\": libcurl %s cannot reuse HTTP/2 connections made with "
+           "prior knowledge: one connection per transfer", f->export_name,
+           curl_version_info (CURLVERSION_NOW)->version);
+    if (curl_multi_setopt (http.multi, CURLMOPT_PIPELINING, (long) CURLPIPE_NOTHING) != CURLM_OK)
+      fatal ("libcurl: cannot turn multiplexing off");
+  }
 
   http.pool = calloc (n, sizeof *http.pool);
   if (http.pool == NULL)
