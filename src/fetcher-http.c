@@ -165,7 +165,10 @@ curl_message (struct transfer *t, CURLcode rc)
       os_errno <= 0 || strstr (what, strerror ((int) os_errno)) != NULL)
     return what;
   snprintf (t->message, sizeof t->message, "%s (%s%s)", what, strerror ((int) os_errno),
-            os_errno == EACCES ? ": refused by the sandbox" : "");
+            os_errno != EACCES ? ""
+            : http.f->cfg->unix_socket_path[0] != '\0'
+            ? ": the fetcher's user may not write to the socket file"
+            : ": refused by the sandbox");
   return t->message;
 }
 

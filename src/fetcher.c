@@ -484,7 +484,9 @@ fetcher_sandbox (const struct fetcher *f)
   {
     const struct sandbox_spec spec = {
       .role = "fetcher",
-      .rules = fetcher_policy_rules, .nrules = fetcher_policy_nrules,
+      /* unix-socket-path=: sockets of AF_UNIX too (fetcher-unix.policy). */
+      .rules = cfg->unix_socket_path[0] ? fetcher_unix_policy_rules : fetcher_policy_rules,
+      .nrules = cfg->unix_socket_path[0] ? fetcher_unix_policy_nrules : fetcher_policy_nrules,
       .debug = (cfg->flags & FETCHER_SANDBOX_DEBUG) != 0,
       /* Unprivileged already: the supervisor changed to --user. */
       .landlock = true, .paths = paths, .npaths = npaths,
