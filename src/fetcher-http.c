@@ -229,6 +229,7 @@ static bool
 h2c_reuse_broken (void)
 {
   return http.f->cfg->http_version == FETCHER_HTTP_2_PRIOR_KNOWLEDGE &&
+    http.f->kind == URL_HTTP &&
     curl_version_info (CURLVERSION_NOW)->version_num < 0x080000;
 }
 

@@ -172,8 +172,10 @@ url_check_main (void)
       free (payload);
       return EXIT_SUCCESS;
     }
-    if (h.type != IPC_CONFIG_URL || (h.flags & ~URL_CHECK_ALL) != 0)
+    if (h.type != IPC_CONFIG_URL)
       fatal ("configuration: unexpected message type %u", h.type);
+    if ((h.flags & ~URL_CHECK_ALL) != 0)
+      fatal ("configuration: unknown URL check flags 0x%x", h.flags);
     reader_init (&r, payload, h.payload_len);
     if (h.payload_len < 1 || reader_get_string (&r, url, h.payload_len, MAX_URL_LENGTH) == -1)
       fatal ("configuration: bad URL message");
