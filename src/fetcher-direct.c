@@ -233,13 +233,10 @@ direct_prepare (struct transfer *opened)
   const char *why;
 
   http.direct = false;
-  if (!http.range_is_http)
-    why = "FTP";
-  else if ((why = route_not_direct (http.f->cfg)) != NULL)
-    ;                           /* said below */
-  else if (fetcher_pipe_fd < 0 || fetcher_pipe_read_max == 0)
+  why = !http.range_is_http ? "FTP" : route_not_direct (http.f->cfg);
+  if (why == NULL && (fetcher_pipe_fd < 0 || fetcher_pipe_read_max == 0))
     why = "no data pipe";
-  else if ((why = build_request_head ()) == NULL)
+  if (why == NULL && (why = build_request_head ()) == NULL)
     why = take_address (opened);
   if (why != NULL) {
     debug ("export \"%s\": reads go through libcurl (%s)", http.f->export_name, why);

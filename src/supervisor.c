@@ -721,15 +721,15 @@ choose_proxy (struct export_spec *e)
         fatal ("no_proxy is longer than %u bytes", MAX_NOPROXY_LENGTH);
       if (no != NULL && (e->noproxy = strdup (no)) == NULL)
         fatal_errno ("strdup");
-      if (strlen (p) > MAX_URL_LENGTH - sizeof "http://")
-        fatal ("the proxy in the environment is longer than %zu bytes",
-               MAX_URL_LENGTH - sizeof "http://");
     }
   }
   if (p == NULL)
     return;
   if (asprintf (&e->proxy, "%s%s", strstr (p, "://") ? "" : "http://", p) == -1)
     fatal_errno ("asprintf");
+  if (strlen (e->proxy) > MAX_URL_LENGTH)
+    fatal ("export \"%s\": the proxy's URL is longer than %u bytes", e->name,
+           MAX_URL_LENGTH);
 }
 
 /* What export e needs of libcurl, for the URL checker (URL_CHECK_*). */
