@@ -135,10 +135,18 @@ config_send_fetcher (int fd, const struct fetcher_config *c)
     .tls_min = c->tls_min,
     .ciphers_len = (uint32_t) strlen (c->ciphers),
     .tls13_ciphers_len = (uint32_t) strlen (c->tls13_ciphers),
+    .proxy_len = (uint32_t) strlen (c->proxy),
+    .proxy_user_len = (uint32_t) strlen (c->proxy_user),
+    .proxy_password_len = (uint32_t) strlen (c->proxy_password),
+    .noproxy_len = (uint32_t) strlen (c->noproxy),
+    .unix_socket_len = (uint32_t) strlen (c->unix_socket_path),
+    .http_version = c->http_version,
   };
   uint8_t buf[sizeof fw + MAX_URL_LENGTH + 2 * MAX_PATH_LENGTH + NBD_MAX_STRING +
               2 * MAX_SECRET_LENGTH + MAX_EXTRA_HEADER_BYTES + MAX_COOKIE_LENGTH +
-              MAX_USER_AGENT + MAX_RESOLVE_BYTES + 2 * MAX_CIPHER_LIST];
+              MAX_USER_AGENT + MAX_RESOLVE_BYTES + 2 * MAX_CIPHER_LIST +
+              MAX_URL_LENGTH + 2 * MAX_SECRET_LENGTH + MAX_NOPROXY_LENGTH +
+              MAX_UNIX_SOCKET_PATH];
   struct writer w;
   int r;
 
@@ -156,7 +164,12 @@ config_send_fetcher (int fd, const struct fetcher_config *c)
       put_string (&w, c->user_agent) == -1 ||
       put_string (&w, c->resolve) == -1 ||
       put_string (&w, c->ciphers) == -1 ||
-      put_string (&w, c->tls13_ciphers) == -1) {
+      put_string (&w, c->tls13_ciphers) == -1 ||
+      put_string (&w, c->proxy) == -1 ||
+      put_string (&w, c->proxy_user) == -1 ||
+      put_string (&w, c->proxy_password) == -1 ||
+      put_string (&w, c->noproxy) == -1 ||
+      put_string (&w, c->unix_socket_path) == -1) {
     explicit_bzero (buf, sizeof buf);
     errno = E2BIG;
     return -1;
@@ -375,6 +388,16 @@ config_recv_fetcher (int fd, struct fetcher_config *c)
   if (fw.tls_min != 0 && (fw.tls_min < 10 || fw.tls_min > 13))
     fatal ("configuration: bad TLS version %u", fw.tls_min);
   c->tls_min = fw.tls_min;
+  c->proxy = get_string (&r, fw.proxy_len, MAX_URL_LENGTH, "proxy");
+  c->proxy_user = get_string (&r, fw.proxy_user_len, MAX_SECRET_LENGTH, "proxy user");
+  c->proxy_password = get_string (&r, fw.proxy_password_len, MAX_SECRET_LENGTH,
+                                  "proxy password");
+  c->noproxy = get_string (&r, fw.noproxy_len, MAX_NOPROXY_LENGTH, "no_proxy list");
+  c->unix_socket_path = get_string (&r, fw.unix_socket_len, MAX_UNIX_SOCKET_PATH,
+                                    "Unix socket path");
+  if (fw.http_version > FETCHER_HTTP_3ONLY)
+    fatal ("configuration: bad HTTP version %u", fw.http_version);
+  c->http_version = fw.http_version;
   memcpy (c->allow_ports, fw.allow_ports, sizeof c->allow_ports);
   if (reader_end (&r) == -1)
     fatal ("configuration: trailing bytes in fetcher message");

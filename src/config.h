@@ -76,6 +76,14 @@ struct fetcher_config {
   uint32_t tls_min;           /* ssl-version=: 0, 10, 11, 12 or 13 */
   char *ciphers;              /* ssl-cipher-list=, or "" */
   char *tls13_ciphers;        /* tls13-ciphers=, or "" */
+  /* Proxies, HTTP versions and Unix sockets: "" when unset. */
+  char *proxy;                /* proxy= (or --proxy-from-env): may hold
+                                 credentials, never log it raw */
+  char *proxy_user;           /* proxy-user= */
+  char *proxy_password;       /* proxy-password=: never log it */
+  char *noproxy;              /* no_proxy, with --proxy-from-env */
+  char *unix_socket_path;     /* unix-socket-path= */
+  uint32_t http_version;      /* http-version=: FETCHER_HTTP_* */
   uint16_t allow_ports[MAX_ALLOWED_PORTS];  /* --allow-port; 0: unused */
 };
 

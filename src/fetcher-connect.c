@@ -21,7 +21,11 @@
  *              name, so a name that resolves to 127.0.0.1 is caught too.
  *
  * FTP URLs connect to any port (passive data connections go where the
- * server says), so for them only the address rule applies.
+ * server says), so for them only the address rule applies.  A connection
+ * to the proxy (proxy=) passes: the proxy makes the connections the
+ * rules are about (and the fetcher's Landlock rules allow only its port);
+ * hosts no_proxy exempts are reached directly, under the rules.  With
+ * unix-socket-path= every connection is to that one socket.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -209,6 +213,13 @@ fetcher_open_socket (void *clientp, curlsocktype purpose, struct curl_sockaddr *
 
   (void) purpose;
   t->refused[0] = '\0';
+  if (cfg->unix_socket_path[0] != '\0' && a->family == AF_UNIX)
+    return socket (AF_UNIX, a->socktype | SOCK_CLOEXEC, a->protocol);
+  if (cfg->proxy[0] != '\0') {
+    uint16_t proxy[2];
+    if (url_proxy_connect_ports (cfg->proxy, proxy, 2) >= 1 && to_port == proxy[0])
+      return socket (a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+  }
   if (!connect_rules.known) {
     uint16_t unused[4 + MAX_ALLOWED_PORTS];
     bool any;

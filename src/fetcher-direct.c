@@ -49,6 +49,7 @@
 #include <strings.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -166,9 +167,21 @@ build_request_head (void)
 static const char *
 take_address (struct transfer *opened)
 {
+  const char *unix_path = http.f->cfg->unix_socket_path;
   char *ip = NULL;
   long port = 0;
 
+  /* unix-socket-path=: libcurl connected there, whatever the host. */
+  if (unix_path[0] != '\0') {
+    struct sockaddr_un *sun = (struct sockaddr_un *) &direct.addr;
+    memset (&direct.addr, 0, sizeof direct.addr);
+    sun->sun_family = AF_UNIX;
+    /* config.c bounds it by MAX_UNIX_SOCKET_PATH, < sizeof sun_path. */
+    static_assert (MAX_UNIX_SOCKET_PATH < sizeof sun->sun_path, "room for the path");
+    memcpy (sun->sun_path, unix_path, strlen (unix_path));
+    direct.addr_len = sizeof *sun;
+    return NULL;
+  }
   if (curl_easy_getinfo (opened->easy, CURLINFO_PRIMARY_IP, &ip) != CURLE_OK ||
       ip == NULL ||
       curl_easy_getinfo (opened->easy, CURLINFO_PRIMARY_PORT, &port) != CURLE_OK ||
@@ -195,17 +208,35 @@ take_address (struct transfer *opened)
   return NULL;
 }
 
+/* Why a proxy or an HTTP version keeps reads off the direct path, or
+ * NULL.  Direct requests are HTTP/1.1 in origin form to the address
+ * libcurl used (or its unix-socket-path=): through a proxy they would
+ * need the absolute form and the proxy's credentials (reads through a
+ * proxy cost the copy the direct path saves), and 1.0 or 2 must be
+ * spoken as asked. */
+static const char *
+route_not_direct (const struct fetcher_config *cfg)
+{
+  if (cfg->proxy[0] != '\0')
+    return "through a proxy";
+  switch (cfg->http_version) {
+  case FETCHER_HTTP_NONE: case FETCHER_HTTP_1_1: case FETCHER_HTTP_2TLS:
+    return NULL;              /* HTTP/1.1 on plain http */
+  default:
+    return "http-version= asks for other than HTTP/1.1 on plain http";
+  }
+}
+
 void
 direct_prepare (struct transfer *opened)
 {
   const char *why;
 
   http.direct = false;
-  if (!http.range_is_http)
-    why = "FTP";
-  else if (fetcher_pipe_fd < 0 || fetcher_pipe_read_max == 0)
+  why = !http.range_is_http ? "FTP" : route_not_direct (http.f->cfg);
+  if (why == NULL && (fetcher_pipe_fd < 0 || fetcher_pipe_read_max == 0))
     why = "no data pipe";
-  else if ((why = build_request_head ()) == NULL)
+  if (why == NULL && (why = build_request_head ()) == NULL)
     why = take_address (opened);
   if (why != NULL) {
     debug ("export \"%s\": reads go through libcurl (%s)", http.f->export_name, why);

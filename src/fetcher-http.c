@@ -170,7 +170,10 @@ curl_message (struct transfer *t, CURLcode rc)
       os_errno <= 0 || strstr (what, strerror ((int) os_errno)) != NULL)
     return what;
   snprintf (t->message, sizeof t->message, "%s (%s%s)", what, strerror ((int) os_errno),
-            os_errno == EACCES ? ": refused by the sandbox" : "");
+            os_errno != EACCES ? ""
+            : http.f->cfg->unix_socket_path[0] != '\0'
+            ? ": the fetcher's user may not write to the socket file"
+            : ": refused by the sandbox");
   return t->message;
 }
 
@@ -189,8 +192,13 @@ static const char *
 allowed_protocols (void)
 {
   static char list[sizeof URL_NETWORK_PROTOCOLS + 1];      /* and a last comma */
-  uint32_t p = http.f->cfg->flags & FETCHER_PROTO_ALL;
+  const struct fetcher_config *cfg = http.f->cfg;
+  uint32_t p = cfg->flags & FETCHER_PROTO_ALL;
 
+  /* A proxy or a Unix socket carries HTTP only (supervisor.c refuses
+   * FTP URLs with them): no redirect to FTP either. */
+  if (cfg->proxy[0] != '\0' || cfg->unix_socket_path[0] != '\0')
+    p = (p == 0 ? FETCHER_PROTO_ALL : p) & (FETCHER_PROTO_HTTP | FETCHER_PROTO_HTTPS);
   if (p == 0)
     return URL_NETWORK_PROTOCOLS;
   snprintf (list, sizeof list, "%s%s%s%s",
@@ -198,6 +206,75 @@ allowed_protocols (void)
             (p & FETCHER_PROTO_FTP) ? "ftp," : "", (p & FETCHER_PROTO_FTPS) ? "ftps," : "");
   list[strlen (list) - 1] = '\0';      /* the last comma: p != 0 */
   return list;
+}
+
+/* http-version= as libcurl's CURL_HTTP_VERSION_* (the same order). */
+static long
+curl_http_version (uint32_t v)
+{
+  static const long version[] = {
+    [FETCHER_HTTP_NONE] = CURL_HTTP_VERSION_NONE,
+    [FETCHER_HTTP_1_0] = CURL_HTTP_VERSION_1_0,
+    [FETCHER_HTTP_1_1] = CURL_HTTP_VERSION_1_1,
+    [FETCHER_HTTP_2_0] = CURL_HTTP_VERSION_2_0,
+    [FETCHER_HTTP_2TLS] = CURL_HTTP_VERSION_2TLS,
+    [FETCHER_HTTP_2_PRIOR_KNOWLEDGE] = CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE,
+    [FETCHER_HTTP_3] = CURL_HTTP_VERSION_3,
+    [FETCHER_HTTP_3ONLY] = CURL_HTTP_VERSION_3ONLY,
+  };
+  return version[v];         /* config.c checked v <= FETCHER_HTTP_3ONLY */
+}
+
+/* libcurl before 8.0.0 (Debian 12 has 7.88.1) breaks a plain-http HTTP/2
+ * connection it reuses, with prior knowledge: the next request on it
+ * fails with "Error in the HTTP2 framing layer" (curl/curl#10634).  Then
+ * each transfer gets a connection of its own, and none is shared
+ * (http_open): slower, but every read works. */
+static bool
+h2c_reuse_broken (void)
+{
+  return http.f->cfg->http_version == FETCHER_HTTP_2_PRIOR_KNOWLEDGE &&
+    http.f->kind == URL_HTTP &&
+    curl_version_info (CURLVERSION_NOW)->version_num < 0x080000;
+}
+
+/* proxy=, proxy-user=, proxy-password=, unix-socket-path=, http-version=. */
+static int
+transfer_setup_route (CURL *easy)
+{
+  const struct fetcher_config *cfg = http.f->cfg;
+
+  /* "" is no proxy, whatever the environment says (the supervisor gives
+   * children none of its variables anyway): only the one the supervisor
+   * chose, from proxy= or with --proxy-from-env, is used. */
+  SETOPT (easy, CURLOPT_PROXY, cfg->proxy);
+  if (cfg->proxy[0] != '\0') {
+    /* The port the sandbox allows (fetcher.c): libcurl's default for a
+     * proxy URL without one, made explicit. */
+    SETOPT (easy, CURLOPT_PROXYPORT, (long) url_proxy_port (cfg->proxy));
+    if (cfg->proxy_user[0] != '\0')
+      SETOPT (easy, CURLOPT_PROXYUSERNAME, cfg->proxy_user);
+    if (cfg->proxy_password[0] != '\0')
+      SETOPT (easy, CURLOPT_PROXYPASSWORD, cfg->proxy_password);
+    if (cfg->noproxy[0] != '\0')
+      SETOPT (easy, CURLOPT_NOPROXY, cfg->noproxy);
+    /* An https:// proxy is checked with the same CA files and
+     * sslverify= as the web server. */
+    if (cfg->cainfo[0] != '\0')
+      SETOPT (easy, CURLOPT_PROXY_CAINFO, cfg->cainfo);
+    if (cfg->capath[0] != '\0')
+      SETOPT (easy, CURLOPT_PROXY_CAPATH, cfg->capath);
+    if (cfg->flags & FETCHER_INSECURE) {
+      SETOPT (easy, CURLOPT_PROXY_SSL_VERIFYPEER, 0L);
+      SETOPT (easy, CURLOPT_PROXY_SSL_VERIFYHOST, 0L);
+    }
+  }
+  if (cfg->unix_socket_path[0] != '\0')
+    SETOPT (easy, CURLOPT_UNIX_SOCKET_PATH, cfg->unix_socket_path);
+  SETOPT (easy, CURLOPT_HTTP_VERSION, curl_http_version (cfg->http_version));
+  if (h2c_reuse_broken ())
+    SETOPT (easy, CURLOPT_FORBID_REUSE, 1L);
+  return 0;
 }
 
 /* Options every transfer has, set once per easy handle. */
@@ -275,7 +352,7 @@ transfer_setup (struct transfer *t)
   SETOPT (easy, CURLOPT_HEADERDATA, t);
   SETOPT (easy, CURLOPT_WRITEFUNCTION, write_callback);
   SETOPT (easy, CURLOPT_WRITEDATA, t);
-  return 0;
+  return transfer_setup_route (easy);
 }
 
 /* Switch a handle from opening to range reads of the pinned URL. */
@@ -715,6 +792,13 @@ http_open (struct fetcher *f)
       curl_multi_setopt (http.multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long) n) != CURLM_OK ||
       curl_multi_setopt (http.multi, CURLMOPT_MAXCONNECTS, (long) n) != CURLM_OK)
     fatal ("libcurl: cannot limit connections");
+  if (h2c_reuse_broken ()) {
+    debug ("export \"%s\": libcurl %s cannot reuse HTTP/2 connections made with "
+           "prior knowledge: one connection per transfer", f->export_name,
+           curl_version_info (CURLVERSION_NOW)->version);
+    if (curl_multi_setopt (http.multi, CURLMOPT_PIPELINING, (long) CURLPIPE_NOTHING) != CURLM_OK)
+      fatal ("libcurl: cannot turn multiplexing off");
+  }
 
   http.pool = calloc (n, sizeof *http.pool);
   if (http.pool == NULL)

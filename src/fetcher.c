@@ -424,6 +424,37 @@ add_capath_link_dirs (const char *capath, struct sandbox_path *paths, size_t *np
   free (real_capath);
 }
 
+/* The TCP ports of a proxy or a Unix socket (proxy=, unix-socket-path=),
+ * given the URL's nports in ports[] (of room for max).  Through a proxy
+ * only the proxy is connected to, and the URL's ports stay only for the
+ * hosts no_proxy exempts; on a Unix socket, no TCP port at all.  Returns
+ * the new count. */
+static size_t
+proxy_or_socket_ports (const struct fetcher *f, uint16_t *ports, size_t nports, size_t max)
+{
+  const struct fetcher_config *cfg = f->cfg;
+  uint16_t proxy[2];
+  int n, i;
+  size_t j;
+
+  if (cfg->unix_socket_path[0] != '\0')
+    return 0;
+  if (cfg->proxy[0] == '\0')
+    return nports;
+  n = url_proxy_connect_ports (cfg->proxy, proxy, sizeof proxy / sizeof proxy[0]);
+  if (n < 0)
+    fatal ("export \"%s\": cannot find the port of the proxy", f->export_name);
+  if (cfg->noproxy[0] == '\0')
+    nports = 0;
+  for (i = 0; i < n; i++) {
+    for (j = 0; j < nports && ports[j] != proxy[i]; j++)
+      ;
+    if (j == nports && nports < max)
+      ports[nports++] = proxy[i];
+  }
+  return nports;
+}
+
 /* Every layer before the first untrusted byte (see sandbox.h).  What is
  * left: for a network export, the files its libraries read (resolver,
  * CA store, OpenSSL configuration) and TCP connections to the ports its
@@ -455,11 +486,15 @@ fetcher_sandbox (const struct fetcher *f)
     nports = fetcher_connect_ports (cfg, ports, sizeof ports / sizeof ports[0], &any_port);
     if (nports < 0)
       fatal ("export \"%s\": cannot find the port of %s", f->export_name, f->log_url);
+    nports = (int) proxy_or_socket_ports (f, ports, (size_t) nports,
+                                          sizeof ports / sizeof ports[0]);
   }
   {
     const struct sandbox_spec spec = {
       .role = "fetcher",
-      .rules = fetcher_policy_rules, .nrules = fetcher_policy_nrules,
+      /* unix-socket-path=: sockets of AF_UNIX too (fetcher-unix.policy). */
+      .rules = cfg->unix_socket_path[0] ? fetcher_unix_policy_rules : fetcher_policy_rules,
+      .nrules = cfg->unix_socket_path[0] ? fetcher_unix_policy_nrules : fetcher_policy_nrules,
       .debug = (cfg->flags & FETCHER_SANDBOX_DEBUG) != 0,
       /* Unprivileged already: the supervisor changed to --user. */
       .landlock = true, .paths = paths, .npaths = npaths,

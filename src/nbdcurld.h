@@ -131,6 +131,11 @@
 #define MAX_RESOLVE_BYTES         4096u
 /* ssl-cipher-list= and tls13-ciphers= (OpenSSL cipher strings). */
 #define MAX_CIPHER_LIST           1024u
+/* Proxies and Unix sockets (proxy=, --proxy-from-env, unix-socket-path=):
+ * the no_proxy list taken from the environment, and a socket path (the
+ * size of sun_path, less its NUL). */
+#define MAX_NOPROXY_LENGTH        4096u
+#define MAX_UNIX_SOCKET_PATH      107u
 #define MAX_PATH_LENGTH           4096u
 /* Fetcher: directories that the symbolic links in --capath lead into,
  * added to its Landlock rules (fetcher.c); links into more are not
@@ -331,8 +336,9 @@ enum ipc_type {
   IPC_CONFIG_URL_CHECK,    /* to the URL checker, first: flags FETCHER_VERBOSE,
                               FETCHER_SANDBOX_DEBUG; payload 0 */
   IPC_CONFIG_URL,          /* to the URL checker: payload one URL (1 ..
-                              MAX_URL_LENGTH bytes); answered by one
-                              IPC_URL_CHECKED on CHILD_FD_PEER */
+                              MAX_URL_LENGTH bytes), flags URL_CHECK_*;
+                              answered by one IPC_URL_CHECKED on
+                              CHILD_FD_PEER */
 
 
   /* The URL checker's answer, on its CHILD_FD_PEER socket. */
@@ -508,10 +514,27 @@ struct fetcher_config_wire {
                                   13 for TLS 1.0 to 1.3 */
   uint32_t ciphers_len;        /* 0 .. MAX_CIPHER_LIST: ssl-cipher-list= */
   uint32_t tls13_ciphers_len;  /* 0 .. MAX_CIPHER_LIST: tls13-ciphers= */
+  /* Proxies, HTTP versions and Unix sockets. */
+  uint32_t proxy_len;          /* 0 .. MAX_URL_LENGTH: proxy= or from the
+                                  environment, an http:// or https:// URL */
+  uint32_t proxy_user_len;     /* 0 .. MAX_SECRET_LENGTH: proxy-user= */
+  uint32_t proxy_password_len; /* 0 .. MAX_SECRET_LENGTH: proxy-password= */
+  uint32_t noproxy_len;        /* 0 .. MAX_NOPROXY_LENGTH: no_proxy, with
+                                  --proxy-from-env */
+  uint32_t unix_socket_len;    /* 0 .. MAX_UNIX_SOCKET_PATH: unix-socket-path= */
+  uint32_t http_version;       /* http-version=: FETCHER_HTTP_* */
   uint16_t allow_ports[MAX_ALLOWED_PORTS];  /* --allow-port, 0: unused slot */
   /* then the url, cainfo, capath, export name, user, password, headers,
-     cookie, user agent, resolve, ciphers and TLS 1.3 ciphers bytes, in
-     that order */
+     cookie, user agent, resolve, ciphers, TLS 1.3 ciphers, proxy, proxy
+     user, proxy password, no_proxy and Unix socket path bytes, in that
+     order */
+};
+/* http-version=, nbdkit's values in its order (libcurl's CURL_HTTP_VERSION_*):
+ * none leaves libcurl's default (HTTP/2 over TLS when the server offers it). */
+enum {
+  FETCHER_HTTP_NONE, FETCHER_HTTP_1_0, FETCHER_HTTP_1_1, FETCHER_HTTP_2_0,
+  FETCHER_HTTP_2TLS, FETCHER_HTTP_2_PRIOR_KNOWLEDGE, FETCHER_HTTP_3,
+  FETCHER_HTTP_3ONLY,
 };
 #define FETCHER_READONLY    (1u << 0)
 #define FETCHER_VERBOSE     (1u << 1)
@@ -543,6 +566,15 @@ struct url_checked_wire {
   uint32_t reserved;           /* 0 */
   /* then the message, the URL as it may be logged, and the path */
 };
+/* IPC_CONFIG_URL's flags: what the export needs of libcurl (refused
+ * with a message when this libcurl lacks it), or that the URL is a
+ * proxy's (http:// or https://, a host and port and nothing else). */
+#define URL_CHECK_PROXY           (1u << 0)
+#define URL_CHECK_NEEDS_HTTP2     (1u << 1)
+#define URL_CHECK_NEEDS_HTTP3     (1u << 2)
+#define URL_CHECK_NEEDS_UNIX      (1u << 3)
+#define URL_CHECK_ALL             (URL_CHECK_PROXY | URL_CHECK_NEEDS_HTTP2 | \
+                                   URL_CHECK_NEEDS_HTTP3 | URL_CHECK_NEEDS_UNIX)
 #define URL_CHECKED_OK            (1u << 0)  /* a URL nbdcurld serves */
 #define URL_CHECKED_HAS_PASSWORD  (1u << 1)  /* user:password@ inside */
 #define MAX_URL_MESSAGE           255u

@@ -24,7 +24,8 @@ enum {
   OPT_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_STALL_TIMEOUT, OPT_HANDSHAKE_TIMEOUT, OPT_HELP,
   OPT_USER, OPT_GROUP, OPT_SANDBOX_DEBUG, OPT_CLIENT_MEMORY, OPT_MAX_CLIENTS, OPT_AUTH_USER,
   OPT_AUTH_PASSWORD, OPT_TLS, OPT_TLS_CERTIFICATES, OPT_TLS_PSK, OPT_TLS_VERIFY_PEER,
-  OPT_TLS_PRIORITY, OPT_ALLOW, OPT_FILTER, OPT_LOG, OPT_ALLOW_PORT, OPT_ALLOW_LOCAL_REDIRECTS,
+  OPT_TLS_PRIORITY, OPT_ALLOW, OPT_FILTER, OPT_LOG, OPT_PROXY_FROM_ENV, OPT_ALLOW_PORT,
+  OPT_ALLOW_LOCAL_REDIRECTS,
 };
 
 /* "-": other arguments come in order, as option 1 (the URL, and
@@ -68,6 +69,7 @@ static const struct option long_options[] = {
   { "user",              required_argument, NULL, OPT_USER },
   { "group",             required_argument, NULL, OPT_GROUP },
   { "sandbox-debug",     no_argument,       NULL, OPT_SANDBOX_DEBUG },
+  { "proxy-from-env",    no_argument,       NULL, OPT_PROXY_FROM_ENV },
   { "tls",               required_argument, NULL, OPT_TLS },
   { "tls-certificates",  required_argument, NULL, OPT_TLS_CERTIFICATES },
   { "tls-psk",           required_argument, NULL, OPT_TLS_PSK },
@@ -95,9 +97,10 @@ usage (FILE *fp)
 "\n"
 "KEY=VALUE: nbdkit's curl plugin parameters, for the export before them\n"
 "(before any --export: for all): url, cainfo, capath, connections, cookie,\n"
-"followlocation, header, ipresolve, password, protocols, resolve,\n"
-"ssl-cipher-list, ssl-version, sslverify, tcp-keepalive, tcp-nodelay, timeout,\n"
-"tls13-ciphers, user, user-agent.\n"
+"followlocation, header, http-version, ipresolve, password, protocols, proxy,\n"
+"proxy-password, proxy-user, resolve, ssl-cipher-list, ssl-version, sslverify,\n"
+"tcp-keepalive, tcp-nodelay, timeout, tls13-ciphers, unix-socket-path, user,\n"
+"user-agent.\n"
 "\n"
 "Exports:\n"
 "  -e, --exportname NAME     name of the single URL export (default \"\")\n"
@@ -133,6 +136,9 @@ usage (FILE *fp)
 "      --stall-timeout SECS  fail a transfer slower than %u byte/s on average\n"
 "                            over SECS, or without a reply after SECS (default %u)\n"
 "      --handshake-timeout SECS  time a client has to negotiate (default %u)\n"
+"      --proxy-from-env      use the proxy the environment names (http_proxy,\n"
+"                            https_proxy, all_proxy, no_proxy) where proxy= is\n"
+"                            not given; without it they are ignored\n"
 "      --max-clients N       clients served at once (default %u)\n"
 "      --allow-port PORT[,PORT...]  a redirect may lead to these ports too\n"
 "                            (besides the URL's, 80 and 443)\n"
@@ -223,6 +229,7 @@ no_keys (struct fetch_settings *k)
 {
   *k = (struct fetch_settings) {
     .insecure = -1, .no_redirects = -1, .no_nodelay = -1, .no_keepalive = -1,
+    .http_version = -1,
   };
 }
 
@@ -351,11 +358,12 @@ static const char *const known_keys[] = {
   "ipresolve", "password", "protocols", "resolve", "ssl-cipher-list", "ssl-version",
   "sslverify", "tcp-keepalive", "tcp-nodelay", "timeout", "tls13-ciphers", "user",
   "user-agent",
+  /* proxies, HTTP versions, Unix sockets */
+  "http-version", "proxy", "proxy-password", "proxy-user", "unix-socket-path",
 };
 static const char *const later_keys[] = {
   "cookiefile", "cookiejar", "cookie-script", "cookie-script-renew", "header-script",
-  "header-script-renew", "http-version", "proxy",
-  "proxy-password", "proxy-user", "unix-socket-path",
+  "header-script-renew",
 };
 
 /* Is ARG key=value (and not a URL with '=' in its query)?  A key is
@@ -583,6 +591,44 @@ parse_protocols (const char *list)
   return bits;
 }
 
+/* http-version=: nbdkit's names (libcurl's CURL_HTTP_VERSION_*).  Whether
+ * this libcurl speaks HTTP/2 or HTTP/3 is the URL checker's to say
+ * (supervisor.c), as the supervisor has no libcurl. */
+static int
+parse_http_version (const char *v)
+{
+  static const char *const names[] = {
+    [FETCHER_HTTP_NONE] = "none", [FETCHER_HTTP_1_0] = "1.0", [FETCHER_HTTP_1_1] = "1.1",
+    [FETCHER_HTTP_2_0] = "2.0", [FETCHER_HTTP_2TLS] = "2TLS",
+    [FETCHER_HTTP_2_PRIOR_KNOWLEDGE] = "2-prior-knowledge", [FETCHER_HTTP_3] = "3",
+    [FETCHER_HTTP_3ONLY] = "3only",
+  };
+  size_t i;
+
+  for (i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (strcmp (v, names[i]) == 0)
+      return (int) i;
+  usage_error ("http-version= takes none, 1.0, 1.1, 2.0, 2TLS, 2-prior-knowledge, "
+               "3 or 3only, not \"%s\"", v);
+}
+
+/* A proxy= URL: bounded, printable.  Its scheme, host and port are the
+ * URL checker's to judge (supervisor.c); a password in it is refused
+ * there. */
+static const char *
+proxy_url (const char *v)
+{
+  size_t i;
+
+  if (v[0] == '\0' || strlen (v) > MAX_URL_LENGTH)
+    usage_error ("proxy= takes a URL of 1 to %u bytes, as in proxy=http://proxy:3128",
+                 MAX_URL_LENGTH);
+  for (i = 0; v[i]; i++)
+    if ((unsigned char) v[i] <= 0x20 || (unsigned char) v[i] >= 0x7f)
+      usage_error ("proxy=: a space or control character in the URL");
+  return v;
+}
+
 /* KEY=VALUE into k (an export's, or the defaults before any --export). */
 static void
 add_key (struct fetch_settings *k, const char *arg, const char **url)
@@ -630,6 +676,28 @@ add_key (struct fetch_settings *k, const char *arg, const char **url)
       usage_error ("password= takes -, -FD or +FILE, not a password: a command "
                    "line is visible to every local user");
     k->password_source = v;
+  }
+  /* Proxies, HTTP versions and Unix sockets. */
+  else if (strcmp (key, "proxy") == 0)
+    k->proxy = proxy_url (v);
+  else if (strcmp (key, "proxy-user") == 0) {
+    if (v[0] == '\0' || strlen (v) > MAX_SECRET_LENGTH)
+      usage_error ("proxy-user= needs a name of 1 to %u bytes", MAX_SECRET_LENGTH);
+    k->proxy_user = v;
+  }
+  else if (strcmp (key, "proxy-password") == 0) {
+    if (!is_secret_source (v))
+      usage_error ("proxy-password= takes -, -FD or +FILE, not a password: a command "
+                   "line is visible to every local user");
+    k->proxy_password_source = v;
+  }
+  else if (strcmp (key, "http-version") == 0)
+    k->http_version = parse_http_version (v);
+  else if (strcmp (key, "unix-socket-path") == 0) {
+    if (v[0] == '\0' || strlen (v) > MAX_UNIX_SOCKET_PATH)
+      usage_error ("unix-socket-path= takes a path of 1 to %u bytes (the most a "
+                   "Unix socket address holds)", MAX_UNIX_SOCKET_PATH);
+    k->unix_socket_path = v;
   }
   else if (strcmp (key, "cookie") == 0) {
     if (v[0] == '\0')
@@ -700,7 +768,13 @@ merge_keys (struct options *o, const struct fetch_settings *d, struct export_spe
   PICK (user_agent, NULL);
   PICK (connections, o->connections);
   PICK (timeout, o->timeout);
+  PICK (proxy, NULL);
+  PICK (proxy_user, NULL);
+  PICK (proxy_password_source, NULL);
+  PICK (unix_socket_path, NULL);
 #undef PICK
+  if (k->http_version < 0)
+    k->http_version = d->http_version >= 0 ? d->http_version : FETCHER_HTTP_NONE;
   if (!k->ip_version_set)
     k->ip_version = d->ip_version;
   /* An export's resolve= entries come first: libcurl takes the first
@@ -763,6 +837,17 @@ merge_keys (struct options *o, const struct fetch_settings *d, struct export_spe
   if (k->password_source && !k->auth_user)
     usage_error ("export \"%s\": --auth-password (or password=) needs --auth-user "
                  "(or user=): the user name it belongs to", e->name);
+  if (k->proxy_password_source && !k->proxy_user)
+    usage_error ("export \"%s\": proxy-password= needs proxy-user=: the user name "
+                 "it belongs to", e->name);
+  if (k->proxy_user && !k->proxy && !o->proxy_from_env)
+    usage_error ("export \"%s\": proxy-user= is for a proxy: give proxy=URL (or "
+                 "--proxy-from-env)", e->name);
+  /* libcurl ignores every proxy setting on a Unix socket: say so rather
+   * than let a proxy= look as if it were used. */
+  if (k->unix_socket_path && k->proxy)
+    usage_error ("export \"%s\": unix-socket-path= and proxy= cannot be combined "
+                 "(the socket is connected to directly)", e->name);
 }
 
 /* nbdkit's server options that have no long option of ours.  Each is
@@ -932,6 +1017,7 @@ options_parse (int argc, char **argv, struct options *o)
     case 'g':
     case OPT_GROUP: o->group = optarg; break;
     case OPT_SANDBOX_DEBUG: o->sandbox_debug = true; break;
+    case OPT_PROXY_FROM_ENV: o->proxy_from_env = true; break;
     case OPT_TLS:
       if (strcmp (optarg, "off") == 0)
         o->tls = TLS_OFF;

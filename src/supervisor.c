@@ -135,6 +135,14 @@ check_exports (void)
         fatal ("export \"%s\": %s uses a protocol that protocols= does not allow",
                e->name, shown);
     }
+    /* Proxies and Unix sockets carry HTTP: libcurl would send FTP
+     * through an HTTP proxy as HTTP (or not at all through a socket). */
+    if ((e->proxy || e->keys.unix_socket_path) && e->kind != URL_HTTP && e->kind != URL_HTTPS)
+      fatal ("export \"%s\": %s: %s serves http and https URLs only", e->name, shown,
+             e->proxy ? "a proxy" : "unix-socket-path=");
+    if (e->proxy)
+      debug ("export \"%s\": through the proxy %s%s%s", e->name, e->proxy_log_url,
+             e->noproxy ? ", except for no_proxy: " : "", e->noproxy ? e->noproxy : "");
     if (e->has_password && !e->url_from_file)
       notice ("export \"%s\": the URL holds a password, which every local user "
               "can read on the command line: use --auth-user and --auth-password, "
@@ -240,6 +248,14 @@ read_export_secrets (void)
       if (c && p->keys.cookie_source == c)
         e->cookie = p->cookie;
     }
+    for (j = 0; j < i; j++)
+      if (e->keys.proxy_password_source &&
+          opt.exports[j].keys.proxy_password_source == e->keys.proxy_password_source)
+        e->proxy_password = opt.exports[j].proxy_password;
+    if (e->keys.proxy_password_source && e->proxy_password == NULL)
+      e->proxy_password = read_secret_source ("proxy-password=", "proxy password",
+                                              MAX_SECRET_LENGTH,
+                                              e->keys.proxy_password_source);
     if (e->keys.password_source && e->auth_password == NULL) {
       e->auth_password = read_secret_source (
         e->keys.password_source == opt.auth_password_source ? "--auth-password " : "password=",
@@ -300,6 +316,12 @@ make_paths_absolute (void)
     struct fetch_settings *k = &opt.exports[i].keys;
     k->cainfo = absolute_path ("the CA file (cainfo=, --cainfo)", k->cainfo, true);
     k->capath = absolute_path ("the CA directory (capath=, --capath)", k->capath, true);
+    /* The web server's socket may come later: it need not exist yet. */
+    k->unix_socket_path = absolute_path ("unix-socket-path=", k->unix_socket_path, false);
+    if (k->unix_socket_path && strlen (k->unix_socket_path) > MAX_UNIX_SOCKET_PATH)
+      fatal ("unix-socket-path=%s: longer than %u bytes once made absolute (the most "
+             "a Unix socket address holds): give a shorter path", k->unix_socket_path,
+             MAX_UNIX_SOCKET_PATH);
   }
   opt.pidfile = absolute_path ("the pid file", opt.pidfile, false);
   if (opt.unix_path && strcmp (opt.unix_path, "-") != 0)
@@ -660,6 +682,106 @@ take_url_answer (int sock, struct export_spec *e, char message[MAX_URL_MESSAGE +
   return URL_MALFORMED;
 }
 
+/* ---- Proxies (proxy=, --proxy-from-env). ---- */
+
+/* The first of the environment variables names that is set and not
+ * empty, or NULL. */
+static const char *
+first_env (const char *const *names)
+{
+  for (; *names; names++) {
+    const char *v = getenv (*names);
+    if (v && v[0] != '\0')
+      return v;
+  }
+  return NULL;
+}
+
+/* e's proxy: proxy=, or with --proxy-from-env the variable libcurl would
+ * read for the URL's scheme (http_proxy only in lower case: a CGI
+ * program's HTTP_PROXY can come from a request header), then all_proxy;
+ * and no_proxy.  Chosen once here, so that the fetcher, its sandbox and
+ * the log agree on one proxy (libcurl in the fetcher never reads the
+ * environment: child_environment has none of these).  A URL without a
+ * scheme is an http:// proxy, as libcurl reads it. */
+static void
+choose_proxy (struct export_spec *e)
+{
+  static const char *const http_names[] = { "http_proxy", "all_proxy", "ALL_PROXY", NULL };
+  static const char *const https_names[] = { "https_proxy", "HTTPS_PROXY", "all_proxy",
+                                             "ALL_PROXY", NULL };
+  static const char *const ftp_names[] = { "ftp_proxy", "FTP_PROXY", "all_proxy",
+                                           "ALL_PROXY", NULL };
+  static const char *const no_names[] = { "no_proxy", "NO_PROXY", NULL };
+  const char *p = e->keys.proxy;
+
+  if (p == NULL && opt.proxy_from_env && e->kind != URL_FILE) {
+    p = first_env (e->kind == URL_HTTP ? http_names :
+                   e->kind == URL_HTTPS ? https_names : ftp_names);
+    if (p != NULL) {
+      const char *no = first_env (no_names);
+      if (no != NULL && strlen (no) > MAX_NOPROXY_LENGTH)
+        fatal ("no_proxy is longer than %u bytes", MAX_NOPROXY_LENGTH);
+      if (no != NULL && (e->noproxy = strdup (no)) == NULL)
+        fatal_errno ("strdup");
+    }
+  }
+  if (p == NULL)
+    return;
+  if (asprintf (&e->proxy, "%s%s", strstr (p, "://") ? "" : "http://", p) == -1)
+    fatal_errno ("asprintf");
+  if (strlen (e->proxy) > MAX_URL_LENGTH)
+    fatal ("export \"%s\": the proxy's URL is longer than %u bytes", e->name,
+           MAX_URL_LENGTH);
+}
+
+/* What export e needs of libcurl, for the URL checker (URL_CHECK_*). */
+static uint16_t
+url_check_needs (const struct export_spec *e)
+{
+  uint16_t needs = 0;
+
+  switch (e->keys.http_version) {
+  case FETCHER_HTTP_2_0: case FETCHER_HTTP_2TLS: case FETCHER_HTTP_2_PRIOR_KNOWLEDGE:
+    needs |= URL_CHECK_NEEDS_HTTP2;
+    break;
+  case FETCHER_HTTP_3: case FETCHER_HTTP_3ONLY:
+    needs |= URL_CHECK_NEEDS_HTTP3;
+    break;
+  }
+  if (e->keys.unix_socket_path)
+    needs |= URL_CHECK_NEEDS_UNIX;
+  return needs;
+}
+
+/* Have e's proxy checked like its URL (url_parse_proxy in the checker). */
+static enum url_answer
+check_proxy (int config_fd, int sock, struct export_spec *e,
+             char message[MAX_URL_MESSAGE + 1])
+{
+  struct export_spec answered = { .fd = -1 };
+  struct ipc_header u = { .type = IPC_CONFIG_URL, .flags = URL_CHECK_PROXY,
+                          .payload_len = (uint32_t) strlen (e->proxy) };
+  enum url_answer a;
+
+  if (ipc_send (config_fd, &u, e->proxy) == -1)
+    return URL_NO_ANSWER;
+  a = take_url_answer (sock, &answered, message);
+  e->proxy_log_url = answered.log_url;
+  free (answered.file_path);
+  if (a == URL_ACCEPTED && answered.kind != URL_HTTP && answered.kind != URL_HTTPS)
+    return URL_MALFORMED;
+  /* A password on the command line is visible to every local user; from
+   * the environment (--proxy-from-env) it is not, and libcurl takes it. */
+  if (a == URL_ACCEPTED && answered.has_password && e->keys.proxy) {
+    snprintf (message, MAX_URL_MESSAGE + 1, "the proxy URL holds a password, which "
+              "every local user can read on the command line: give proxy-user= and "
+              "proxy-password=");
+    return URL_REFUSED;
+  }
+  return a;
+}
+
 /* Have every export's URL read by libcurl's URL API in the checker,
  * one at a time, before anything else depends on what a URL means. */
 static void
@@ -698,10 +820,24 @@ check_urls (void)
     e = &opt.exports[i];
     /* options.c bounds every URL by MAX_URL_LENGTH; an empty one is
      * refused there too. */
-    u = (struct ipc_header) { .type = IPC_CONFIG_URL,
+    u = (struct ipc_header) { .type = IPC_CONFIG_URL, .flags = url_check_needs (e),
                               .payload_len = (uint32_t) strlen (e->url) };
     answer = ipc_send (pipefd[1], &u, e->url) == -1 ? URL_NO_ANSWER
                                                     : take_url_answer (sock[0], e, message);
+    if (answer == URL_ACCEPTED)
+      choose_proxy (e);
+    if (answer == URL_ACCEPTED && e->proxy) {
+      answer = check_proxy (pipefd[1], sock[0], e, message);
+      if (answer == URL_REFUSED) {
+        /* The message is the proxy's, not the URL's. */
+        char *m = strdup (message);
+        if (m == NULL)
+          fatal_errno ("strdup");
+        snprintf (message, MAX_URL_MESSAGE + 1, "proxy %s: %s",
+                  e->proxy_log_url ? e->proxy_log_url : "(from the environment)", m);
+        free (m);
+      }
+    }
   }
   /* After a refused URL, EOF instead of IPC_CONFIG_END: the checker
    * ends either way; after a malformed answer it is stopped.  It is
@@ -1036,6 +1172,12 @@ fetcher_config_of (const struct export_spec *e, struct fetcher_config *fc)
     .tls_min = e->keys.tls_min,
     .ciphers = (char *) (e->keys.ciphers ? e->keys.ciphers : ""),
     .tls13_ciphers = (char *) (e->keys.tls13_ciphers ? e->keys.tls13_ciphers : ""),
+    .proxy = e->proxy ? e->proxy : (char *) "",
+    .proxy_user = (char *) (e->keys.proxy_user ? e->keys.proxy_user : ""),
+    .proxy_password = e->proxy_password ? e->proxy_password : (char *) "",
+    .noproxy = e->noproxy ? e->noproxy : (char *) "",
+    .unix_socket_path = (char *) (e->keys.unix_socket_path ? e->keys.unix_socket_path : ""),
+    .http_version = (uint32_t) e->keys.http_version,
   };
   memcpy (fc->allow_ports, opt.allow_ports, sizeof fc->allow_ports);
 }

@@ -33,6 +33,12 @@ struct fetch_settings {
   uint32_t protocols;                /* protocols=: FETCHER_PROTO_*, 0: all */
   uint32_t tls_min;                  /* ssl-version=: 10 .. 13, 0: libcurl's */
   const char *ciphers, *tls13_ciphers;  /* ssl-cipher-list=, tls13-ciphers= */
+  /* Proxies, HTTP versions and Unix sockets. */
+  const char *proxy;                 /* proxy=: an http:// or https:// URL */
+  const char *proxy_user;            /* proxy-user= */
+  const char *proxy_password_source; /* proxy-password=: -, -FD or +FILE */
+  const char *unix_socket_path;      /* unix-socket-path= */
+  int http_version;                  /* http-version=: FETCHER_HTTP_*, -1: not given */
 };
 
 struct export_spec {
@@ -52,6 +58,12 @@ struct export_spec {
                                   options merged, what its fetchers get */
   char *auth_password;       /* read from keys.password_source, or NULL */
   char *cookie;              /* read or given by keys.cookie_source, or NULL */
+  /* The proxy: keys.proxy, or with --proxy-from-env the environment's
+   * for the URL's scheme (then no_proxy too); NULL for none. */
+  char *proxy;               /* may hold credentials: log proxy_log_url */
+  char *proxy_log_url;       /* the URL checker's url_for_log */
+  char *noproxy;             /* no_proxy / NO_PROXY, or NULL */
+  char *proxy_password;      /* read from keys.proxy_password_source, or NULL */
 };
 
 /* One --allow rule, for one export or (export == ALL_EXPORTS) all. */
@@ -87,6 +99,7 @@ struct options {
   const char *auth_password_source;  /* --auth-password: -, -FD or +FILE */
   const char *user, *group;  /* --user, --group: children run as these */
   bool sandbox_debug;        /* --sandbox-debug */
+  bool proxy_from_env;       /* --proxy-from-env */
   uint32_t connections;
   uint32_t timeout;
   uint32_t connect_timeout;

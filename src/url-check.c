@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <curl/curl.h>
+
 #include "ipc.h"
 #include "log.h"
 #include "nbdcurld.h"
@@ -39,9 +41,31 @@ void hostile_url_answer (const char *mode, struct ipc_header *h, uint8_t *buf,
                          size_t *len, size_t cap);
 #endif
 
-/* Answer for one URL on CHILD_FD_PEER. */
+/* What the export needs (URL_CHECK_NEEDS_*) that this libcurl was built
+ * without, as a message; or "" when it has it all. */
 static void
-answer (const char *url)
+missing_feature (uint32_t flags, enum url_kind kind, char *message, size_t len)
+{
+  const curl_version_info_data *v = curl_version_info (CURLVERSION_NOW);
+
+  if ((flags & URL_CHECK_NEEDS_HTTP2) && !(v->features & CURL_VERSION_HTTP2))
+    snprintf (message, len, "http-version= asks for HTTP/2, which this libcurl "
+              "(%s) was built without: use http-version=1.1 or none", v->version);
+  else if ((flags & URL_CHECK_NEEDS_HTTP3) && !(v->features & CURL_VERSION_HTTP3))
+    snprintf (message, len, "http-version= asks for HTTP/3, which this libcurl "
+              "(%s) was built without: use http-version=2TLS, 1.1 or none", v->version);
+  else if ((flags & URL_CHECK_NEEDS_UNIX) && !(v->features & CURL_VERSION_UNIX_SOCKETS))
+    snprintf (message, len, "unix-socket-path=: this libcurl (%s) was built "
+              "without Unix socket support", v->version);
+  else if ((flags & URL_CHECK_PROXY) && kind == URL_HTTPS &&
+           !(v->features & CURL_VERSION_HTTPS_PROXY))
+    snprintf (message, len, "this libcurl (%s) cannot talk TLS to a proxy: use an "
+              "http:// proxy", v->version);
+}
+
+/* Answer for one URL (flags: URL_CHECK_*) on CHILD_FD_PEER. */
+static void
+answer (const char *url, uint32_t flags)
 {
   static uint8_t buf[sizeof (struct url_checked_wire) + MAX_URL_MESSAGE +
                      MAX_LOG_URL_LENGTH + MAX_PATH_LENGTH];
@@ -49,12 +73,18 @@ answer (const char *url)
   struct ipc_header h = { .type = IPC_URL_CHECKED };
   char message[MAX_URL_MESSAGE + 1] = "";
   char *shown = url_for_log (url), *path = NULL;
-  enum url_kind kind;
+  enum url_kind kind = URL_HTTP;
   struct writer out;
+  bool parsed;
 
   if (shown == NULL)
     fatal_errno ("malloc");
-  if (url_parse (url, &kind, &path, message, sizeof message) == 0) {
+  parsed = (flags & URL_CHECK_PROXY)
+    ? url_parse_proxy (url, &kind, message, sizeof message) == 0
+    : url_parse (url, &kind, &path, message, sizeof message) == 0;
+  if (parsed)
+    missing_feature (flags, kind, message, sizeof message);
+  if (parsed && message[0] == '\0') {
     if (path != NULL && strlen (path) > MAX_PATH_LENGTH)
       snprintf (message, sizeof message,
                 "the file: URL's path is longer than %u bytes", MAX_PATH_LENGTH);
@@ -144,6 +174,8 @@ url_check_main (void)
     }
     if (h.type != IPC_CONFIG_URL)
       fatal ("configuration: unexpected message type %u", h.type);
+    if ((h.flags & ~URL_CHECK_ALL) != 0)
+      fatal ("configuration: unknown URL check flags 0x%x", h.flags);
     reader_init (&r, payload, h.payload_len);
     if (h.payload_len < 1 || reader_get_string (&r, url, h.payload_len, MAX_URL_LENGTH) == -1)
       fatal ("configuration: bad URL message");
@@ -158,7 +190,7 @@ url_check_main (void)
         sandbox_probe (probe + strlen ("#checker-probe="));
     }
 #endif
-    answer (url);
+    answer (url, h.flags);
     explicit_bzero (url, sizeof url);
   }
 }

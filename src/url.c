@@ -209,3 +209,105 @@ url_connect_ports (const char *url, uint16_t *ports, size_t max, bool *any_port)
   curl_url_cleanup (u);
   return n;
 }
+
+/* ---- Proxies ---- */
+
+int
+url_parse_proxy (const char *proxy, enum url_kind *kind, char *err, size_t errlen)
+{
+  CURLU *u = curl_url ();
+  char *scheme = NULL, *host = NULL, *path = NULL, *part = NULL;
+  int ret = -1;
+
+  if (u == NULL) {
+    snprintf (err, errlen, "out of memory");
+    return -1;
+  }
+  /* CURLU_NON_SUPPORT_SCHEME: a socks5:// proxy is named as such below. */
+  if (strlen (proxy) > MAX_URL_LENGTH ||
+      curl_url_set (u, CURLUPART_URL, proxy, CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK ||
+      curl_url_get (u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK) {
+    snprintf (err, errlen, "the proxy is not a URL nbdcurld can read: give "
+              "http://HOST:PORT or https://HOST:PORT");
+    goto out;
+  }
+  if (strcasecmp (scheme, "http") == 0)
+    *kind = URL_HTTP;
+  else if (strcasecmp (scheme, "https") == 0)
+    *kind = URL_HTTPS;
+  else {
+    snprintf (err, errlen, "proxies of scheme \"%.32s\" are not supported: use an "
+              "http:// or https:// proxy", scheme);
+    goto out;
+  }
+  if (curl_url_get (u, CURLUPART_HOST, &host, 0) != CURLUE_OK || host[0] == '\0') {
+    snprintf (err, errlen, "the proxy URL has no host name");
+    goto out;
+  }
+  /* libcurl ignores the rest: refused, so that nothing looks meant. */
+  if ((curl_url_get (u, CURLUPART_PATH, &path, 0) == CURLUE_OK &&
+       strcmp (path, "/") != 0 && path[0] != '\0') ||
+      curl_url_get (u, CURLUPART_QUERY, &part, 0) == CURLUE_OK) {
+    snprintf (err, errlen, "a proxy URL is http://HOST:PORT or https://HOST:PORT, "
+              "without a path or query");
+    goto out;
+  }
+  if (url_proxy_port (proxy) < 0) {
+    snprintf (err, errlen, "the proxy URL's port is not usable");
+    goto out;
+  }
+  ret = 0;
+ out:
+  curl_free (scheme);
+  curl_free (host);
+  curl_free (path);
+  curl_free (part);
+  curl_url_cleanup (u);
+  return ret;
+}
+
+int
+url_proxy_port (const char *proxy)
+{
+  CURLU *u = curl_url ();
+  char *scheme = NULL, *port = NULL;
+  long p = -1;
+
+  if (u == NULL || curl_url_set (u, CURLUPART_URL, proxy, 0) != CURLUE_OK ||
+      curl_url_get (u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK)
+    goto out;
+  if (curl_url_get (u, CURLUPART_PORT, &port, 0) == CURLUE_OK)
+    p = strtol (port, NULL, 10);
+  else      /* libcurl's defaults for proxies, not the schemes' */
+    p = strcasecmp (scheme, "https") == 0 ? URL_HTTPS_PROXY_PORT : URL_HTTP_PROXY_PORT;
+  if (p < 1 || p > 65535)
+    p = -1;
+ out:
+  curl_free (scheme);
+  curl_free (port);
+  curl_url_cleanup (u);
+  return (int) p;
+}
+
+int
+url_proxy_connect_ports (const char *proxy, uint16_t *ports, size_t max)
+{
+  CURLU *u = curl_url ();
+  char *host = NULL;
+  unsigned char addr[16];
+  int p = url_proxy_port (proxy), n = -1;
+
+  if (u == NULL || max < 2 || p < 0 ||
+      curl_url_set (u, CURLUPART_URL, proxy, 0) != CURLUE_OK ||
+      curl_url_get (u, CURLUPART_HOST, &host, 0) != CURLUE_OK)
+    goto out;
+  n = 0;
+  ports[n++] = (uint16_t) p;
+  /* A host name: DNS over TCP too (url_connect_ports). */
+  if (host[0] != '[' && inet_pton (AF_INET, host, addr) != 1 && p != 53)
+    ports[n++] = 53;
+ out:
+  curl_free (host);
+  curl_url_cleanup (u);
+  return n;
+}

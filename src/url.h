@@ -45,4 +45,25 @@ bool url_same_origin (const char *a, const char *b);
  * parse. */
 int url_connect_ports (const char *url, uint16_t *ports, size_t max, bool *any_port);
 
+/* ---- Proxies (proxy=, --proxy-from-env) ---- */
+
+/* libcurl's ports for a proxy URL without one (CURL_DEFAULT_PROXY_PORT,
+ * CURL_DEFAULT_HTTPS_PROXY_PORT): not the schemes' 80 and 443 for http. */
+#define URL_HTTP_PROXY_PORT  1080
+#define URL_HTTPS_PROXY_PORT 443
+
+/* Check a proxy URL: http:// or https://, a host, an optional port, no
+ * path or query.  Returns 0 and sets *kind (URL_HTTP or URL_HTTPS), or -1
+ * with a message for the user in err. */
+int url_parse_proxy (const char *proxy, enum url_kind *kind, char *err, size_t errlen);
+
+/* The port libcurl connects to for a proxy URL (its own, or the default
+ * above), or -1.  The fetcher sets it as CURLOPT_PROXYPORT and allows it
+ * in its sandbox, so the two cannot disagree. */
+int url_proxy_port (const char *proxy);
+
+/* As url_connect_ports, for a proxy: its port, and 53 when its host is a
+ * name.  Returns the number of ports, or -1. */
+int url_proxy_connect_ports (const char *proxy, uint16_t *ports, size_t max);
+
 #endif

@@ -117,8 +117,10 @@ refused() {
 }
 refused 'header' --export "a=$u/good/a.img" --export "b=$u/good/b.img" heder=x
 refused 'sslverify' sslverfy=false --export "a=$u/good/a.img"
-refused 'proxy.*not supported|not supported.*proxy' \
-    --export "a=$u/good/a.img" proxy=http://127.0.0.1:3128
+refused 'proxy-password=.*\+FILE' \
+    --export "a=$u/good/a.img" proxy=http://127.0.0.1:3128 proxy-user=bob \
+    "proxy-password=$password"
+! grep -qF -- "$password" refused.log || fail "a literal proxy password was echoed"
 refused '\+FILE|-FD|file|descriptor' --export "a=$u/good/a.img" user=alice "password=$password"
 ! grep -qF -- "$password" refused.log || fail "a literal password was echoed"
 refused 'header' --export "a=$u/good/a.img" 'header=no colon'

@@ -43,7 +43,7 @@ WEB_SERVER = os.path.join(HERE, "web-server.py")
 # nbdcurld.h
 HEADER = struct.Struct("=HHIQQIIQ")     # struct ipc_header
 assert HEADER.size == 40
-FETCHER_WIRE = struct.Struct("=19I8H")  # struct fetcher_config_wire
+FETCHER_WIRE = struct.Struct("=25I8H")  # struct fetcher_config_wire
 IPC_CONFIG_FETCHER = 3
 IPC_CONFIG_END = 4
 IPC_FETCHER_OPENED = 32
@@ -87,11 +87,15 @@ def config_bytes(url, flags=0, connections=4, timeout=0, cainfo=""):
     strings = [url.encode(), cainfo.encode(), b"", b"test-export", b"", b"", b"", b"", b"",
                b""]
     ciphers = [b"", b""]
+    # No proxy, proxy user, proxy password, no_proxy or Unix socket;
+    # http-version none.
+    route = [b"", b"", b"", b"", b""]
     wire = FETCHER_WIRE.pack(flags, connections, 30, timeout, 0,
                              *[len(s) for s in strings], 0, 0,
                              *[len(s) for s in ciphers],
+                             *[len(s) for s in route], 0,
                              *[0] * 8)          # allow_ports: none
-    strings += ciphers
+    strings += ciphers + route
     payload = wire + b"".join(strings)
     return (header(IPC_CONFIG_FETCHER, payload_len=len(payload)) + payload
             + header(IPC_CONFIG_END))

@@ -218,8 +218,8 @@ refused misspelt 'sslverify' <<'EOF'
 nbdkit -r curl "$url" sslverfy=false --run 'touch ran'
 EOF
 url=$(url_of proxy)
-refused proxy 'proxy.*not supported|not supported.*proxy' <<'EOF'
-nbdkit -r curl "$url" proxy=http://proxy.example.com:3128 --run 'touch ran'
+refused proxy 'socks5.*not supported|http:// or https:// proxy' <<'EOF'
+nbdkit -r curl "$url" proxy=socks5://proxy.example.com:1080 --run 'touch ran'
 EOF
 url=$(url_of header-script)
 refused header-script 'header-script.*not supported|not supported.*header-script' <<'EOF'

@@ -95,6 +95,12 @@ result(cond_has(fetch, 'socket', 0, 'SCMP_CMP_EQ'),
 fetch_families = {c[3] for r in fetch if r.name == 'socket' and r.errno is None for c in r.conds}
 result(fetch_families <= {'AF_INET', 'AF_INET6'},
        'fetcher.policy: sockets only for AF_INET and AF_INET6', fetch_families)
+# unix-socket-path=: fetcher-unix.policy adds AF_UNIX sockets, nothing else.
+fetch_unix = policy('fetcher-unix')
+result([(r.name, [c[3] for c in r.conds], r.errno) for r in fetch_unix] ==
+       [('socket', ['AF_UNIX'], None)],
+       'fetcher-unix.policy: allows socket(AF_UNIX) and nothing else',
+       [(r.name, r.conds, r.errno) for r in fetch_unix])
 result(cond_has(fetch, 'ioctl', 1, 'SCMP_CMP_EQ'),
        'fetcher.policy: ioctl only for named requests')
 result(cond_has(fetch, 'openat', 2, 'SCMP_CMP_MASKED_EQ'),
@@ -108,7 +114,7 @@ result(cond_has(sup, 'prctl', 0, 'SCMP_CMP_EQ'),
 
 # Every entry has a comment: the line itself, or the comment block above
 # it (a group of entries shares one).
-for role in ('frontend', 'fetcher', 'supervisor', 'sanitizer'):
+for role in ('frontend', 'fetcher', 'fetcher-unix', 'supervisor', 'sanitizer'):
     path = os.path.join(ROOT, 'policy', f'{role}.policy')
     uncommented, seen_comment = [], False
     with open(path) as f:

@@ -41,6 +41,9 @@ static const struct role frontend = { "front-end", frontend_policy_rules, &front
 static const struct role fetcher = { "fetcher", fetcher_policy_rules, &fetcher_policy_nrules };
 static const struct role supervisor = { "supervisor", supervisor_policy_rules, &supervisor_policy_nrules };
 static const struct role keyholder = { "key holder", keyholder_policy_rules, &keyholder_policy_nrules };
+/* A fetcher of an export with unix-socket-path= (fetcher-unix.policy). */
+static const struct role fetcher_unix = { "fetcher (unix-socket-path=)", fetcher_unix_policy_rules,
+                                          &fetcher_unix_policy_nrules };
 
 /* One system call with its arguments. */
 struct call {
@@ -416,7 +419,7 @@ main (void)
   static const struct call ptrace_call = CALL (SYS_ptrace, -1, 0, 0, 0);
   static const struct call execve_call = CALL (SYS_execve, 0, 0, 0);
   static const struct call openat_call = CALL (SYS_openat, AT_FDCWD, 0, O_RDONLY);
-  const struct role *children[] = { &frontend, &fetcher, &keyholder };
+  const struct role *children[] = { &frontend, &fetcher, &fetcher_unix, &keyholder };
   size_t i;
 
   for (i = 0; i < N (children); i++) {
@@ -426,12 +429,15 @@ main (void)
   }
   expect_killed (&frontend, forbidden_frontend, N (forbidden_frontend));
   expect_killed (&fetcher, forbidden_fetcher, N (forbidden_fetcher));
+  expect_killed (&fetcher_unix, forbidden_fetcher, N (forbidden_fetcher));
   expect_killed (&keyholder, forbidden_keyholder, N (forbidden_keyholder));
   expect_killed (&supervisor, forbidden_everywhere, N (forbidden_everywhere));
   expect_x32_killed (&supervisor);
 
   expect_allowed (&frontend, allowed_frontend, N (allowed_frontend));
   expect_allowed (&fetcher, allowed_fetcher, N (allowed_fetcher));
+  expect_allowed (&fetcher_unix, allowed_fetcher, N (allowed_fetcher));
+  expect_allowed (&fetcher_unix, &unix_socket, 1);
   expect_allowed (&keyholder, allowed_keyholder, N (allowed_keyholder));
   expect_allowed (&supervisor, allowed_supervisor, N (allowed_supervisor));
 
@@ -439,6 +445,7 @@ main (void)
   expect_errno (&supervisor, &clone3, ENOSYS);
   expect_errno (&fetcher, &unix_socket, EACCES);
   expect_errno (&fetcher, &netlink_socket, EACCES);
+  expect_errno (&fetcher_unix, &netlink_socket, EACCES);
   check_threads (&fetcher, true);
   check_threads (&frontend, false);
   check_threads (&keyholder, false);

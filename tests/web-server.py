@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # web-server.py: nbdcurld's test web server, correct or misbehaving on demand.
 #
-#   web-server.py [--port N] [--bind ADDR] [--log FILE] [--seed N] DIR
+#   web-server.py [--port N] [--bind ADDR | --unix PATH] [--log FILE] [--seed N] DIR
 #
 # Serves the files in DIR over HTTP/1.1 with keep-alive.  The first path
 # component picks the behaviour, so one server covers every case:
@@ -108,7 +108,8 @@
 # joined by " | "; in a value, backslash and double quote are escaped with
 # a backslash and other bytes outside printable ASCII are written \xHH);
 # conns counts the connections open to this server when the line is
-# written (this one included).  New fields go at the end of the line.
+# written (this one included); via is the Via header a proxy adds
+# (tests/test-proxy.sh), host the Host header (tests/test-unix-socket.sh).  New fields go at the end of the line.
 #
 # Only the standard library, and only for tests on 127.0.0.1.
 
@@ -119,6 +120,7 @@ import os
 import random
 import re
 import socket
+import socketserver
 import sys
 import threading
 import time
@@ -246,14 +248,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
             conns = open_connections
         h = self.headers
         log("%s %s range=%s status=%d body_bytes_sent=%d path_total=%d auth=%s"
-            " ua=%s cookie=%s xtest=%s xtest2=%s authz=%s conns=%d" % (
+            " ua=%s cookie=%s xtest=%s xtest2=%s authz=%s conns=%d via=%s host=%s" % (
                 self.command, self.path, h.get("Range", "-"),
                 status, sent, total,
                 "yes" if "Authorization" in h else "no",
                 quoted(h.get_all("User-Agent")), quoted(h.get_all("Cookie")),
                 quoted(h.get_all("X-Nbdcurld-Test")),
                 quoted(h.get_all("X-Nbdcurld-Test2")),
-                quoted(h.get_all("Authorization")), conns))
+                quoted(h.get_all("Authorization")), conns,
+                quoted(h.get_all("Via")), quoted(h.get_all("Host"))))
 
     def reply(self, status, headers=(), body=b""):
         """A complete small response with an exact Content-Length."""
@@ -714,11 +717,26 @@ class Server(http.server.ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
+class UnixHandler(Handler):
+    disable_nagle_algorithm = False     # no TCP options on a Unix socket
+
+
+class UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    """--unix PATH: the same server on a Unix socket (unix-socket-path=)."""
+    daemon_threads = True
+    request_queue_size = 128
+
+    def handle_error(self, request, client_address):
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
+
+
 def main():
     global log_file
     ap = argparse.ArgumentParser(description="nbdcurld test web server")
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--bind", default="127.0.0.1")
+    ap.add_argument("--unix", help="listen on this Unix socket instead (prints 0)")
     ap.add_argument("--log", help="append one line per request here")
     ap.add_argument("--seed", type=int, default=1,
                     help="seed of the damage /mangle/ does")
@@ -728,9 +746,12 @@ def main():
         log_file = open(args.log, "a", buffering=1)
     mangle_random.seed(args.seed)
 
-    srv = Server((args.bind, args.port), Handler)
+    if args.unix:
+        srv = UnixServer(args.unix, UnixHandler)
+    else:
+        srv = Server((args.bind, args.port), Handler)
     srv.directory = os.path.abspath(args.directory)
-    print(srv.server_address[1], flush=True)
+    print(0 if args.unix else srv.server_address[1], flush=True)
     try:
         srv.serve_forever()
     except KeyboardInterrupt:

@@ -156,14 +156,18 @@ fetcher (void)
   struct fetcher_config a, b;
   char **sa[] = { &a.url, &a.cainfo, &a.capath, &a.export_name, &a.auth_user,
                   &a.auth_password, &a.headers, &a.cookie, &a.user_agent, &a.resolve,
-                  &a.ciphers, &a.tls13_ciphers };
+                  &a.ciphers, &a.tls13_ciphers, &a.proxy, &a.proxy_user,
+                  &a.proxy_password, &a.noproxy, &a.unix_socket_path };
   char **sb[] = { &b.url, &b.cainfo, &b.capath, &b.export_name, &b.auth_user,
                   &b.auth_password, &b.headers, &b.cookie, &b.user_agent, &b.resolve,
-                  &b.ciphers, &b.tls13_ciphers };
+                  &b.ciphers, &b.tls13_ciphers, &b.proxy, &b.proxy_user,
+                  &b.proxy_password, &b.noproxy, &b.unix_socket_path };
   static const size_t max[] = { MAX_URL_LENGTH, MAX_PATH_LENGTH, MAX_PATH_LENGTH,
                                 NBD_MAX_STRING, MAX_SECRET_LENGTH, MAX_SECRET_LENGTH,
                                 MAX_EXTRA_HEADER_BYTES, MAX_COOKIE_LENGTH, MAX_USER_AGENT,
-                                MAX_RESOLVE_BYTES, MAX_CIPHER_LIST, MAX_CIPHER_LIST };
+                                MAX_RESOLVE_BYTES, MAX_CIPHER_LIST, MAX_CIPHER_LIST,
+                                MAX_URL_LENGTH, MAX_SECRET_LENGTH, MAX_SECRET_LENGTH,
+                                MAX_NOPROXY_LENGTH, MAX_UNIX_SOCKET_PATH };
   unsigned i;
 
   if (!read_config (true, &a))
@@ -177,7 +181,8 @@ fetcher (void)
   FUZZ_CHECK (a.flags == b.flags && a.connections == b.connections &&
               a.connect_timeout == b.connect_timeout && a.timeout == b.timeout &&
               a.stall_timeout == b.stall_timeout && a.ip_version == b.ip_version &&
-              a.tls_min == b.tls_min &&
+              a.tls_min == b.tls_min && a.http_version == b.http_version &&
+              a.http_version <= FETCHER_HTTP_3ONLY &&
               memcmp (a.allow_ports, b.allow_ports, sizeof a.allow_ports) == 0,
               "configuration changed in a round trip");
   for (i = 0; i < sizeof sa / sizeof sa[0]; i++) {

@@ -919,6 +919,9 @@ setup (struct fuzz_input *in, struct fetcher *f, struct fetcher_config *cfg)
   cfg->auth_user = (char *) "";
   cfg->headers = cfg->cookie = cfg->user_agent = cfg->resolve = (char *) "";
   cfg->ciphers = cfg->tls13_ciphers = (char *) "";
+  cfg->proxy = cfg->proxy_user = cfg->proxy_password = (char *) "";
+  cfg->noproxy = cfg->unix_socket_path = (char *) "";
+  cfg->http_version = FETCHER_HTTP_NONE;
   f->cfg = cfg;
   f->export_name = "fuzz";
   f->log_url = (char *) "http://127.0.0.1:8080" URL_PATH;

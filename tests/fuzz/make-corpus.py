@@ -145,10 +145,14 @@ def config():
                b'export', b'user', b'secret', b'X-Token: abc\r\n', b'session=1',
                b'nbdkit/1.32', b'example.invalid:80:127.0.0.1\n']
     ciphers = [b'HIGH:!aNULL', b'TLS_AES_128_GCM_SHA256']
+    # proxy, proxy user, proxy password, no_proxy, Unix socket; http-version 1.1
+    route = [b'http://proxy.invalid:3128', b'alice', b'proxy-secret', b'localhost,.internal',
+             b'']
     fw = struct.pack('<5I', 3, 16, 30, 0, 60) + struct.pack('<10I', *map(len, strings)) + \
         struct.pack('<2I', 4, 12) + struct.pack('<2I', *map(len, ciphers)) + \
+        struct.pack('<5I', *map(len, route)) + struct.pack('<I', 2) + \
         struct.pack('<8H', 8080, 8443, 0, 0, 0, 0, 0, 0)
-    strings += ciphers
+    strings += ciphers + route
     yield 'fetcher', b'\x01' + ipc(IPC['CONFIG_FETCHER'], payload=fw + b''.join(strings)) + \
         ipc(IPC['CONFIG_END'])
 
