@@ -55,7 +55,7 @@ read_bounded (const char *path, size_t *len, char *err, size_t errlen)
 {
   int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
   struct stat st;
-  char *buf = NULL;
+  char *buf = NULL, *shrunk;
   size_t have = 0;
 
   if (fd == -1) {
@@ -95,7 +95,9 @@ read_bounded (const char *path, size_t *len, char *err, size_t errlen)
   close (fd);
   buf[have] = '\0';
   *len = have;
-  return buf;
+  /* Kept for the process's life: only what the file holds. */
+  shrunk = realloc (buf, have + 1);
+  return shrunk ? shrunk : buf;
  fail:
   free (buf);
   close (fd);
@@ -220,6 +222,9 @@ parse_line (struct conf_file *f, char *s, size_t len, unsigned line,
   return 0;
 }
 
+/* Every file read, for the process's life (options point into them). */
+static struct conf_file *files_read;
+
 struct conf_file *
 conf_file_read (const char *path, char *err, size_t errlen)
 {
@@ -285,6 +290,8 @@ conf_file_read (const char *path, char *err, size_t errlen)
     }
     f->items[f->nitems++] = item;
   }
+  f->next = files_read;
+  files_read = f;
   return f;
  fail:
   free (f->items);

@@ -30,6 +30,7 @@ struct conf_file {
                               the file are taken from there */
   struct conf_item *items; /* in the file's order */
   size_t nitems;
+  struct conf_file *next;  /* the file read before */
 };
 
 /* Read and split PATH.  The file must be a regular file owned by root or
