@@ -114,6 +114,10 @@
 
 /* Exports on one command line. */
 #define MAX_EXPORTS               64u
+/* A --config file (nbdcurld.conf(5)), and one line of it: room for a
+ * URL or a block of header= bytes with its name. */
+#define MAX_CONFIG_FILE_BYTES     (1024u * 1024)
+#define MAX_CONFIG_LINE           16384u
 /* Longest URL, CA path or other configured string. */
 #define MAX_URL_LENGTH            8192u
 /* Longest --auth-user name and --auth-password password. */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "config-build.h"
+#include "conffile.h"
 #include "log.h"
 #include "secret.h"
 #include "supervisor.h"
@@ -26,6 +27,9 @@ enum {
   OPT_AUTH_PASSWORD, OPT_TLS, OPT_TLS_CERTIFICATES, OPT_TLS_PSK, OPT_TLS_VERIFY_PEER,
   OPT_TLS_PRIORITY, OPT_ALLOW, OPT_FILTER, OPT_LOG, OPT_PROXY_FROM_ENV, OPT_ALLOW_PORT,
   OPT_ALLOW_LOCAL_REDIRECTS,
+  /* --config FILE, and what its [export NAME] sections turn into (never
+   * given on the command line: conf_next makes them). */
+  OPT_CONFIG, OPT_CONF_EXPORT, OPT_CONF_DESCRIPTION,
 };
 
 /* "-": other arguments come in order, as option 1 (the URL, and
@@ -83,6 +87,7 @@ static const struct option long_options[] = {
   { "threads",           required_argument, NULL, 't' },
   { "ipv4-only",         no_argument,       NULL, '4' },
   { "ipv6-only",         no_argument,       NULL, '6' },
+  { "config",            required_argument, NULL, OPT_CONFIG },
   { NULL, 0, NULL, 0 },
 };
 
@@ -103,6 +108,8 @@ usage (FILE *fp)
 "user-agent.\n"
 "\n"
 "Exports:\n"
+"      --config FILE         settings and exports from FILE, as if given\n"
+"                            here (format: nbdcurld.conf(5))\n"
 "  -e, --exportname NAME     name of the single URL export (default \"\")\n"
 "      --export NAME=URL     add an export (repeatable)\n"
 "      --export-ro NAME=URL  add an export served read-only\n"
@@ -175,6 +182,11 @@ usage (FILE *fp)
            DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_MAX_CLIENTS);
 }
 
+/* While a --config file's settings are taken: the file and line of the
+ * one being taken, so that every message about it names them. */
+static const char *conf_where_path;
+static unsigned conf_where_line;
+
 __attribute__((noreturn, format (printf, 1, 2)))
 static void
 usage_error (const char *fmt, ...)
@@ -184,7 +196,11 @@ usage_error (const char *fmt, ...)
   va_start (ap, fmt);
   vsnprintf (msg, sizeof msg, fmt, ap);
   va_end (ap);
-  fprintf (stderr, "nbdcurld: %s\nTry 'nbdcurld --help' for more information.\n", msg);
+  if (conf_where_path)
+    fprintf (stderr, "nbdcurld: %s:%u: %s\nSee nbdcurld.conf(5) for the file's "
+             "format.\n", conf_where_path, conf_where_line, msg);
+  else
+    fprintf (stderr, "nbdcurld: %s\nTry 'nbdcurld --help' for more information.\n", msg);
   exit (EXIT_FAILURE);
 }
 
@@ -268,9 +284,9 @@ add_export (struct options *o, const char *name, const char *url, bool ro)
   return e;
 }
 
-/* --allow RULE, for the export defined last or, before any, for all. */
+/* --allow RULE, for export number `export` or ALL_EXPORTS. */
 static void
-add_access_rule (struct options *o, const char *rule)
+add_access_rule (struct options *o, uint32_t export, const char *rule)
 {
   struct access_spec *a;
   char addr[INET6_ADDRSTRLEN + 1];
@@ -281,7 +297,7 @@ add_access_rule (struct options *o, const char *rule)
     usage_error ("at most %u --allow rules can be given", MAX_ACCESS_RULES);
   a = &o->rules[o->nrules++];
   *a = (struct access_spec) {
-    .export = o->nexports > 0 ? o->nexports - 1 : ALL_EXPORTS, .text = rule,
+    .export = export, .text = rule,
   };
   if (strcmp (rule, "unix") == 0) {
     a->kind = ACCESS_UNIX;
@@ -397,29 +413,44 @@ distance (const char *a, const char *b)
   return prev[lb];
 }
 
+/* The key nearest to word, or (with_options) the key or long option:
+ * a configuration file names both alike. */
+static const char *
+nearest_name (const char *word, bool with_options)
+{
+  const char *best = known_keys[0];
+  size_t i, d = (size_t) -1;
+
+  for (i = 0; i < sizeof known_keys / sizeof known_keys[0]; i++)
+    if (distance (word, known_keys[i]) < d) {
+      d = distance (word, known_keys[i]);
+      best = known_keys[i];
+    }
+  for (i = 0; i < sizeof later_keys / sizeof later_keys[0]; i++)
+    if (distance (word, later_keys[i]) < d) {
+      d = distance (word, later_keys[i]);
+      best = later_keys[i];
+    }
+  for (i = 0; with_options && long_options[i].name; i++)
+    if (distance (word, long_options[i].name) < d) {
+      d = distance (word, long_options[i].name);
+      best = long_options[i].name;
+    }
+  return best;
+}
+
 __attribute__((noreturn))
 static void
 unknown_key (const char *key)
 {
-  const char *best = known_keys[0];
-  size_t i, d = (size_t) -1;
+  size_t i;
 
   for (i = 0; i < sizeof later_keys / sizeof later_keys[0]; i++)
     if (strcmp (key, later_keys[i]) == 0)
       usage_error ("%s= (an nbdkit curl parameter) is not supported by this "
                    "version of nbdcurld; see nbdcurld(8) for the parameters it takes",
                    key);
-  for (i = 0; i < sizeof known_keys / sizeof known_keys[0]; i++)
-    if (distance (key, known_keys[i]) < d) {
-      d = distance (key, known_keys[i]);
-      best = known_keys[i];
-    }
-  for (i = 0; i < sizeof later_keys / sizeof later_keys[0]; i++)
-    if (distance (key, later_keys[i]) < d) {
-      d = distance (key, later_keys[i]);
-      best = later_keys[i];
-    }
-  usage_error ("unknown parameter %s=: did you mean %s=?", key, best);
+  usage_error ("unknown parameter %s=: did you mean %s=?", key, nearest_name (key, false));
 }
 
 static int
@@ -928,12 +959,214 @@ split_assignment (const char *opt, const char *arg, char **name, const char **va
   *value = eq + 1;
 }
 
+/* ---- --config FILE: nbdcurld.conf(5). ----
+ *
+ * conffile.c splits the file into settings and [export NAME] sections;
+ * here each becomes the option code and argument the command line would
+ * give (conf_next), and options_parse's one switch takes it: a setting
+ * is checked by the same code wherever it is written. */
+
+struct conf_reading {
+  struct conf_file *f;        /* NULL: no file being read */
+  size_t next;                /* its next item */
+  bool in_section;            /* past its first [export NAME] */
+  char *export_url;           /* the section's url =, for OPT_CONF_EXPORT */
+  bool export_ro;             /* and whether it says readonly */
+};
+
+/* Secrets: in a file, named by file (+FILE) or descriptor (-FD) only,
+ * never written there (a file is copied, backed up, and shown more
+ * readily than a password is typed).  proxy-password is not taken yet
+ * (unknown_key says so) but is listed here so it never can be written
+ * into a file literally. */
+static const char *const conf_secret_names[] = {
+  "password", "proxy-password", "cookie", "auth-password",
+};
+/* Settings whose value is a path; a relative one is taken from the
+ * file's directory, as are the +FILE of secrets and of url. */
+static const char *const conf_path_names[] = {
+  "cainfo", "capath", "tls-certificates", "tls-psk", "pidfile", "unix",
+  "unix-socket-path",
+};
+
+static bool
+in_list (const char *name, const char *const *list, size_t n)
+{
+  size_t i;
+  for (i = 0; i < n; i++)
+    if (strcmp (name, list[i]) == 0)
+      return true;
+  return false;
+}
+#define IN_LIST(name, list) in_list (name, list, sizeof list / sizeof list[0])
+
+/* dir/path, or path when it is absolute: kept for the process's life. */
+static char *
+conf_relative (const struct conf_reading *cr, const char *prefix, const char *path)
+{
+  char *abs;
+
+  if (path[0] == '/')
+    return NULL;
+  if (asprintf (&abs, "%s%s/%s", prefix, cr->f->dir, path) == -1)
+    fatal_errno ("asprintf");
+  return abs;
+}
+
+/* A setting's value as the command line would give it. */
+static char *
+conf_value (const struct conf_reading *cr, const char *name, char *v)
+{
+  char *abs = NULL;
+
+  if (IN_LIST (name, conf_secret_names)) {
+    if (!((v[0] == '+' && v[1] != '\0') ||
+          (v[0] == '-' && v[1] != '\0' && strspn (v + 1, "0123456789") == strlen (v + 1))))
+      usage_error ("%s: a configuration file names a secret by the file it is in "
+                   "(%s = +FILE) or a descriptor (%s = -FD), never the secret itself",
+                   name, name, name);
+  }
+  if ((IN_LIST (name, conf_secret_names) || strcmp (name, "url") == 0) && v[0] == '+')
+    abs = conf_relative (cr, "+", v + 1);
+  else if (IN_LIST (name, conf_path_names) && v[0] != '\0' &&
+           !(strcmp (name, "unix") == 0 && strcmp (v, "-") == 0))
+    abs = conf_relative (cr, "", v);
+  return abs ? abs : v;
+}
+
+static bool
+conf_is_readonly (const char *name)
+{
+  return strcmp (name, "readonly") == 0 || strcmp (name, "read-only") == 0;
+}
+
+/* [export NAME]: its url and readonly lines are taken now, wherever they
+ * are in the section, so that the export exists before its other lines
+ * give it keys. */
+static int
+conf_section (struct conf_reading *cr, const struct conf_item *section)
+{
+  size_t i;
+  unsigned url_line = 0;
+
+  cr->in_section = true;
+  cr->export_url = NULL;
+  cr->export_ro = false;
+  for (i = cr->next; i < cr->f->nitems && cr->f->items[i].kind == CONF_SETTING; i++) {
+    const struct conf_item *it = &cr->f->items[i];
+    conf_where_line = it->line;
+    if (strcmp (it->name, "url") == 0) {
+      if (cr->export_url)
+        usage_error ("a second url for export \"%s\" (the first is on line %u)",
+                     section->name, url_line);
+      if (it->value == NULL || it->value[0] == '\0')
+        usage_error ("url needs a value: url = URL");
+      cr->export_url = conf_value (cr, "url", it->value);
+      url_line = it->line;
+    }
+    else if (conf_is_readonly (it->name)) {
+      if (it->value)
+        usage_error ("%s takes no value: write %s alone", it->name, it->name);
+      cr->export_ro = true;
+    }
+  }
+  conf_where_line = section->line;
+  if (cr->export_url == NULL)
+    usage_error ("[export %s] has no url = URL line", section->name);
+  optarg = section->name;
+  return OPT_CONF_EXPORT;
+}
+
+/* One NAME = VALUE (or NAME) line. */
+static int
+conf_setting (struct conf_reading *cr, const struct conf_item *it)
+{
+  const char *name = it->name;
+  size_t i;
+
+  /* A key before an option of the same name (user, connections, timeout,
+   * cainfo, capath): the file is mostly about exports, and keys are what
+   * an export takes. */
+  if (IN_LIST (name, known_keys) || IN_LIST (name, later_keys)) {
+    char *kv;
+    if (it->value == NULL)
+      usage_error ("%s needs a value: %s = VALUE", name, name);
+    if (asprintf (&kv, "%s=%s", name, conf_value (cr, name, it->value)) == -1)
+      fatal_errno ("asprintf");
+    optarg = kv;
+    return 1;
+  }
+  if (cr->in_section && strcmp (name, "description") == 0) {
+    if (it->value == NULL)
+      usage_error ("description needs a value: description = TEXT");
+    optarg = it->value;
+    return OPT_CONF_DESCRIPTION;
+  }
+  if (strcmp (name, "config") == 0)
+    usage_error ("config: a configuration file cannot name another; give each "
+                 "with its own --config");
+  if (strcmp (name, "export") == 0 || strcmp (name, "export-ro") == 0)
+    usage_error ("%s: in a configuration file an export is a section: "
+                 "[export NAME] and then url = URL%s", name,
+                 name[6] ? " and readonly" : "");
+  if (strcmp (name, "group") == 0)
+    usage_error ("group: whom nbdcurld runs as (--user, --group) is given on the "
+                 "command line; in this file user is the web server's user name (user=)");
+  if (strcmp (name, "help") == 0 || strcmp (name, "version") == 0)
+    usage_error ("%s: not a setting", name);
+  for (i = 0; long_options[i].name; i++)
+    if (strcmp (name, long_options[i].name) == 0)
+      break;
+  if (long_options[i].name == NULL)
+    usage_error ("unknown setting %s: did you mean %s?", name, nearest_name (name, true));
+  if (cr->in_section && strcmp (name, "allow") != 0)
+    usage_error ("%s applies to every export, not to one: put it before the first "
+                 "[export] section", name);
+  if (long_options[i].has_arg == no_argument) {
+    if (it->value)
+      usage_error ("%s takes no value: write %s alone", name, name);
+    optarg = NULL;
+  }
+  else {
+    if (it->value == NULL)
+      usage_error ("%s needs a value: %s = VALUE", name, name);
+    optarg = conf_value (cr, name, it->value);
+  }
+  return long_options[i].val;
+}
+
+/* The next setting of the file being read, as an option code with its
+ * argument in optarg (where the switch in options_parse finds getopt's),
+ * or 0 at its end. */
+static int
+conf_next (struct conf_reading *cr)
+{
+  while (cr->next < cr->f->nitems) {
+    const struct conf_item *it = &cr->f->items[cr->next++];
+    conf_where_line = it->line;
+    if (it->kind == CONF_SECTION)
+      return conf_section (cr, it);
+    /* Taken with the section's header. */
+    if (cr->in_section && (strcmp (it->name, "url") == 0 || conf_is_readonly (it->name)))
+      continue;
+    return conf_setting (cr, it);
+  }
+  conf_where_path = NULL;
+  return 0;
+}
+
 void
 options_parse (int argc, char **argv, struct options *o)
 {
   const char *exportname = NULL, *url = NULL;
   struct fetch_settings defaults;
-  bool exports_given = false;
+  /* Where keys and --allow go: the export defined last, or (before any)
+   * all.  A --config file's own part before its first section is for
+   * all, each section for its export, and after the file the command
+   * line goes on as if the file's exports were not there. */
+  uint32_t scope = ALL_EXPORTS, scope_before_conf = ALL_EXPORTS;
+  struct conf_reading conf = { .f = NULL };
+  const char *url_conf_path = NULL;
   struct { char *name; const char *text; } descriptions[MAX_EXPORTS];
   unsigned ndescriptions = 0, i, j;
   int c;
@@ -947,17 +1180,30 @@ options_parse (int argc, char **argv, struct options *o)
   o->max_clients = DEFAULT_MAX_CLIENTS;
   no_keys (&defaults);
 
-  while ((c = getopt_long (argc, argv, short_options, long_options, NULL)) != -1) {
+  for (;;) {
     char *name;
     const char *value;
+
+    if (conf.f) {
+      c = conf_next (&conf);
+      if (c == 0) {                     /* the end of the file */
+        conf.f = NULL;
+        scope = scope_before_conf;
+        continue;
+      }
+    }
+    else if ((c = getopt_long (argc, argv, short_options, long_options, NULL)) == -1)
+      break;
 
     switch (c) {
     case 1:                             /* the URL, or KEY=VALUE */
       if (is_key_value (optarg)) {
         const char *was = url;
-        add_key (exports_given ? &o->exports[o->nexports - 1].keys : &defaults, optarg, &url);
-        if (url != was && exports_given)
+        add_key (scope == ALL_EXPORTS ? &defaults : &o->exports[scope].keys, optarg, &url);
+        if (url != was && scope != ALL_EXPORTS)
           usage_error ("url= after --export: the export's URL is given there");
+        if (url != was)
+          url_conf_path = conf_where_path;
       }
       else if (url)
         usage_error ("unexpected argument \"%s\": to serve several URLs use "
@@ -971,7 +1217,35 @@ options_parse (int argc, char **argv, struct options *o)
       split_assignment (c == OPT_EXPORT ? "--export" : "--export-ro", optarg, &name, &value);
       add_export (o, name, value, c == OPT_EXPORT_RO);
       free (name);
-      exports_given = true;
+      scope = o->nexports - 1;
+      break;
+    case OPT_CONFIG: {
+      char err[1024];
+      /* Read now, before nbdcurld may change directory; its relative
+       * paths are made absolute as they are taken. */
+      conf.f = conf_file_read (optarg, err, sizeof err);
+      if (conf.f == NULL) {
+        fprintf (stderr, "nbdcurld: %s\nSee nbdcurld.conf(5) for the file's format.\n", err);
+        exit (EXIT_FAILURE);
+      }
+      conf.next = 0;
+      conf.in_section = false;
+      conf_where_path = optarg;
+      scope_before_conf = scope;
+      scope = ALL_EXPORTS;
+      break;
+    }
+    case OPT_CONF_EXPORT:
+      add_export (o, optarg, conf.export_url, conf.export_ro)->conf_path = conf_where_path;
+      scope = o->nexports - 1;
+      break;
+    case OPT_CONF_DESCRIPTION:
+      if (ndescriptions >= MAX_EXPORTS)
+        usage_error ("too many descriptions");
+      descriptions[ndescriptions].name = strdup (o->exports[scope].name);
+      if (descriptions[ndescriptions].name == NULL)
+        fatal_errno ("strdup");
+      descriptions[ndescriptions++].text = optarg;
       break;
     case OPT_DESCRIPTION:
       if (ndescriptions >= MAX_EXPORTS)
@@ -1032,7 +1306,7 @@ options_parse (int argc, char **argv, struct options *o)
     case OPT_TLS_PSK: o->tls_psk = optarg; break;
     case OPT_TLS_VERIFY_PEER: o->tls_verify_peer = true; break;
     case OPT_TLS_PRIORITY: o->tls_priority = optarg; break;
-    case OPT_ALLOW: add_access_rule (o, optarg); break;
+    case OPT_ALLOW: add_access_rule (o, scope, optarg); break;
     case OPT_CONNECTIONS:
       o->connections = parse_uint ("--connections", optarg, 1, MAX_CONNECTIONS);
       break;
@@ -1082,7 +1356,7 @@ options_parse (int argc, char **argv, struct options *o)
   if (url) {
     if (o->nexports > 0)
       usage_error ("give either one URL or --export options, not both");
-    add_export (o, exportname ? exportname : "", url, false);
+    add_export (o, exportname ? exportname : "", url, false)->conf_path = url_conf_path;
   }
   else if (exportname)
     usage_error ("-e names the single URL export; with --export the name is given there");

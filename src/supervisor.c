@@ -143,6 +143,10 @@ check_exports (void)
     if (e->proxy)
       debug ("export \"%s\": through the proxy %s%s%s", e->name, e->proxy_log_url,
              e->noproxy ? ", except for no_proxy: " : "", e->noproxy ? e->noproxy : "");
+    /* A configuration file names secrets by file only (nbdcurld.conf(5)). */
+    if (e->has_password && !e->url_from_file && e->conf_path)
+      fatal ("export \"%s\": the URL in %s holds a password: give the URL as "
+             "url = +FILE, or user = NAME and password = +FILE", e->name, e->conf_path);
     if (e->has_password && !e->url_from_file)
       notice ("export \"%s\": the URL holds a password, which every local user "
               "can read on the command line: use --auth-user and --auth-password, "

@@ -47,6 +47,7 @@ struct export_spec {
   char *log_url;             /* the URL checker's url_for_log (url-check.c) */
   bool has_password;         /* user:password@ in the URL */
   bool url_from_file;        /* given as +FILE, not on the command line */
+  const char *conf_path;     /* the --config file that gave the URL, or NULL */
   char *description;         /* "" when none */
   bool readonly;             /* -r, --export-ro, or a protocol that cannot write */
   enum url_kind kind;

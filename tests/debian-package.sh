@@ -41,6 +41,7 @@ deb=$(ls "$work"/nbdcurld_*.deb)
 status=0
 contents=$(dpkg-deb -c "$deb" | awk '{ print $6 }')
 for f in ./usr/sbin/nbdcurld ./usr/share/man/man8/nbdcurld.8.gz \
+         ./usr/share/man/man5/nbdcurld.conf.5.gz \
          ./lib/systemd/system/nbdcurld.service ./lib/systemd/system/nbdcurld.socket; do
     grep -qx "$f" <<< "$contents" || { echo "debian-package: $f is not in the package" >&2; status=1; }
 done
