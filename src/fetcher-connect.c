@@ -147,23 +147,26 @@ fetcher_connect_ports (const struct fetcher_config *cfg, uint16_t *ports, size_t
 static bool
 address_is_local (const struct sockaddr *sa, char *text, size_t text_size)
 {
+  /* Copied out: libcurl's sockaddr is not aligned for the cast. */
+  struct sockaddr_in sin;
+  struct sockaddr_in6 sin6;
   const uint8_t *b;
 
   if (sa->sa_family == AF_INET) {
-    const struct sockaddr_in *sin = (const struct sockaddr_in *) sa;
-    inet_ntop (AF_INET, &sin->sin_addr, text, (socklen_t) text_size);
-    b = (const uint8_t *) &sin->sin_addr;
+    memcpy (&sin, sa, sizeof sin);
+    inet_ntop (AF_INET, &sin.sin_addr, text, (socklen_t) text_size);
+    b = (const uint8_t *) &sin.sin_addr;
   }
   else if (sa->sa_family == AF_INET6) {
-    const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *) sa;
-    inet_ntop (AF_INET6, &sin6->sin6_addr, text, (socklen_t) text_size);
-    if (IN6_IS_ADDR_LOOPBACK (&sin6->sin6_addr) ||
-        IN6_IS_ADDR_LINKLOCAL (&sin6->sin6_addr) ||
-        IN6_IS_ADDR_UNSPECIFIED (&sin6->sin6_addr))
+    memcpy (&sin6, sa, sizeof sin6);
+    inet_ntop (AF_INET6, &sin6.sin6_addr, text, (socklen_t) text_size);
+    if (IN6_IS_ADDR_LOOPBACK (&sin6.sin6_addr) ||
+        IN6_IS_ADDR_LINKLOCAL (&sin6.sin6_addr) ||
+        IN6_IS_ADDR_UNSPECIFIED (&sin6.sin6_addr))
       return true;
-    if (!IN6_IS_ADDR_V4MAPPED (&sin6->sin6_addr))
+    if (!IN6_IS_ADDR_V4MAPPED (&sin6.sin6_addr))
       return false;
-    b = (const uint8_t *) &sin6->sin6_addr + 12;
+    b = (const uint8_t *) &sin6.sin6_addr + 12;
   }
   else {
     snprintf (text, text_size, "(family %d)", sa->sa_family);
@@ -175,10 +178,17 @@ address_is_local (const struct sockaddr *sa, char *text, size_t text_size)
 static uint16_t
 address_port (const struct sockaddr *sa)
 {
-  if (sa->sa_family == AF_INET)
-    return ntohs (((const struct sockaddr_in *) sa)->sin_port);
-  if (sa->sa_family == AF_INET6)
-    return ntohs (((const struct sockaddr_in6 *) sa)->sin6_port);
+  struct sockaddr_in sin;
+  struct sockaddr_in6 sin6;
+
+  if (sa->sa_family == AF_INET) {
+    memcpy (&sin, sa, sizeof sin);
+    return ntohs (sin.sin_port);
+  }
+  if (sa->sa_family == AF_INET6) {
+    memcpy (&sin6, sa, sizeof sin6);
+    return ntohs (sin6.sin6_port);
+  }
   return 0;
 }
 

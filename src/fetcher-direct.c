@@ -439,6 +439,8 @@ start_request (struct transfer *t)
   memcpy (t->request + head_len, range, (size_t) n);
   t->request_len = head_len + (size_t) n;
   t->request_sent = 0;
+  if (fetcher_tracing ())
+    fetcher_trace_block ('>', t->request, t->request_len);
   t->head_len = t->body_pos = t->head_scanned = 0;
   reply_begin (t);              /* nothing of an earlier attempt counts */
 }
@@ -847,6 +849,8 @@ step (struct transfer *t)
     case DIRECT_HEADERS: {
       size_t end = header_section_end (t);
       if (end > 0) {
+        if (fetcher_tracing ())
+          fetcher_trace_block ('<', (const char *) t->head, end);
         if (!headers_done (t, end))
           return;
         if (t->dstate == DIRECT_QUEUED)

@@ -291,6 +291,10 @@ transfer_setup (struct transfer *t)
   SETOPT (easy, CURLOPT_FOLLOWLOCATION, 0L);
   SETOPT (easy, CURLOPT_MAXREDIRS, (long) MAX_REDIRECTS);
   SETOPT (easy, CURLOPT_NOSIGNAL, 1L);
+  if (fetcher_tracing ()) {
+    SETOPT (easy, CURLOPT_DEBUGFUNCTION, fetcher_curl_trace);
+    SETOPT (easy, CURLOPT_VERBOSE, 1L);
+  }
   /* Every connection passes the redirect rules (fetcher-connect.c). */
   SETOPT (easy, CURLOPT_OPENSOCKETFUNCTION, fetcher_open_socket);
   SETOPT (easy, CURLOPT_OPENSOCKETDATA, t);

@@ -149,6 +149,18 @@ struct fetcher_request queue_pop (void);
 curl_socket_t fetcher_open_socket (void *clientp, curlsocktype purpose,
                                    struct curl_sockaddr *address);
 
+/* fetcher-trace.c: -D curl.verbose=1 (FETCHER_CURL_VERBOSE).  libcurl's
+ * CURLOPT_DEBUGFUNCTION; and the lines of a header section (a request's,
+ * kind '>', or a reply's, '<') or of text ('*'), masked and logged. */
+int fetcher_curl_trace (CURL *easy, curl_infotype type, char *data, size_t size,
+                        void *userp);
+void fetcher_trace_block (char kind, const char *data, size_t size);
+static inline bool
+fetcher_tracing (void)
+{
+  return (http.f->cfg->flags & FETCHER_CURL_VERBOSE) != 0;
+}
+
 /* fetcher-direct.c */
 /* After a successful open: can reads go direct (plain http, the data
  * pipe, no credentials)?  Sets http.direct and prepares the requests. */

@@ -176,6 +176,15 @@ notice (const char *fmt, ...)
 }
 
 void
+log_trace (const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  log_line ("trace: ", 0, fmt, ap);
+  va_end (ap);
+}
+
+void
 debug (const char *fmt, ...)
 {
   va_list ap;

@@ -31,5 +31,9 @@ void warn (const char *fmt, ...) PRINTF_LIKE (1, 2);
 void warn_errno (const char *fmt, ...) PRINTF_LIKE (1, 2);
 void notice (const char *fmt, ...) PRINTF_LIKE (1, 2);
 void debug (const char *fmt, ...) PRINTF_LIKE (1, 2);
+/* -D curl.verbose=1 (fetcher-trace.c): a line of a web conversation,
+ * already masked; written whatever -v says, without the rate limit (the
+ * operator asked for every line). */
+void log_trace (const char *fmt, ...) PRINTF_LIKE (1, 2);
 
 #endif

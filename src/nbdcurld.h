@@ -557,6 +557,9 @@ enum {
 /* --allow-local-redirects: a redirect from a URL whose host is not on
  * this machine may lead to a loopback or link-local address. */
 #define FETCHER_ALLOW_LOCAL_REDIRECTS (1u << 12)
+/* -D curl.verbose=1: trace each web conversation, secrets masked
+ * (fetcher-trace.c). */
+#define FETCHER_CURL_VERBOSE (1u << 13)
 #define FETCHER_PROTO_ALL   (FETCHER_PROTO_HTTP | FETCHER_PROTO_HTTPS | \
                              FETCHER_PROTO_FTP | FETCHER_PROTO_FTPS)
 

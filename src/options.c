@@ -169,7 +169,7 @@ usage (FILE *fp)
 "  -t, --threads N           taken, and ignored: every client has a fetcher\n"
 "      --filter NAME         multi-conn taken (built in); the others refused\n"
 "      --log stderr|null     where log lines go (stderr, the default, or nowhere)\n"
-"  -D curl.verbose=1         refused: use -v\n"
+"  -D curl.verbose=1         trace each web conversation, secrets masked\n"
 "Diagnostics:\n"
 "  -v, --verbose             debug messages\n"
 "  -V, --version             print the version\n"
@@ -900,8 +900,15 @@ nbdkit_option (struct options *o, int c, const char *arg)
     parse_uint ("-t (threads)", arg, 1, 1024);
     break;
   case 'D':
-    usage_error ("-D %s: nbdkit's debug flags do not apply; -v prints nbdcurld's "
-                 "debug messages", arg);
+    /* nbdkit's curl.verbose=1: libcurl's conversation in the log, here
+     * with secrets masked (fetcher-trace.c). */
+    if (strncmp (arg, "curl.verbose=", 13) == 0) {
+      o->curl_verbose = parse_uint ("-D curl.verbose", arg + 13, 0, UINT32_MAX) != 0;
+      break;
+    }
+    usage_error ("-D %s: of nbdkit's debug flags only curl.verbose=1 applies (a "
+                 "trace of each web conversation, secrets masked); -v prints "
+                 "nbdcurld's debug messages", arg);
   case OPT_FILTER:
     if (strcmp (arg, "multi-conn") == 0)
       break;          /* built in: advertised when every export is read-only */

@@ -1156,6 +1156,7 @@ fetcher_config_of (const struct export_spec *e, struct fetcher_config *fc)
              (e->keys.no_keepalive > 0 ? FETCHER_NO_KEEPALIVE : 0) |
              e->keys.protocols |
              (opt.allow_local_redirects ? FETCHER_ALLOW_LOCAL_REDIRECTS : 0) |
+             (opt.curl_verbose ? FETCHER_CURL_VERBOSE : 0) |
              (opt.sandbox_debug ? FETCHER_SANDBOX_DEBUG : 0) |
              (data_pipe_usable ? FETCHER_DATA_PIPE : 0),
     .connections = e->keys.connections,

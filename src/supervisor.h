@@ -118,6 +118,7 @@ struct options {
   uint16_t allow_ports[MAX_ALLOWED_PORTS];  /* --allow-port */
   unsigned nallow_ports;
   bool allow_local_redirects;     /* --allow-local-redirects */
+  bool curl_verbose;              /* -D curl.verbose=1 */
 };
 
 /* Parse argv into o; prints a message and exits 1 on any usage error,

@@ -62,6 +62,7 @@ LOG_FUNCTION (warn, )
 LOG_FUNCTION (warn_errno, )
 LOG_FUNCTION (notice, )
 LOG_FUNCTION (debug, )
+LOG_FUNCTION (log_trace, )
 
 /* ---- Input helpers (fuzz.h). ---- */
 
