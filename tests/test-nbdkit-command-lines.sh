@@ -165,6 +165,18 @@ url=$(url_of server-options)
 ok server-options <<'EOF'
 nbdkit -t 16 --filter=multi-conn --log=stderr -r curl "$url" --run 'nbdinfo --can multi-conn "$uri" && nbdcopy "$uri" out.img'
 EOF
+# nbdkit's libcurl trace, with the token masked here.
+url=$(url_of verbose)
+ok verbose ' authz="Bearer tok-Verbose-91c" ' <<'EOF'
+nbdkit -D curl.verbose=1 -r curl "$url" header='Authorization: Bearer tok-Verbose-91c' --run 'nbdcopy "$uri" out.img'
+EOF
+grep -q 'trace: .*> Authorization: <masked>' verbose.log || fail "verbose: no trace"
+! grep -q 'tok-Verbose' verbose.log || fail "verbose: the token is in nbdcurld's log"
+# HTTP/1.1 forced, IPv4, keep-alive off (an appliance that needs them).
+url=$(url_of http11)
+ok http11 <<'EOF'
+nbdkit -r curl "$url" http-version=1.1 ipresolve=v4 tcp-keepalive=false --run 'nbdcopy "$uri" out.img'
+EOF
 url=$(url_of no-redirects)
 ok no-redirects <<'EOF'
 nbdkit -r curl "$url" followlocation=false --run 'nbdinfo --size "$uri"'
