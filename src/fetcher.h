@@ -50,6 +50,9 @@ struct fetcher_request {
   uint8_t *data;              /* READ and WRITE: the request's length bytes
                                  in the data area (where a read's data goes,
                                  where a write's data is).  FLUSH: NULL. */
+  bool auth_retried;          /* refused with 401 or 403 once already, and
+                                 sent again with the scripts' renewed values
+                                 (fetcher-script.c): not again */
 };
 
 struct fetcher_backend {

@@ -9,7 +9,9 @@
  * send exactly one kind of request (frontend requests table below).
  *
  * Peers: front-end (control socket, supervisor_dispatch_frontend), signals
- * (signalfd: children exiting, termination), the --run command (a child).
+ * (signalfd: children exiting, termination), the --run command (a child),
+ * header-script= and cookie-script= runs and the fetchers' script
+ * channels (scripts.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +39,7 @@
 #include "ipc.h"
 #include "log.h"
 #include "sandbox.h"
+#include "scripts.h"
 #include "secret.h"
 #include "supervisor.h"
 #include "wire.h"
@@ -1009,7 +1012,7 @@ spawn_fetcher (const struct ipc_header *req)
   const struct export_spec *e;
   struct fetcher_config fc;
   struct ipc_header reply = { .type = IPC_FETCHER_SPAWNED, .id = req->id };
-  int sv[2], area, extra[3], pipe_fds[2], err = 0;
+  int sv[2], area, extra[3], pipe_fds[2], script_sv[2] = { -1, -1 }, err = 0;
   unsigned nextra = 0;
   pid_t pid;
 
@@ -1066,24 +1069,47 @@ spawn_fetcher (const struct ipc_header *req)
     close (area);
     goto reply;
   }
+  /* header-script=, cookie-script=: the fetcher's script channel
+   * (scripts.c), open while it lives. */
+  if (scripts_configured (req->length) &&
+      socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, script_sv) == -1) {
+    err = errno;
+    warn_errno ("socketpair for a fetcher's scripts");
+    close (sv[0]);
+    close (sv[1]);
+    close (area);
+    close (pipe_fds[0]);
+    close (pipe_fds[1]);
+    goto reply;
+  }
   extra[nextra++] = area;              /* CHILD_FD_DATA_AREA */
   extra[nextra++] = pipe_fds[1];       /* CHILD_FD_DATA_PIPE */
   if (e->fd >= 0)
     extra[nextra++] = e->fd;           /* CHILD_FD_EXPORT */
+  else if (script_sv[1] >= 0)
+    extra[nextra++] = script_sv[1];    /* CHILD_FD_SCRIPTS */
   if (data_pipe_usable)
     fc.flags |= FETCHER_DATA_PIPE;
+  fc.flags |= scripts_fetcher_flags (req->length);
   pid = start_child (ROLE_ARG_FETCHER, sv[1], extra, nextra, send_fetcher_config, &fc);
   close (sv[1]);
   close (pipe_fds[1]);
+  if (script_sv[1] >= 0)
+    close (script_sv[1]);
   if (pid == -1) {
     err = errno;
     warn_errno ("starting a fetcher");
     close (sv[0]);
     close (area);
     close (pipe_fds[0]);
+    if (script_sv[0] >= 0)
+      close (script_sv[0]);
     goto reply;
   }
   fetcher_pids[nfetchers++] = pid;
+  /* It waits for the values before it opens anything. */
+  if (script_sv[0] >= 0 && scripts_new_fetcher (req->length, pid, script_sv[0]) == -1)
+    warn_errno ("fetcher %d: cannot follow its scripts", (int) pid);
   debug ("started fetcher %d for export \"%s\"", (int) pid, e->name);
   {
     const int pass[3] = { sv[0], area, pipe_fds[0] };
@@ -1401,6 +1427,7 @@ static void
 shutdown_and_exit (int status)
 {
   stop_children ();
+  scripts_cleanup ();
   cleanup_files ();
   exit (status);
 }
@@ -1534,7 +1561,10 @@ reap_children (void)
             "remove at exit will be left", (int) pid);
       continue;
     }
+    if (scripts_child_exited (pid, status))
+      continue;
     remove_fetcher (pid);
+    scripts_fetcher_exited (pid);
     if (WIFSIGNALED (status))
       warn ("fetcher %d was killed by signal %d (%s)", (int) pid,
             WTERMSIG (status), strsignal (WTERMSIG (status)));
@@ -1678,6 +1708,8 @@ supervisor_main (int argc, char **argv)
    * pid file written.  Become --user (started as root), drop every
    * capability, and load our filter; the children inherit all of it and
    * add their own layers. */
+  /* Before the sandbox: the scripts' temporary directories. */
+  scripts_prepare (&opt, MAX_FETCHERS, change_user, child_uid, child_gid);
   if (change_user)
     start_remover ();
   if (change_user && private_dir) {
@@ -1697,14 +1729,22 @@ supervisor_main (int argc, char **argv)
   }
 
   start_frontend ();
+  scripts_alloc_fetchers ();
 
+  /* The signalfd, the control socket, then the scripts' pipes and the
+   * fetchers' script channels. */
+  const unsigned max_pfd = 2 + 4 * MAX_EXPORTS + MAX_FETCHERS;
+  struct pollfd *pfd = calloc (max_pfd, sizeof *pfd);
+  if (pfd == NULL)
+    fatal_errno ("calloc");
   for (;;) {
-    struct pollfd pfd[2] = {
-      { .fd = sfd, .events = POLLIN },
-      { .fd = control_fd, .events = POLLIN },
-    };
     struct signalfd_siginfo si;
-    int timeout = -1;
+    unsigned nscript;
+    int timeout = -1, script_timeout;
+
+    pfd[0] = (struct pollfd) { .fd = sfd, .events = POLLIN };
+    pfd[1] = (struct pollfd) { .fd = control_fd, .events = POLLIN };
+    nscript = scripts_poll_fds (pfd + 2, max_pfd - 2);
 
     if (stopping) {
       uint64_t now = monotonic_ms ();
@@ -1715,13 +1755,19 @@ supervisor_main (int argc, char **argv)
       }
       timeout = (int) (stop_deadline_ms - now);   /* <= the grace period */
     }
-    if (poll (pfd, control_fd >= 0 ? 2 : 1, timeout) == -1) {
+    script_timeout = scripts_timeout_ms ();
+    if (script_timeout >= 0 && (timeout < 0 || script_timeout < timeout))
+      timeout = script_timeout;
+    /* A closed control socket (fd -1) is skipped by poll. */
+    if (poll (pfd, 2 + nscript, timeout) == -1) {
       if (errno == EINTR)
         continue;
       fatal_errno ("poll");
     }
     if (control_fd >= 0 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)))
       supervisor_dispatch_frontend ();
+    scripts_dispatch (pfd + 2, nscript);
+    scripts_run_due ();
     while (read (sfd, &si, sizeof si) == (ssize_t) sizeof si) {
       if (si.ssi_signo == SIGCHLD)
         reap_children ();

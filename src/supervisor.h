@@ -33,6 +33,10 @@ struct fetch_settings {
   uint32_t protocols;                /* protocols=: FETCHER_PROTO_*, 0: all */
   uint32_t tls_min;                  /* ssl-version=: 10 .. 13, 0: libcurl's */
   const char *ciphers, *tls13_ciphers;  /* ssl-cipher-list=, tls13-ciphers= */
+  /* header-script=, cookie-script= and their -renew= (seconds, 0: never):
+   * run by the supervisor (scripts.c). */
+  const char *header_script, *cookie_script;
+  uint32_t header_script_renew, cookie_script_renew;
 };
 
 struct export_spec {
@@ -102,6 +106,10 @@ struct options {
   struct access_spec rules[MAX_ACCESS_RULES];
   unsigned nrules;
 };
+
+/* Why a header line (header=, a header-script's) is refused, or NULL
+ * (options.c). */
+const char *header_line_problem (const char *line);
 
 /* Parse argv into o; prints a message and exits 1 on any usage error,
  * exits 0 after --help or --version. */
