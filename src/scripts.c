@@ -535,8 +535,8 @@ script_done (unsigned e, enum script_kind k, const char *killed_why)
     snprintf (why, sizeof why, "killed by signal %d (%s)%s", WTERMSIG (s->status),
               strsignal (WTERMSIG (s->status)),
               WTERMSIG (s->status) == SIGSYS
-              ? ": the supervisor's seccomp filter refused a system call "
-                "(--sandbox-debug names it)" : "");
+              ? ": the supervisor's seccomp filter, which scripts run under, "
+                "refused a system call (policy/supervisor.policy)" : "");
   else if (WEXITSTATUS (s->status) != 0)
     snprintf (why, sizeof why, "exit status %d", WEXITSTATUS (s->status));
   else if (s->out_too_long)
