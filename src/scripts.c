@@ -529,6 +529,8 @@ script_done (unsigned e, enum script_kind k, const char *killed_why)
 
   if (killed_why)
     snprintf (why, sizeof why, "%s", killed_why);
+  else if (s->out_too_long)   /* and then killed */
+    snprintf (why, sizeof why, "it printed more than %u bytes", MAX_SCRIPT_OUTPUT);
   else if (s->status == -1)
     snprintf (why, sizeof why, "it could not be started");
   else if (WIFSIGNALED (s->status))
@@ -539,8 +541,6 @@ script_done (unsigned e, enum script_kind k, const char *killed_why)
                 "refused a system call (policy/supervisor.policy)" : "");
   else if (WEXITSTATUS (s->status) != 0)
     snprintf (why, sizeof why, "exit status %d", WEXITSTATUS (s->status));
-  else if (s->out_too_long)
-    snprintf (why, sizeof why, "it printed more than %u bytes", MAX_SCRIPT_OUTPUT);
   else if (k == SCRIPT_HEADER)
     value = parse_headers (s, why, sizeof why);
   else

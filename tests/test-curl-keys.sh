@@ -380,8 +380,7 @@ refused protocols-unknown 'gopher is none of http, https, ftp and ftps' \
 
 # ---- keys nbdcurld does not take (yet), and misspelt ones ----
 declare -A later=(
-    [cookiefile]=/dev/null [cookiejar]=jar.txt [cookie-script]=/bin/true
-    [cookie-script-renew]=60 [header-script]=/bin/true [header-script-renew]=60
+    [cookiefile]=/dev/null [cookiejar]=jar.txt
     [http-version]=1.1
     [proxy]=http://127.0.0.1:3128 [proxy-password]=+pw.txt [proxy-user]=bob
     [unix-socket-path]=/tmp/none.sock

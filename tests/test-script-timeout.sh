@@ -28,5 +28,10 @@ echo "hangs: refused after $took s"
 [ "$took" -ge 55 ] && [ "$took" -le 80 ] || fail "hangs: refused after $took s, not about 60"
 grep -q 'export "hangs": header-script failed: still running after 60 seconds: killed' \
     "$NBDCURLD_LOG" || fail "no log line: $(tail -n 3 "$NBDCURLD_LOG")"
-sleep 0.5
-! pgrep -s 0 -x sleep > /dev/null || fail "what the script started lives on: $(pgrep -s 0 -a -x sleep)"
+# Killed with its process group: what it started in the background too.
+for i in $(seq 30); do
+    pgrep -f '^sleep 100[01]$' > /dev/null || break
+    sleep 0.1
+done
+! pgrep -f '^sleep 100[01]$' > /dev/null ||
+    fail "what the script started lives on: $(pgrep -a -f '^sleep 100[01]$')"
