@@ -70,6 +70,10 @@ struct script {
   char *value;                /* "Name: value\r\n" lines, or the cookie */
   bool have_value;
   uint64_t renew_at_ms;       /* 0: no renewal due */
+  bool stale;                 /* its renewal time passed without fetchers:
+                                 the next fetcher's start runs it */
+  pid_t unreaped;             /* a run killed at its time limit: its exit is
+                                 still to come through SIGCHLD */
 };
 
 struct export_scripts {
@@ -241,6 +245,7 @@ start_script (struct export_scripts *x, enum script_kind k)
   s->out_len = s->err_len = 0;
   s->out_too_long = false;
   s->exited = false;
+  s->stale = false;
   if (pipe2 (out, O_CLOEXEC) == -1)
     goto fail;
   if (pipe2 (err, O_CLOEXEC) == -1) {
@@ -270,8 +275,7 @@ start_script (struct export_scripts *x, enum script_kind k)
   return;
  fail:
   warn_errno ("export \"%s\": cannot start its %s", x->name, kind_key[k]);
-  s->exited = true;
-  s->status = -1;
+  s->have_value = false;
 }
 
 static bool
@@ -279,6 +283,8 @@ running (const struct export_scripts *x)
 {
   return x->s[0].pid > 0 || x->s[1].pid > 0;
 }
+
+static void round_done (unsigned e);
 
 /* Start every configured script of x. */
 static void
@@ -291,6 +297,9 @@ start_round (struct export_scripts *x)
   for (k = 0; k < 2; k++)
     if (x->s[k].text)
       start_script (x, (enum script_kind) k);
+  /* None could start (fork or pipe failed): the round is over. */
+  if (!running (x))
+    round_done ((unsigned) (x - exports));
 }
 
 /* Ask for a round at the earliest SCRIPT_MIN_INTERVAL_MS after the last
@@ -525,14 +534,14 @@ script_done (unsigned e, enum script_kind k, const char *killed_why)
   if (s->err_fd >= 0)
     close (s->err_fd);
   s->out_fd = s->err_fd = -1;
+  if (!s->exited)
+    s->unreaped = s->pid;
   s->pid = 0;
 
   if (killed_why)
     snprintf (why, sizeof why, "%s", killed_why);
   else if (s->out_too_long)   /* and then killed */
     snprintf (why, sizeof why, "it printed more than %u bytes", MAX_SCRIPT_OUTPUT);
-  else if (s->status == -1)
-    snprintf (why, sizeof why, "it could not be started");
   else if (WIFSIGNALED (s->status))
     snprintf (why, sizeof why, "killed by signal %d (%s)%s", WTERMSIG (s->status),
               strsignal (WTERMSIG (s->status)),
@@ -625,13 +634,18 @@ scripts_child_exited (pid_t pid, int status)
   unsigned e, k;
 
   for (e = 0; e < nexports; e++)
-    for (k = 0; k < 2; k++)
+    for (k = 0; k < 2; k++) {
+      if (exports[e].s[k].unreaped == pid) {
+        exports[e].s[k].unreaped = 0;     /* its failure is logged already */
+        return true;
+      }
       if (exports[e].s[k].pid == pid) {
         exports[e].s[k].exited = true;
         exports[e].s[k].status = status;
         check_finished (e, (enum script_kind) k);
         return true;
       }
+    }
   return false;
 }
 
@@ -651,7 +665,7 @@ scripts_new_fetcher (unsigned e, pid_t pid, int fd)
   (void) fcntl (fd, F_SETFL, O_NONBLOCK);
   fetchers[nfetchers++] = (struct script_fetcher) { .pid = pid, .export = e, .fd = fd };
   for (k = 0; k < 2; k++)
-    if (x->s[k].text && (!x->s[k].have_value ||
+    if (x->s[k].text && (!x->s[k].have_value || x->s[k].stale ||
                          (x->s[k].renew_at_ms && now >= x->s[k].renew_at_ms)))
       stale = true;
   if (running (x))
@@ -763,14 +777,19 @@ scripts_timeout_ms (void)
 
   for (e = 0; e < nexports; e++) {
     const struct export_scripts *x = &exports[e];
+    /* While a run is under way only its deadline counts: what is due
+     * waits for its end (which the pipes and SIGCHLD announce). */
+    if (running (x)) {
+      for (k = 0; k < 2; k++)
+        if (x->s[k].pid > 0 && x->s[k].deadline_ms < next)
+          next = x->s[k].deadline_ms;
+      continue;
+    }
     if (x->wanted && x->want_at_ms < next)
       next = x->want_at_ms;
-    for (k = 0; k < 2; k++) {
-      if (x->s[k].pid > 0 && x->s[k].deadline_ms < next)
-        next = x->s[k].deadline_ms;
+    for (k = 0; k < 2; k++)
       if (x->s[k].renew_at_ms && x->s[k].renew_at_ms < next)
         next = x->s[k].renew_at_ms;
-    }
   }
   if (next == UINT64_MAX)
     return -1;
@@ -814,7 +833,7 @@ scripts_run_due (void)
         if (has_fetchers (e))
           want_round (x);
         else
-          s->renew_at_ms = now;           /* stale: see scripts_new_fetcher */
+          s->stale = true;                /* see scripts_new_fetcher */
       }
     }
     if (x->wanted && now >= x->want_at_ms && !running (x))

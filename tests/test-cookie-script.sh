@@ -8,12 +8,12 @@ source "$(dirname "$0")/functions.sh"
 set -euo pipefail
 requires nbdcopy
 
-serve_token_image 16M 2 0.4
+serve_token_image 8M 2 0.3
 sum=$(md5_of www/disk.img)
 start_nbdcurld -r -v "$WEB_URL/token/disk.img" connections=2 \
     cookie-script='printf "token=%s\n" "$(cat '"$pub"'/token)"' cookie-script-renew=600
 
-nbdcopy "$NBD_URI" out.img || fail "the copy failed: $(tail -n 5 "$NBDCURLD_LOG")"
+nbdcopy --connections=1 --requests=2 --request-size=524288 "$NBD_URI" out.img || fail "the copy failed: $(tail -n 5 "$NBDCURLD_LOG")"
 [ "$(md5_of out.img)" = "$sum" ] || fail "the copy differs"
 sleep 0.1
 grep -q '^GET /token/disk.img .* status=206 .* cookie="token=tok-' "$WEB_LOG" ||

@@ -2,7 +2,8 @@
 # header-script= (nbdkit's meaning): the supervisor runs the script, and
 # the lines it prints go with every request of the export's fetchers.
 # The web server's bearer token changes every 2 s and a stale one gets
-# 401; each GET waits 0.4 s, so a copy outlives several tokens.  With a
+# 401; each GET waits 0.3 s and the copy reads 512 KiB two at a time, so it
+# outlives several tokens.  With a
 # renewal time far off, only the 401s renew the token (each refused read
 # goes again once, with the new one); with header-script-renew=1 the timer
 # renews it too.  Both copies must be byte-exact.
@@ -10,7 +11,7 @@ source "$(dirname "$0")/functions.sh"
 set -euo pipefail
 requires nbdcopy
 
-serve_token_image 24M 2 0.4
+serve_token_image 16M 2 0.3
 sum=$(md5_of www/disk.img)
 # Each run appends its $iteration to a file of its own.
 script() {
@@ -26,7 +27,8 @@ start_nbdcurld -r -v \
 copy() {
     local start=$SECONDS
     rm -f "$1.img"
-    nbdcopy "$(nbd_uri "$1")" "$1.img" || fail "$1: the copy failed: $(tail -n 5 "$NBDCURLD_LOG")"
+    # Small requests, two at a time: many GETs, each held 0.3 s.
+    nbdcopy --connections=1 --requests=2 --request-size=524288 "$(nbd_uri "$1")" "$1.img" || fail "$1: the copy failed: $(tail -n 5 "$NBDCURLD_LOG")"
     [ "$(md5_of "$1.img")" = "$sum" ] || fail "$1: the copy differs"
     echo "$1: copied in $((SECONDS - start)) s, $(wc -l < "$pub/$1.runs") runs of the script"
 }

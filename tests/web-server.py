@@ -93,7 +93,8 @@
 #                       is still the one opened
 #   /token/FILE         correct, but only for a request that carries
 #                       "Authorization: Bearer TOKEN" or the cookie
-#                       "token=TOKEN" with the current token; else 401.
+#                       "token=TOKEN" with the current token (or the one
+#                       before it, for TOKEN_GRACE seconds); else 401.
 #                       With --token-file FILE --token-lifetime SECS the
 #                       token changes every SECS seconds and is written to
 #                       FILE (whole, by rename) each time; --token-delay
@@ -374,11 +375,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.reply(200, [("Content-Type", "application/json")], body)
 
     def token_ok(self):
-        token = current_token()
-        if self.headers.get("Authorization", "") == "Bearer " + token:
-            return True
+        # The token of now, or the one before it for TOKEN_GRACE seconds
+        # after it changed (a script may have read it just before).
+        tokens = {current_token(), current_token(time.time() - TOKEN_GRACE)}
         cookies = [c.strip() for c in self.headers.get("Cookie", "").split(";")]
-        return "token=" + token in cookies
+        return any(self.headers.get("Authorization", "") == "Bearer " + t or
+                   "token=" + t in cookies for t in tokens)
 
     def serve(self):
         r = self.resolve()
@@ -413,11 +415,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if not head and mode == "delay":
             time.sleep(DELAY_SECONDS)
         if mode == "token":
-            if not head and token_delay:
-                time.sleep(token_delay)
+            # Checked as the request arrives; then the reply takes its time.
             if not self.token_ok():
                 self.reply(401, [("WWW-Authenticate", "Bearer")], b"token expired\n")
                 return
+            if not head and token_delay:
+                time.sleep(token_delay)
 
         size, etag, mtime = self.object_state(mode, path)
         last_modified = email.utils.formatdate(mtime, usegmt=True)
@@ -741,8 +744,12 @@ token_secret = "%x" % random.SystemRandom().getrandbits(64)
 token_written = None
 
 
-def current_token():
-    n = int(time.time() / token_lifetime) if token_lifetime > 0 else 0
+TOKEN_GRACE = 0.2
+
+
+def current_token(when=None):
+    when = time.time() if when is None else when
+    n = int(when / token_lifetime) if token_lifetime > 0 else 0
     return "tok-%s-%d" % (token_secret, n)
 
 
