@@ -704,9 +704,11 @@ dispatch_fetcher (unsigned i)
   if (ipc_recv_datagram (f->fd, &h, NULL, 0) == -1) {
     if (errno == EAGAIN || errno == EINTR)
       return;
-    if (errno != 0)
+    if (errno != 0) {
       warn ("fetcher %d of export \"%s\": a malformed message on its script "
             "channel: ending it", (int) f->pid, x->name);
+      (void) kill (f->pid, SIGKILL);    /* broken or taken over */
+    }
     drop_fetcher (i);
     return;
   }
@@ -714,6 +716,7 @@ dispatch_fetcher (unsigned i)
       h.error != 0 || h.area_offset != 0 || h.id > x->generation) {
     warn ("fetcher %d of export \"%s\": unexpected message type %u on its script "
           "channel: ending it", (int) f->pid, x->name, h.type);
+    (void) kill (f->pid, SIGKILL);      /* broken or taken over */
     drop_fetcher (i);
     return;
   }
