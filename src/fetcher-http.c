@@ -686,9 +686,13 @@ rebuild_headers (void)
 {
   char *old_read = http.read_headers;
 
+  /* FTP reads send no header (and the handles still point at the open's
+   * list): nothing to make again. */
+  if (!http.range_is_http)
+    return;
   curl_slist_free_all (http.open_headers);
   build_open_headers ();
-  if (http.range_is_http) {
+  {
     curl_slist_free_all (http.preconditions);
     http.preconditions = NULL;
     free (http.precondition);

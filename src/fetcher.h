@@ -8,6 +8,8 @@
  *               Untrusted: every request is checked here again.
  *   the export  a local file (fetcher-file.c) or a web/FTP server
  *               (fetcher-http.c).  Untrusted: every reply is checked.
+ *   supervisor  with header-script= or cookie-script= only: the script
+ *               channel, fd CHILD_FD_SCRIPTS (fetcher-script.c)
  *
  * fetcher.c owns the role's main, the configuration, the request reader
  * and its validation, and sending replies; a backend only opens its export

@@ -2,7 +2,8 @@
  * nbdcurld.h: every limit, internal message type and shared structure.
  *
  * Three roles run as separate processes (see SECURITY.md):
- *   supervisor  command line, sockets, fork+exec of every child, --run
+ *   supervisor  command line, sockets, fork+exec of every child, --run,
+ *               header-script= and cookie-script= (scripts.c)
  *   front-end   speaks NBD to every client (frontend.c, handshake.c,
  *               transmission.c)
  *   fetcher     one per client connection; turns requests into transfers
