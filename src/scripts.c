@@ -672,8 +672,11 @@ scripts_new_fetcher (unsigned e, pid_t pid, int fd)
     return 0;                   /* it gets the values when the run ends */
   if (stale || x->generation == 0) {
     /* The first fetcher, a renewal time passed, or the last round failed:
-     * a new round, which this fetcher waits for. */
-    if (!x->wanted)
+     * a new round, which this fetcher waits for; at once, unless one
+     * started less than SCRIPT_MIN_INTERVAL_MS ago (clients that connect
+     * again and again to an export whose script fails). */
+    want_round (x);
+    if (x->wanted && x->want_at_ms <= now)
       start_round (x);
     return 0;
   }

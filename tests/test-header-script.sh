@@ -13,6 +13,10 @@ requires nbdcopy
 
 serve_token_image 16M 2 0.3
 sum=$(md5_of www/disk.img)
+# A smaller image for reads small enough to go direct (spliced, without
+# libcurl: fetcher-direct.c), whose 401s take the same way back.
+head -c 4M www/disk.img > www/small.img
+small_sum=$(md5_of www/small.img)
 # Each run appends its $iteration to a file of its own.
 script() {
     printf 'printf "Authorization: Bearer %%s\\n" "$(cat %s/token)"; echo "$iteration" >> %s/%s.runs' \
@@ -22,14 +26,18 @@ start_nbdcurld -r -v \
     --export "long=$WEB_URL/token/disk.img" connections=2 \
         "header-script=$(script long)" header-script-renew=3600 \
     --export "short=$WEB_URL/token/disk.img" connections=2 \
-        "header-script=$(script short)" header-script-renew=1
+        "header-script=$(script short)" header-script-renew=1 \
+    --export "direct=$WEB_URL/token/small.img" connections=2 \
+        "header-script=$(script direct)" header-script-renew=3600
 
+# copy NAME [REQUEST_SIZE [SUM]]
 copy() {
     local start=$SECONDS
     rm -f "$1.img"
     # Small requests, two at a time: many GETs, each held 0.3 s.
-    nbdcopy --connections=1 --requests=2 --request-size=524288 "$(nbd_uri "$1")" "$1.img" || fail "$1: the copy failed: $(tail -n 5 "$NBDCURLD_LOG")"
-    [ "$(md5_of "$1.img")" = "$sum" ] || fail "$1: the copy differs"
+    nbdcopy --connections=1 --requests=2 --request-size="${2:-524288}" "$(nbd_uri "$1")" "$1.img" ||
+        fail "$1: the copy failed: $(tail -n 5 "$NBDCURLD_LOG")"
+    [ "$(md5_of "$1.img")" = "${3:-$sum}" ] || fail "$1: the copy differs"
     echo "$1: copied in $((SECONDS - start)) s, $(wc -l < "$pub/$1.runs") runs of the script"
 }
 
@@ -48,3 +56,10 @@ copy short
 [ "$(wc -l < "$pub/short.runs")" -ge 3 ] ||
     fail "short: header-script-renew=1 did not rerun the script"
 echo "401 replies: $(grep -c ' status=401 ' "$WEB_LOG")"
+
+# 128 KiB reads: spliced; a 401 there is renewed and retried the same way.
+copy direct 131072 "$small_sum"
+grep -q 'export "direct": reads of up to .* go direct' "$NBDCURLD_LOG" ||
+    fail "direct: the reads did not go direct"
+grep -q '^GET /token/small.img .* status=401 ' "$WEB_LOG" ||
+    fail "direct: no read was refused"
