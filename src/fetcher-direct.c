@@ -248,6 +248,24 @@ direct_prepare (struct transfer *opened)
          "into the data pipe", http.f->export_name, fetcher_pipe_read_max);
 }
 
+void
+direct_headers_changed (void)
+{
+  const char *why;
+
+  if (!http.direct)
+    return;
+  explicit_bzero (direct.request_head, strlen (direct.request_head));  /* tokens */
+  free (direct.request_head);
+  direct.request_head = NULL;
+  why = build_request_head ();
+  if (why != NULL) {
+    http.direct = false;
+    debug ("export \"%s\": reads go through libcurl from now on (%s)",
+           http.f->export_name, why);
+  }
+}
+
 /* ---- Connections ---- */
 
 static void
@@ -347,7 +365,9 @@ direct_fail (struct transfer *t, const char *why)
   if (t->dstate == DIRECT_QUEUED || t->dstate == DIRECT_BODY)
     owner_queue_remove (t);
   close_connection (t);
-  fail_read (t, why);
+  /* 401, 403 with scripts: the read goes again with renewed values. */
+  if (!script_park_refused (t))
+    fail_read (t, why);
   release (t);
 }
 
@@ -402,6 +422,7 @@ direct_to_libcurl (struct transfer *t, const char *why, bool just_this_read)
       .type = IPC_READ, .id = t->parts[last].id, .data = t->parts[last].data,
       .length = t->parts[last].length,
       .offset = t->offset + t->length - t->parts[last].length,
+      .auth_retried = t->parts[last].auth_retried,
     };
     queue_push_front (&req);
     t->length -= t->parts[last].length;   /* the other parts remain */

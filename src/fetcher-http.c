@@ -724,9 +724,11 @@ static char *
 header_block (bool credentials)
 {
   const struct fetcher_config *cfg = http.f->cfg;
-  size_t cap = strlen (cfg->headers) + strlen (cfg->cookie) + sizeof "Cookie: \r\n";
+  /* The scripts' values, when header-script= or cookie-script= give them. */
+  const char *headers = script_headers (cfg), *cookie = script_cookie (cfg);
+  size_t cap = strlen (headers) + strlen (cookie) + sizeof "Cookie: \r\n";
   char *block = malloc (cap), *out = block;
-  const char *p = cfg->headers;
+  const char *p = headers;
 
   if (block == NULL)
     fatal_errno ("malloc");
@@ -740,8 +742,8 @@ header_block (bool credentials)
     }
     p += len;
   }
-  if (cfg->cookie[0] != '\0' && credentials)
-    out += sprintf (out, "Cookie: %s\r\n", cfg->cookie);
+  if (cookie[0] != '\0' && credentials)
+    out += sprintf (out, "Cookie: %s\r\n", cookie);
   *out = '\0';
   return block;
 }
@@ -766,6 +768,35 @@ build_read_headers (void)
 {
   http.read_headers = header_block (http.range_same_origin);
   http.preconditions = append_lines (http.preconditions, http.read_headers);
+}
+
+/* New values from the scripts, taken while no transfer runs (libcurl
+ * holds pointers to the lists of its transfers): every list and the
+ * direct reads' request are made again from them. */
+static void
+rebuild_headers (void)
+{
+  char *old_read = http.read_headers;
+
+  /* FTP reads send no header (and the handles still point at the open's
+   * list): nothing to make again. */
+  if (!http.range_is_http)
+    return;
+  curl_slist_free_all (http.open_headers);
+  build_open_headers ();
+  {
+    curl_slist_free_all (http.preconditions);
+    http.preconditions = NULL;
+    free (http.precondition);
+    http.precondition = NULL;
+    build_preconditions ();
+    build_read_headers ();
+    if (old_read) {
+      explicit_bzero (old_read, strlen (old_read));
+      free (old_read);
+    }
+    direct_headers_changed ();
+  }
 }
 
 static void
@@ -809,6 +840,12 @@ http_open (struct fetcher *f)
     fatal_errno ("calloc");
   for (i = 0; i < n; i++)
     http.pool[i].sock = -1;
+  /* header-script=, cookie-script=: their first values, before any
+   * request goes out. */
+  script_init (f->cfg);
+  error = script_wait_first (f);
+  if (error != 0)
+    return error;
   /* Only the first slot gets its libcurl handle now; the others when a
    * read first goes through libcurl (ensure_easy).  Direct reads need
    * none, and each handle costs about 12 KiB of touched heap. */
@@ -833,6 +870,14 @@ http_open (struct fetcher *f)
 
   /* The first handle opens; its connection stays for the reads. */
   error = open_head (&http.pool[0]);
+  if (error == EACCES && script_renew_blocking ()) {
+    /* Refused (401, 403): once more with the scripts' renewed values. */
+    curl_slist_free_all (http.open_headers);
+    build_open_headers ();
+    if (curl_easy_setopt (http.pool[0].easy, CURLOPT_HTTPHEADER, http.open_headers) != CURLE_OK)
+      return open_failed (EIO, "libcurl refused an option (see above)");
+    error = open_head (&http.pool[0]);
+  }
   transfer_reset (&http.pool[0], MODE_READ);
   if (error != 0)
     return error;
@@ -895,6 +940,10 @@ start_curl_read (struct transfer *t)
             t->offset, t->offset + t->length - 1);
   if (ensure_easy (t) == -1 || renew_easy (t) == -1)
     mc = CURLM_OUT_OF_MEMORY;
+  /* The lists of now: the scripts' values may have changed them. */
+  else if (http.range_is_http &&
+           curl_easy_setopt (t->easy, CURLOPT_HTTPHEADER, http.preconditions) != CURLE_OK)
+    mc = CURLM_OUT_OF_MEMORY;
   else if (curl_easy_setopt (t->easy, CURLOPT_RANGE, range) != CURLE_OK)
     mc = CURLM_OUT_OF_MEMORY;   /* copying the string is all it does */
   else
@@ -936,6 +985,7 @@ start_read (const struct fetcher_request *req)
   t->parts[0].id = req->id;
   t->parts[0].data = req->data;
   t->parts[0].length = req->length;
+  t->parts[0].auth_retried = req->auth_retried;
   t->nparts = 1;
   /* Queued reads that continue this one join it (see COALESCE_MAX_*),
    * if they go the same way.  Reads are inside the export, so offset +
@@ -949,6 +999,7 @@ start_read (const struct fetcher_request *req)
     t->parts[t->nparts].id = next->id;
     t->parts[t->nparts].data = next->data;
     t->parts[t->nparts].length = next->length;
+    t->parts[t->nparts].auth_retried = next->auth_retried;
     t->nparts++;
     t->length += next->length;
     (void) queue_pop ();
@@ -987,8 +1038,11 @@ finish_read (struct transfer *t, CURLcode rc)
     why = short_body;
   }
 
-  if (why != NULL)
-    fail_read (t, why);
+  if (why != NULL) {
+    /* 401, 403 with scripts: the read goes again with renewed values. */
+    if (!script_park_refused (t))
+      fail_read (t, why);
+  }
   else if (t->next_part + 1 != t->nparts)
     fatal ("internal error: a complete read left %u parts unanswered",
            t->nparts - t->next_part);
@@ -1027,8 +1081,8 @@ http_serve (struct fetcher *f)
   /* Runs until the front-end closes its end and every read is answered. */
   for (;;) {
     const struct curl_waitfd peer = { .fd = CHILD_FD_PEER, .events = CURL_WAIT_POLLIN };
-    struct curl_waitfd wait[1 + MAX_CONNECTIONS + 1];
-    unsigned nwait;
+    struct curl_waitfd wait[1 + MAX_CONNECTIONS + 1 + 1];
+    unsigned nwait, ndirect;
     long direct_timeout;
     bool want_input;
     CURLMcode mc;
@@ -1068,7 +1122,14 @@ http_serve (struct fetcher *f)
      * of 475 failed with 16 at a time, 1 of 380 with 2, none of 475 one
      * at a time), and a failed read is an error the client sees.  Queued
      * sequential reads are still fetched together (start_read). */
-    while (http.free_list != NULL && http.queue_len > 0 &&
+    /* The scripts' new values are taken once no transfer runs; reads
+     * wait meanwhile, and those refused for the old ones go again. */
+    if (script_values_waiting () && http.active == 0) {
+      script_take_values ();
+      rebuild_headers ();
+    }
+    script_requeue ();
+    while (http.free_list != NULL && http.queue_len > 0 && !script_hold_reads () &&
            (http.range_is_http || http.active == 0) &&
            (!http.direct || http.queue[http.queue_head].length > fetcher_pipe_read_max ||
             direct_may_start ())) {
@@ -1076,7 +1137,7 @@ http_serve (struct fetcher *f)
       start_read (&req);
     }
     fetcher_flush_replies ();   /* before waiting: nothing is held back */
-    if (!input_open && http.active == 0 && http.queue_len == 0)
+    if (!input_open && http.active == 0 && http.queue_len == 0 && script_parked () == 0)
       return;
 
     want_input = input_open && http.queue_len < QUEUE_SIZE;
@@ -1086,7 +1147,10 @@ http_serve (struct fetcher *f)
     /* Direct reads' sockets and the data pipe wait in the same poll;
      * libcurl's own timeout (0 after a handle was added) and the direct
      * reads' deadlines bound it. */
-    nwait += direct_wait_fds (wait + nwait, MAX_CONNECTIONS + 1, &direct_timeout);
+    ndirect = direct_wait_fds (wait + nwait, MAX_CONNECTIONS + 1, &direct_timeout);
+    nwait += ndirect;
+    if (script_fd () >= 0)
+      wait[nwait++] = (struct curl_waitfd) { .fd = script_fd (), .events = CURL_WAIT_POLLIN };
     mc = curl_multi_poll (http.multi, nwait ? wait : NULL, nwait,
                           direct_timeout >= 0 && direct_timeout < 1000
                           ? (int) direct_timeout : 1000, NULL);
@@ -1094,7 +1158,9 @@ http_serve (struct fetcher *f)
       fatal ("libcurl: curl_multi_poll: %s", curl_multi_strerror (mc));
     if (want_input && wait[0].revents != 0)
       input_ready = true;
-    direct_progress (want_input ? wait + 1 : wait, want_input ? nwait - 1 : nwait);
+    direct_progress (want_input ? wait + 1 : wait, ndirect);
+    if (script_fd () >= 0 && wait[nwait - 1].revents != 0)
+      script_input ();
     start_handed_reads ();
     mc = curl_multi_perform (http.multi, &running);
     if (mc != CURLM_OK)

@@ -67,6 +67,7 @@ struct transfer {
     uint64_t id;
     uint8_t *data;
     uint32_t length;
+    bool auth_retried;        /* struct fetcher_request's */
   } parts[COALESCE_MAX_PARTS];
   unsigned nparts, next_part;
   size_t part_received;       /* of parts[next_part] */
@@ -160,8 +161,40 @@ fetcher_tracing (void)
 {
   return (http.f->cfg->flags & FETCHER_CURL_VERBOSE) != 0;
 }
+/* fetcher-script.c: header-script= and cookie-script= (the supervisor
+ * runs them; this is the fetcher's side). */
+void script_init (const struct fetcher_config *cfg);
+/* The script channel's descriptor, or -1 without scripts. */
+int script_fd (void);
+/* The header= lines and the cookie to send: the scripts' values when
+ * they give them, else the configuration's. */
+const char *script_headers (const struct fetcher_config *cfg);
+const char *script_cookie (const struct fetcher_config *cfg);
+/* Before the open: wait for the first values.  Returns 0, or an errno
+ * for IPC_FETCHER_OPENED after logging why. */
+int script_wait_first (struct fetcher *f);
+/* The open was refused (401, 403): ask for a renewal and wait for it.
+ * True when new values are in use. */
+bool script_renew_blocking (void);
+/* Serving: take the supervisor's messages (the script channel is
+ * readable); while a renewal is asked for or new values wait to be
+ * taken, no read starts; take them once no transfer runs (then rebuild
+ * the header lists); the refused reads go back to the queue. */
+void script_input (void);
+bool script_hold_reads (void);
+bool script_values_waiting (void);
+void script_take_values (void);
+void script_requeue (void);
+unsigned script_parked (void);
+/* A read failed: if the server refused it with 401 or 403, scripts are
+ * configured and it was not retried yet, park it for the renewal and
+ * return true (it is not failed); else false. */
+bool script_park_refused (struct transfer *t);
 
 /* fetcher-direct.c */
+/* The header lines changed (new script values): make the direct reads'
+ * request again (or stop them, if it cannot be made). */
+void direct_headers_changed (void);
 /* After a successful open: can reads go direct (plain http, the data
  * pipe, no credentials)?  Sets http.direct and prepares the requests. */
 void direct_prepare (struct transfer *opened);

@@ -162,6 +162,7 @@ parse_request (const struct fetcher *f, const uint8_t *raw, struct fetcher_reque
   req->offset = offset;
   req->length = length;
   req->data = type == IPC_FLUSH ? NULL : data_area + area_offset;
+  req->auth_retried = false;
 }
 
 /* Receive more bytes from the front-end into dst without blocking.

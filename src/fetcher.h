@@ -8,6 +8,8 @@
  *               Untrusted: every request is checked here again.
  *   the export  a local file (fetcher-file.c) or a web/FTP server
  *               (fetcher-http.c).  Untrusted: every reply is checked.
+ *   supervisor  with header-script= or cookie-script= only: the script
+ *               channel, fd CHILD_FD_SCRIPTS (fetcher-script.c)
  *
  * fetcher.c owns the role's main, the configuration, the request reader
  * and its validation, and sending replies; a backend only opens its export
@@ -54,6 +56,9 @@ struct fetcher_request {
   uint8_t *data;              /* READ and WRITE: the request's length bytes
                                  in the data area (where a read's data goes,
                                  where a write's data is).  FLUSH: NULL. */
+  bool auth_retried;          /* refused with 401 or 403 once already, and
+                                 sent again with the scripts' renewed values
+                                 (fetcher-script.c): not again */
 };
 
 struct fetcher_backend {

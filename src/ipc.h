@@ -40,12 +40,13 @@ int ipc_send_packet (int fd, const struct ipc_header *h, const int *fds, unsigne
 int ipc_recv_packet (int fd, struct ipc_header *h, int fds[IPC_MAX_FDS], unsigned *nfds);
 
 /* SOCK_SEQPACKET messages with a payload, one per packet (the key
- * holder's socket): ipc_recv_datagram returns 0 with the payload in
+ * holder's socket, a fetcher's script channel): ipc_recv_datagram returns 0 with the payload in
  * payload (max_payload <= IPC_MAX_DATAGRAM_PAYLOAD), or -1 with errno 0 on
  * EOF, EAGAIN or EINTR, or EPROTO when the packet is shorter than a
  * header, its length disagrees with payload_len, it is larger than
  * max_payload allows, or it carries descriptors. */
-#define IPC_MAX_DATAGRAM_PAYLOAD KEY_MAX_SIGNATURE
+#define IPC_MAX_DATAGRAM_PAYLOAD \
+  (SCRIPT_VALUES_MAX_PAYLOAD > KEY_MAX_SIGNATURE ? SCRIPT_VALUES_MAX_PAYLOAD : KEY_MAX_SIGNATURE)
 int ipc_send_datagram (int fd, const struct ipc_header *h, const void *payload);
 int ipc_recv_datagram (int fd, struct ipc_header *h, uint8_t *payload, uint32_t max_payload);
 

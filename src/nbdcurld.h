@@ -2,7 +2,8 @@
  * nbdcurld.h: every limit, internal message type and shared structure.
  *
  * Three roles run as separate processes (see SECURITY.md):
- *   supervisor  command line, sockets, fork+exec of every child, --run
+ *   supervisor  command line, sockets, fork+exec of every child, --run,
+ *               header-script= and cookie-script= (scripts.c)
  *   front-end   speaks NBD to every client (frontend.c, handshake.c,
  *               transmission.c)
  *   fetcher     one per client connection; turns requests into transfers
@@ -259,6 +260,36 @@ static_assert (DATA_AREA_SIZE % DATA_AREA_CHUNK == 0, "data area in chunks");
 #define LOG_BURST                 100u
 #define LOG_LINES_PER_SECOND      20u
 
+/* ---- header-script= and cookie-script= (scripts.c, fetcher-script.c). ----
+ * Only the supervisor starts programs: it runs an export's scripts with
+ * /bin/sh, reads their output through the bounded reader, and pushes the
+ * result to that export's live fetchers over each one's script channel
+ * (CHILD_FD_SCRIPTS, IPC_SCRIPT_*).  A fetcher asks for a renewal when a
+ * web server answers 401 or 403, and retries the refused read once with
+ * the new values. */
+/* Seconds a script may run; then its process group is killed and the run
+ * has failed. */
+#define SCRIPT_TIMEOUT            60u
+/* Standard output of one run: a header-script's lines ("Name: value\n"),
+ * at most MAX_EXTRA_HEADERS of them and MAX_EXTRA_HEADER_BYTES in all as
+ * the fetcher sends them; a cookie-script's one line of at most
+ * MAX_COOKIE_LENGTH.  More output fails the run. */
+#define MAX_SCRIPT_OUTPUT         MAX_EXTRA_HEADER_BYTES
+/* Standard error of a failed run: its first SCRIPT_STDERR_LINES lines
+ * (of the first SCRIPT_STDERR_BYTES bytes) are logged; the rest is read
+ * and dropped.  Standard output is never logged: it holds secrets. */
+#define SCRIPT_STDERR_LINES       4u
+#define SCRIPT_STDERR_BYTES       1024u
+/* A renewal asked for by a fetcher (a 401 or 403) starts at most this
+ * long after the previous run of that export's scripts started, and
+ * never while one runs: a burst of refusals, or a hostile fetcher, makes
+ * at most one run a second per export. */
+#define SCRIPT_MIN_INTERVAL_MS    1000u
+/* header-script=, cookie-script=: the script's text (it goes to the shell
+ * through its environment, never on a command line). */
+#define MAX_SCRIPT_LENGTH         8192u
+/* header-script-renew=, cookie-script-renew=: seconds, 1 .. MAX_TIMEOUT. */
+
 /* ---- NBD over TLS (frontend-tls.c, keyholder.c). ---- */
 
 /* Files read by the supervisor for the front-end and the key holder: the
@@ -307,6 +338,13 @@ static_assert (DATA_AREA_SIZE % DATA_AREA_CHUNK == 0, "data area in chunks");
 #define CHILD_FD_DATA_PIPE        6   /* fetcher: the data pipe's write end */
 #define CHILD_FD_EXPORT           7   /* fetcher of a file: export: the image,
                                          opened by the supervisor */
+#define CHILD_FD_SCRIPTS          7   /* fetcher of a network export with
+                                         FETCHER_HEADER_SCRIPT or
+                                         FETCHER_COOKIE_SCRIPT: its script
+                                         channel to the supervisor (a
+                                         SOCK_SEQPACKET socket).  file:
+                                         exports take no scripts, so the
+                                         number is free there. */
 /* The front-end's socket to the key holder (FRONTEND_TLS_KEYHOLDER) follows
  * its listeners (or the -s client's two fds). */
 #define KEYHOLDER_FD_KEY          5   /* key holder: the private key file */
@@ -411,7 +449,40 @@ enum ipc_type {
                               name a client gave (1 .. MAX_PSK_USERNAME) */
   IPC_KEY_PSK_KEY,         /* kh -> fe: id, error = 0 and payload the key
                               (1 .. MAX_PSK_KEY), or ENOENT and payload 0 */
+
+  /* Scripts, supervisor <-> fetcher on the fetcher's script channel
+   * (CHILD_FD_SCRIPTS, SOCK_SEQPACKET, one message per packet, no
+   * descriptors).  It stays open while the fetcher lives; the fetcher
+   * ends at its EOF.  The supervisor reads nothing else from fetchers:
+   * anything else, or a descriptor, and it closes that channel, which
+   * ends that fetcher. */
+  IPC_SCRIPT_VALUES = 64,  /* sup -> fetcher: the export's scripts ran.
+                              id = the generation (1, 2, ... per export),
+                              error = 0, flags SCRIPT_VALUES_*, payload
+                              struct script_values_wire + headers + cookie;
+                              or error = an errno (the run failed: reads
+                              waiting for it fail), payload 0.  Sent at the
+                              fetcher's start (it opens nothing before the
+                              first) and after every run. */
+  IPC_SCRIPT_RENEW,        /* fetcher -> sup: a server answered 401 or 403
+                              to a request made with generation id: run the
+                              scripts again (at most once per generation,
+                              SCRIPT_MIN_INTERVAL_MS apart); every other
+                              field 0, payload 0 */
 };
+
+/* IPC_SCRIPT_VALUES: which values the payload replaces (the output of the
+ * export's header-script, cookie-script). */
+#define SCRIPT_VALUES_HEADERS   (1u << 0)
+#define SCRIPT_VALUES_COOKIE    (1u << 1)
+struct script_values_wire {
+  uint32_t headers_len;        /* 0 .. MAX_EXTRA_HEADER_BYTES: "Name: value\r\n"
+                                  lines, at most MAX_EXTRA_HEADERS */
+  uint32_t cookie_len;         /* 0 .. MAX_COOKIE_LENGTH */
+  /* then the headers and the cookie */
+};
+#define SCRIPT_VALUES_MAX_PAYLOAD \
+  (sizeof (struct script_values_wire) + MAX_EXTRA_HEADER_BYTES + MAX_COOKIE_LENGTH)
 
 /* IPC_FETCHER_OPENED flags: what the opened export can do. */
 #define FETCHER_CAN_WRITE   (1u << 0)
@@ -562,6 +633,12 @@ enum {
 #define FETCHER_CURL_VERBOSE (1u << 13)
 #define FETCHER_PROTO_ALL   (FETCHER_PROTO_HTTP | FETCHER_PROTO_HTTPS | \
                              FETCHER_PROTO_FTP | FETCHER_PROTO_FTPS)
+/* header-script=, cookie-script=: the fetcher has its script channel at
+ * CHILD_FD_SCRIPTS, waits for the first IPC_SCRIPT_VALUES before it
+ * opens the export, and sends the values it brings instead of headers
+ * (header-script) or cookie (cookie-script), which are then "". */
+#define FETCHER_HEADER_SCRIPT (1u << 14)
+#define FETCHER_COOKIE_SCRIPT (1u << 15)
 
 /* The URL checker's answer for one URL: libcurl's reading of it. */
 struct url_checked_wire {

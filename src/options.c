@@ -102,7 +102,8 @@ usage (FILE *fp)
 "\n"
 "KEY=VALUE: nbdkit's curl plugin parameters, for the export before them\n"
 "(before any --export: for all): url, cainfo, capath, connections, cookie,\n"
-"followlocation, header, http-version, ipresolve, password, protocols, proxy,\n"
+"cookie-script, cookie-script-renew, followlocation, header, header-script,\n"
+"header-script-renew, http-version, ipresolve, password, protocols, proxy,\n"
 "proxy-password, proxy-user, resolve, ssl-cipher-list, ssl-version, sslverify,\n"
 "tcp-keepalive, tcp-nodelay, timeout, tls13-ciphers, unix-socket-path, user,\n"
 "user-agent.\n"
@@ -376,10 +377,11 @@ static const char *const known_keys[] = {
   "user-agent",
   /* proxies, HTTP versions, Unix sockets */
   "http-version", "proxy", "proxy-password", "proxy-user", "unix-socket-path",
+  /* Scripts (scripts.c). */
+  "header-script", "header-script-renew", "cookie-script", "cookie-script-renew",
 };
 static const char *const later_keys[] = {
-  "cookiefile", "cookiejar", "cookie-script", "cookie-script-renew", "header-script",
-  "header-script-renew",
+  "cookiefile", "cookiejar",
 };
 
 /* Is ARG key=value (and not a URL with '=' in its query)?  A key is
@@ -491,11 +493,12 @@ append_entry (char **block, unsigned *count, const char *entry, const char *end,
   (*count)++;
 }
 
-/* A header= line: a field name (RFC 9110 token), a colon, a value of
- * visible characters, spaces and tabs.  Headers nbdcurld writes itself,
- * or that would change what the bytes of a range mean, are refused. */
-static void
-add_header (struct fetch_settings *k, const char *line)
+/* A header line (header=, or a line a header-script printed): a field
+ * name (RFC 9110 token), a colon, a value of visible characters, spaces
+ * and tabs.  Headers nbdcurld writes itself, or that would change what
+ * the bytes of a range mean, are refused.  Returns NULL, or why not. */
+const char *
+header_line_problem (const char *line)
 {
   static const char token[] = "!#$%&'*+-.^_`|~0123456789"
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -508,13 +511,23 @@ add_header (struct fetch_settings *k, const char *line)
   const char *v;
 
   if (name == 0 || line[name] != ':')
-    usage_error ("header=%s: not a header (NAME: VALUE)", line);
+    return "not a header (NAME: VALUE)";
   for (v = line + name + 1; *v; v++)
     if ((unsigned char) *v < 0x20 ? *v != '\t' : (unsigned char) *v == 0x7f)
-      usage_error ("header=%.*s: the value has a control character", (int) name, line);
+      return "the value has a control character";
   for (i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
     if (strlen (reserved[i]) == name && strncasecmp (line, reserved[i], name) == 0)
-      usage_error ("header=%.*s: nbdcurld sends that header itself", (int) name, line);
+      return "nbdcurld sends that header itself";
+  return NULL;
+}
+
+static void
+add_header (struct fetch_settings *k, const char *line)
+{
+  const char *why = header_line_problem (line);
+
+  if (why != NULL)
+    usage_error ("header=%.*s: %s", (int) strcspn (line, ":"), line, why);
   append_entry (&k->headers, &k->nheaders, line, "\r\n", MAX_EXTRA_HEADERS,
                 MAX_EXTRA_HEADER_BYTES, "header=");
 }
@@ -746,6 +759,19 @@ add_key (struct fetch_settings *k, const char *arg, const char **url)
   }
   else if (strcmp (key, "header") == 0)
     add_header (k, v);
+  /* Scripts (scripts.c): run by the supervisor, with /bin/sh -c. */
+  else if (strcmp (key, "header-script") == 0 || strcmp (key, "cookie-script") == 0) {
+    if (v[0] == '\0' || strlen (v) > MAX_SCRIPT_LENGTH)
+      usage_error ("%s= takes a script of 1 to %u bytes", key, MAX_SCRIPT_LENGTH);
+    if (key[0] == 'h')
+      k->header_script = v;
+    else
+      k->cookie_script = v;
+  }
+  else if (strcmp (key, "header-script-renew") == 0)
+    k->header_script_renew = parse_uint ("header-script-renew=", v, 1, MAX_TIMEOUT);
+  else if (strcmp (key, "cookie-script-renew") == 0)
+    k->cookie_script_renew = parse_uint ("cookie-script-renew=", v, 1, MAX_TIMEOUT);
   else if (strcmp (key, "resolve") == 0)
     add_resolve (k, v);
   else if (strcmp (key, "ipresolve") == 0) {
@@ -803,6 +829,10 @@ merge_keys (struct options *o, const struct fetch_settings *d, struct export_spe
   PICK (proxy_user, NULL);
   PICK (proxy_password_source, NULL);
   PICK (unix_socket_path, NULL);
+  PICK (header_script, NULL);
+  PICK (header_script_renew, 0);
+  PICK (cookie_script, NULL);
+  PICK (cookie_script_renew, 0);
 #undef PICK
   if (k->http_version < 0)
     k->http_version = d->http_version >= 0 ? d->http_version : FETCHER_HTTP_NONE;
@@ -865,6 +895,18 @@ merge_keys (struct options *o, const struct fetch_settings *d, struct export_spe
     k->headers = headers;
     k->nheaders = n;
   }
+  /* As nbdkit: a script's output replaces, it does not add to. */
+  if (k->header_script && k->headers)
+    usage_error ("export \"%s\": header-script= and header= cannot be used together "
+                 "(let the script print every header)", e->name);
+  if (k->cookie_script && k->cookie_source)
+    usage_error ("export \"%s\": cookie-script= and cookie= cannot be used together",
+                 e->name);
+  if ((k->header_script_renew && !k->header_script) ||
+      (k->cookie_script_renew && !k->cookie_script))
+    usage_error ("export \"%s\": %s-script-renew= needs %s-script=", e->name,
+                 k->header_script_renew && !k->header_script ? "header" : "cookie",
+                 k->header_script_renew && !k->header_script ? "header" : "cookie");
   if (k->password_source && !k->auth_user)
     usage_error ("export \"%s\": --auth-password (or password=) needs --auth-user "
                  "(or user=): the user name it belongs to", e->name);

@@ -9,7 +9,9 @@
  * send exactly one kind of request (frontend requests table below).
  *
  * Peers: front-end (control socket, supervisor_dispatch_frontend), signals
- * (signalfd: children exiting, termination), the --run command (a child).
+ * (signalfd: children exiting, termination), the --run command (a child),
+ * header-script= and cookie-script= runs and the fetchers' script
+ * channels (scripts.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +19,7 @@
 #include <netdb.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +42,7 @@
 #include "ipc.h"
 #include "log.h"
 #include "sandbox.h"
+#include "scripts.h"
 #include "secret.h"
 #include "supervisor.h"
 #include "wire.h"
@@ -1187,18 +1191,26 @@ fetcher_config_of (const struct export_spec *e, struct fetcher_config *fc)
   memcpy (fc->allow_ports, opt.allow_ports, sizeof fc->allow_ports);
 }
 
-/* Start a fetcher of export e.  Returns its pid and our ends: its socket,
- * its data area and the data pipe's read end (fds[0..2]); or -1 with
- * errno, after logging why. */
+/* Start a fetcher of export idx, counted among the fetchers (reaped like
+ * any other).  Returns its pid and our ends: its socket, its data area
+ * and the data pipe's read end (fds[0..2]); or -1 with errno, after
+ * logging why. */
 static pid_t
-launch_fetcher (const struct export_spec *e, int fds[3])
+launch_fetcher (unsigned idx, int fds[3])
 {
+  const struct export_spec *e = &opt.exports[idx];
   struct fetcher_config fc;
-  int sv[2], area, extra[3], pipe_fds[2], err;
+  int sv[2], area, extra[3], pipe_fds[2], script_sv[2] = { -1, -1 }, err;
   unsigned nextra = 0;
   pid_t pid;
 
+  if (nfetchers >= MAX_FETCHERS) {
+    warn ("%u fetchers are running already: refusing another", nfetchers);
+    errno = EAGAIN;
+    return -1;
+  }
   fetcher_config_of (e, &fc);
+  fc.flags |= scripts_fetcher_flags (idx);
   area = make_data_area ();
   if (area == -1) {
     err = errno;
@@ -1219,21 +1231,44 @@ launch_fetcher (const struct export_spec *e, int fds[3])
     close (area);
     goto fail;
   }
+  /* header-script=, cookie-script=: the fetcher's script channel
+   * (scripts.c), open while it lives. */
+  if (scripts_configured (idx) &&
+      socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, script_sv) == -1) {
+    err = errno;
+    warn_errno ("socketpair for a fetcher's scripts");
+    close (sv[0]);
+    close (sv[1]);
+    close (area);
+    close (pipe_fds[0]);
+    close (pipe_fds[1]);
+    goto fail;
+  }
   extra[nextra++] = area;              /* CHILD_FD_DATA_AREA */
   extra[nextra++] = pipe_fds[1];       /* CHILD_FD_DATA_PIPE */
   if (e->fd >= 0)
     extra[nextra++] = e->fd;           /* CHILD_FD_EXPORT */
+  else if (script_sv[1] >= 0)
+    extra[nextra++] = script_sv[1];    /* CHILD_FD_SCRIPTS */
   pid = start_child (ROLE_ARG_FETCHER, sv[1], extra, nextra, send_fetcher_config, &fc);
   close (sv[1]);
   close (pipe_fds[1]);
+  if (script_sv[1] >= 0)
+    close (script_sv[1]);
   if (pid == -1) {
     err = errno;
     warn_errno ("starting a fetcher");
     close (sv[0]);
     close (area);
     close (pipe_fds[0]);
+    if (script_sv[0] >= 0)
+      close (script_sv[0]);
     goto fail;
   }
+  fetcher_pids[nfetchers++] = pid;
+  /* It waits for the values before it opens anything. */
+  if (script_sv[0] >= 0 && scripts_new_fetcher (idx, pid, script_sv[0]) == -1)
+    warn_errno ("fetcher %d: cannot follow its scripts", (int) pid);
   debug ("started fetcher %d for export \"%s\"", (int) pid, e->name);
   fds[0] = sv[0];
   fds[1] = area;
@@ -1253,18 +1288,12 @@ spawn_fetcher (const struct ipc_header *req)
   int fds[3], err = 0;
   pid_t pid;
 
-  if (nfetchers >= MAX_FETCHERS) {
-    warn ("%u fetchers are running already: refusing another", nfetchers);
-    err = EAGAIN;
-    goto reply;
-  }
   /* The export index was checked by the caller. */
-  pid = launch_fetcher (&opt.exports[req->length], fds);
+  pid = launch_fetcher (req->length, fds);
   if (pid == -1) {
     err = errno;
     goto reply;
   }
-  fetcher_pids[nfetchers++] = pid;
   if (ipc_send_packet (control_fd, &reply, fds, data_pipe_usable ? 3 : 2) == -1) {
     /* The kernel bounds the descriptors a user has in flight by its
      * RLIMIT_NOFILE (ETOOMANYREFS), and a busy front-end may not have
@@ -1296,91 +1325,135 @@ spawn_fetcher (const struct ipc_header *req)
  * standard error, rather than let --run's command or the first client
  * fail later with a vaguer error.  So each network export is opened once
  * by a fetcher started as for a client, whose peer is the supervisor,
- * which reads its one IPC_FETCHER_OPENED (after IPC_FETCHER_STARTED) and
- * the reason it gives, through the bounded reader, with a time limit, and
- * closes it.  file: exports were opened by
- * the supervisor already.  Returns false, after saying which export
- * failed, when one did. */
-static bool
-open_exports_once (void)
+ * which reads its IPC_FETCHER_STARTED and IPC_FETCHER_OPENED and the
+ * reason it gives through the bounded reader, in the main loop (a header
+ * script of the export runs meanwhile, scripts.c), with a time limit, and
+ * then closes it (the fetcher exits, reaped like any other).  --run's
+ * command starts once every export is open.  file: exports were opened by
+ * the supervisor already. */
+static struct open_check {
+  unsigned export;
+  int fd;                       /* our end of its socket, -1 once done */
+  uint8_t buf[IPC_HEADER_SIZE + MAX_OPEN_FAILURE_MESSAGE];
+  size_t len;
+} open_checks[MAX_EXPORTS];
+static unsigned nopen_checks, open_checks_left;
+static uint64_t open_checks_deadline_ms;
+
+static void
+open_checks_start (void)
 {
   /* Long enough for a connect, a HEAD and a probe that each take their
-   * full time, with the start of the fetcher on top. */
+   * full time, a script's run, and the start of the fetcher on top. */
   const unsigned limit_s = opt.connect_timeout + 2 * opt.stall_timeout + 10 +
-                           2 * opt.timeout;
-  const struct timeval limit = { .tv_sec = limit_s };
-  bool failed = false;
+                           2 * opt.timeout + SCRIPT_TIMEOUT;
   unsigned i;
 
+  open_checks_deadline_ms = monotonic_ms () + 1000ull * limit_s;
   for (i = 0; i < opt.nexports; i++) {
-    const struct export_spec *e = &opt.exports[i];
-    struct ipc_header h;
-    uint8_t *payload = NULL;
-    char why[MAX_OPEN_FAILURE_MESSAGE + 1];
-    int fds[3], status;
-    pid_t pid;
+    struct open_check *c = &open_checks[nopen_checks];
+    int fds[3];
 
-    if (e->kind == URL_FILE)
+    if (opt.exports[i].kind == URL_FILE)
       continue;
-    debug ("export \"%s\": opening it once before serving", e->name);
-    pid = launch_fetcher (e, fds);
-    if (pid == -1) {
-      warn ("export \"%s\": cannot start a fetcher to open it", e->name);
-      return false;
-    }
-    if (setsockopt (fds[0], SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit) == -1) {
-      warn_errno ("setsockopt SO_RCVTIMEO");
-      failed = true;
-    }
-    while (!failed) {
-      if (ipc_recv (fds[0], &h, &payload, MAX_OPEN_FAILURE_MESSAGE) == -1) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK)
-          snprintf (why, sizeof why, "not open after %u seconds", limit_s);
-        else if (errno == 0)
-          snprintf (why, sizeof why, "its fetcher ended before it opened the export");
-        else
-          snprintf (why, sizeof why, "a malformed message from its fetcher");
-        failed = true;
-        break;
-      }
-      if (h.type == IPC_FETCHER_STARTED && h.payload_len == 0) {
-        free (payload);
-        continue;
-      }
-      if (h.type != IPC_FETCHER_OPENED || (h.error == 0 && h.payload_len != 0)) {
-        snprintf (why, sizeof why, "an unexpected message from its fetcher");
-        failed = true;
-      }
-      else if (h.error != 0) {
-        /* Untrusted text (the fetcher read a web server): printable
-         * ASCII only reaches the terminal. */
-        uint32_t j;
-        for (j = 0; j < h.payload_len; j++)
-          why[j] = payload[j] >= 0x20 && payload[j] < 0x7f ? (char) payload[j] : '?';
-        why[j] = '\0';
-        if (why[0] == '\0')
-          snprintf (why, sizeof why, "%s (the reason is above)", strerror ((int) h.error));
-        failed = true;
-      }
-      else
-        debug ("export \"%s\": opened, %" PRIu64 " bytes", e->name, h.offset);
-      free (payload);
-      break;
-    }
-    close (fds[0]);
+    debug ("export \"%s\": opening it once before serving", opt.exports[i].name);
+    if (launch_fetcher (i, fds) == -1)
+      fatal ("export \"%s\": cannot start a fetcher to open it", opt.exports[i].name);
     close (fds[1]);
     close (fds[2]);
-    /* Our end closed: it exits at once (or is made to). */
-    kill (pid, SIGTERM);
-    while (waitpid (pid, &status, 0) == -1 && errno == EINTR)
-      ;
-    if (failed) {
-      warn ("export \"%s\" cannot be opened: %s; %s", e->name, why,
-            opt.run ? "--run's command was not started" : "not serving");
-      return false;
-    }
+    if (fcntl (fds[0], F_SETFL, O_NONBLOCK) == -1)
+      fatal_errno ("fcntl");
+    *c = (struct open_check) { .export = i, .fd = fds[0] };
+    nopen_checks++;
+    open_checks_left++;
   }
-  return true;
+}
+
+/* Why export c failed to open, and the server stops.  The reason is
+ * untrusted text (the fetcher read a web server): printable ASCII only
+ * reaches the terminal. */
+__attribute__((noreturn)) static void shutdown_and_exit (int status);
+__attribute__((noreturn)) static void
+open_check_failed (const struct open_check *c, const char *fmt, ...)
+{
+  char why[MAX_OPEN_FAILURE_MESSAGE + 1];
+  va_list ap;
+
+  va_start (ap, fmt);
+  vsnprintf (why, sizeof why, fmt, ap);
+  va_end (ap);
+  warn ("export \"%s\" cannot be opened: %s; %s", opt.exports[c->export].name, why,
+        opt.run ? "--run's command was not started" : "not serving");
+  /* The command never ran: it is still our fork, waiting at the gate,
+   * and ends when the gate closes (started as root, it may be root,
+   * which we can no longer signal). */
+  if (run_pid > 0 && run_gate_fd >= 0) {
+    close (run_gate_fd);
+    run_gate_fd = -1;
+    while (waitpid (run_pid, NULL, 0) == -1 && errno == EINTR)
+      ;
+    run_pid = -1;
+  }
+  shutdown_and_exit (EXIT_FAILURE);
+}
+
+/* Check c's socket is readable (or closed): take what came. */
+static void
+open_check_input (struct open_check *c)
+{
+  struct ipc_header h;
+  ssize_t r = read (c->fd, c->buf + c->len, sizeof c->buf - c->len);
+
+  if (r == 0)
+    open_check_failed (c, "its fetcher ended before it opened the export");
+  if (r == -1) {
+    if (errno == EAGAIN || errno == EINTR)
+      return;
+    open_check_failed (c, "reading from its fetcher: %s", strerror (errno));
+  }
+  c->len += (size_t) r;
+  while (c->fd >= 0 && c->len >= IPC_HEADER_SIZE) {
+    ipc_decode_header (c->buf, &h);
+    if (h.payload_len > MAX_OPEN_FAILURE_MESSAGE ||
+        (h.type == IPC_FETCHER_STARTED && h.payload_len != 0) ||
+        (h.type == IPC_FETCHER_OPENED && h.error == 0 && h.payload_len != 0) ||
+        (h.type != IPC_FETCHER_STARTED && h.type != IPC_FETCHER_OPENED))
+      open_check_failed (c, "an unexpected message from its fetcher");
+    if (c->len < IPC_HEADER_SIZE + h.payload_len)
+      return;                           /* the rest is coming */
+    if (h.type == IPC_FETCHER_OPENED) {
+      if (h.error != 0) {
+        char why[MAX_OPEN_FAILURE_MESSAGE + 1];
+        uint32_t j;
+        for (j = 0; j < h.payload_len; j++) {
+          uint8_t b = c->buf[IPC_HEADER_SIZE + j];
+          why[j] = b >= 0x20 && b < 0x7f ? (char) b : '?';
+        }
+        why[j] = '\0';
+        open_check_failed (c, "%s", why[0] ? why : strerror ((int) h.error));
+      }
+      debug ("export \"%s\": opened, %" PRIu64 " bytes", opt.exports[c->export].name,
+             h.offset);
+      close (c->fd);                    /* its fetcher exits */
+      c->fd = -1;
+      open_checks_left--;
+      return;
+    }
+    memmove (c->buf, c->buf + IPC_HEADER_SIZE, c->len - IPC_HEADER_SIZE);
+    c->len -= IPC_HEADER_SIZE;
+  }
+}
+
+/* Every export open: --run's command may start. */
+static void
+open_checks_done (void)
+{
+  if (run_gate_fd >= 0) {
+    if (write (run_gate_fd, "r", 1) != 1)
+      warn_errno ("starting --run's command");
+    close (run_gate_fd);
+    run_gate_fd = -1;
+  }
 }
 
 /* The front-end's requests, and when each is allowed.  Anything else
@@ -1673,6 +1746,7 @@ static void
 shutdown_and_exit (int status)
 {
   stop_children ();
+  scripts_cleanup ();
   cleanup_files ();
   exit (status);
 }
@@ -1825,7 +1899,10 @@ reap_children (void)
             "remove at exit will be left", (int) pid);
       continue;
     }
+    if (scripts_child_exited (pid, status))
+      continue;
     remove_fetcher (pid);
+    scripts_fetcher_exited (pid);
     if (WIFSIGNALED (status))
       warn ("fetcher %d was killed by signal %d (%s)", (int) pid,
             WTERMSIG (status), strsignal (WTERMSIG (status)));
@@ -1969,6 +2046,8 @@ supervisor_main (int argc, char **argv)
    * pid file written.  Become --user (started as root), drop every
    * capability, and load our filter; the children inherit all of it and
    * add their own layers. */
+  /* Before the sandbox: the scripts' temporary directories. */
+  scripts_prepare (&opt, MAX_FETCHERS, change_user, child_uid, child_gid);
   if (change_user)
     start_remover ();
   if (change_user && private_dir) {
@@ -1988,33 +2067,37 @@ supervisor_main (int argc, char **argv)
   }
 
   start_frontend ();
-  if ((opt.run || opt.single || socket_activated) && !open_exports_once ()) {
-    /* The command never ran: it is still our fork, waiting at the gate,
-     * and ends when the gate closes (started as root, it may be root,
-     * which we can no longer signal). */
-    if (run_pid > 0) {
-      close (run_gate_fd);
-      run_gate_fd = -1;
-      while (waitpid (run_pid, NULL, 0) == -1 && errno == EINTR)
-        ;
-      run_pid = -1;
-    }
-    shutdown_and_exit (EXIT_FAILURE);
-  }
-  if (run_gate_fd >= 0) {
-    if (write (run_gate_fd, "r", 1) != 1)
-      warn_errno ("starting --run's command");
-    close (run_gate_fd);
-    run_gate_fd = -1;
-  }
+  scripts_alloc_fetchers ();
+  if (opt.run || opt.single || socket_activated)
+    open_checks_start ();
+  if (open_checks_left == 0)
+    open_checks_done ();
 
+  /* The signalfd, the control socket, the scripts' pipes and the
+   * fetchers' script channels, then the open checks' sockets. */
+  const unsigned max_pfd = 2 + 4 * MAX_EXPORTS + MAX_FETCHERS + MAX_EXPORTS;
+  struct pollfd *pfd = calloc (max_pfd, sizeof *pfd);
+  if (pfd == NULL)
+    fatal_errno ("calloc");
   for (;;) {
-    struct pollfd pfd[2] = {
-      { .fd = sfd, .events = POLLIN },
-      { .fd = control_fd, .events = POLLIN },
-    };
     struct signalfd_siginfo si;
-    int timeout = -1;
+    unsigned nscript, nchecks = 0, i;
+    int timeout = -1, script_timeout;
+
+    pfd[0] = (struct pollfd) { .fd = sfd, .events = POLLIN };
+    pfd[1] = (struct pollfd) { .fd = control_fd, .events = POLLIN };
+    nscript = scripts_poll_fds (pfd + 2, max_pfd - 2 - MAX_EXPORTS);
+    if (open_checks_left > 0) {
+      uint64_t now = monotonic_ms ();
+      for (i = 0; i < nopen_checks; i++)
+        if (open_checks[i].fd >= 0) {
+          if (now >= open_checks_deadline_ms)
+            open_check_failed (&open_checks[i], "not open in time");
+          pfd[2 + nscript + nchecks++] = (struct pollfd) { .fd = open_checks[i].fd,
+                                                           .events = POLLIN };
+        }
+      timeout = (int) (open_checks_deadline_ms - now);
+    }
 
     if (stopping) {
       uint64_t now = monotonic_ms ();
@@ -2025,13 +2108,30 @@ supervisor_main (int argc, char **argv)
       }
       timeout = (int) (stop_deadline_ms - now);   /* <= the grace period */
     }
-    if (poll (pfd, control_fd >= 0 ? 2 : 1, timeout) == -1) {
+    script_timeout = scripts_timeout_ms ();
+    if (script_timeout >= 0 && (timeout < 0 || script_timeout < timeout))
+      timeout = script_timeout;
+    /* A closed control socket (fd -1) is skipped by poll. */
+    if (poll (pfd, 2 + nscript + nchecks, timeout) == -1) {
       if (errno == EINTR)
         continue;
       fatal_errno ("poll");
     }
     if (control_fd >= 0 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)))
       supervisor_dispatch_frontend ();
+    scripts_dispatch (pfd + 2, nscript);
+    scripts_run_due ();
+    if (nchecks > 0) {
+      unsigned k = 0;
+      for (i = 0; i < nopen_checks; i++)
+        if (open_checks[i].fd >= 0 && open_checks[i].fd == pfd[2 + nscript + k].fd) {
+          if (pfd[2 + nscript + k].revents & (POLLIN | POLLHUP | POLLERR))
+            open_check_input (&open_checks[i]);
+          k++;
+        }
+      if (open_checks_left == 0)
+        open_checks_done ();
+    }
     while (read (sfd, &si, sizeof si) == (ssize_t) sizeof si) {
       if (si.ssi_signo == SIGCHLD)
         reap_children ();

@@ -39,6 +39,10 @@ struct fetch_settings {
   const char *proxy_password_source; /* proxy-password=: -, -FD or +FILE */
   const char *unix_socket_path;      /* unix-socket-path= */
   int http_version;                  /* http-version=: FETCHER_HTTP_*, -1: not given */
+  /* header-script=, cookie-script= and their -renew= (seconds, 0: never):
+   * run by the supervisor (scripts.c). */
+  const char *header_script, *cookie_script;
+  uint32_t header_script_renew, cookie_script_renew;
 };
 
 struct export_spec {
@@ -120,6 +124,10 @@ struct options {
   bool allow_local_redirects;     /* --allow-local-redirects */
   bool curl_verbose;              /* -D curl.verbose=1 */
 };
+
+/* Why a header line (header=, a header-script's) is refused, or NULL
+ * (options.c). */
+const char *header_line_problem (const char *line);
 
 /* Parse argv into o; prints a message and exits 1 on any usage error,
  * exits 0 after --help or --version. */

@@ -275,3 +275,26 @@ serve_image() {
     make_image "$tmp/www/disk.img" "$1"
     start_web_server "$tmp/www"
 }
+
+# serve_token_image SIZE LIFETIME DELAY: a random image www/disk.img of
+# SIZE served by tests/web-server.py at $WEB_URL/token/disk.img, only to
+# requests with the current token (web-server.py, /token/): it changes
+# every LIFETIME seconds (0: never) and is written to $pub/token; every
+# GET waits DELAY seconds.  $pub is a directory scripts may read and
+# write also as --user (nobody, when the tests run as root): $tmp is
+# opened for traversal only.
+serve_token_image() {
+    local i
+    chmod 711 "$tmp"
+    pub=$tmp/pub
+    mkdir -p "$tmp/www" "$pub"
+    chmod 1777 "$pub"
+    make_image "$tmp/www/disk.img" "$1"
+    WEB_LOG=$tmp/web-server.log
+    : > "$tmp/web.port"
+    $PY "$srcdir/web-server.py" --log "$WEB_LOG" --token-file "$pub/token" \
+        --token-lifetime "$2" --token-delay "$3" "$tmp/www" > "$tmp/web.port" &
+    kill_on_exit $!
+    WEB_PORT=$(port_from "$tmp/web.port" "web-server.py")
+    WEB_URL=http://127.0.0.1:$WEB_PORT
+}

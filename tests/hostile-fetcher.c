@@ -26,9 +26,15 @@
  *   started-twice IPC_FETCHER_STARTED twice before IPC_FETCHER_OPENED
  *   started-late  IPC_FETCHER_STARTED after IPC_FETCHER_OPENED
  *   started-fields IPC_FETCHER_STARTED with a field that is not 0
+ *   script-wrong  (an export with a header-script) a message the
+ *                 supervisor sends, sent back to it on the script channel
+ *   script-payload IPC_SCRIPT_RENEW with a payload
+ *   script-flood  IPC_SCRIPT_RENEW for the current values, a thousand
+ *                 times, then once a millisecond while it serves
  * Every mode but the started-* ones starts as a real fetcher does: with
  * IPC_FETCHER_STARTED, then IPC_FETCHER_OPENED.
  */
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +49,52 @@
 #define HOSTILE_EXPORT_SIZE (1024u * 1024)
 
 int hostile_fetcher_main (const char *mode);
+
+/* The script-* modes: the script channel, told what to do. */
+static uint64_t script_generation;
+
+static void
+script_misbehave (const char *mode)
+{
+  uint8_t values[SCRIPT_VALUES_MAX_PAYLOAD];
+  struct ipc_header h;
+  struct pollfd p = { .fd = CHILD_FD_SCRIPTS, .events = POLLIN };
+  unsigned i;
+
+  /* The first values, as a real fetcher waits for them. */
+  if (poll (&p, 1, 70000) != 1 ||
+      ipc_recv_datagram (CHILD_FD_SCRIPTS, &h, values, sizeof values) == -1)
+    exit (EXIT_FAILURE);
+  script_generation = h.id;
+  if (strcmp (mode, "script-wrong") == 0) {
+    h = (struct ipc_header) { .type = IPC_SCRIPT_VALUES, .id = script_generation };
+    (void) ipc_send_datagram (CHILD_FD_SCRIPTS, &h, NULL);
+  }
+  else if (strcmp (mode, "script-payload") == 0) {
+    h = (struct ipc_header) { .type = IPC_SCRIPT_RENEW, .id = script_generation,
+                              .payload_len = 4 };
+    (void) ipc_send_datagram (CHILD_FD_SCRIPTS, &h, "abcd");
+  }
+  else if (strcmp (mode, "script-flood") == 0) {
+    h = (struct ipc_header) { .type = IPC_SCRIPT_RENEW, .id = script_generation };
+    for (i = 0; i < 1000; i++)
+      (void) ipc_send_datagram (CHILD_FD_SCRIPTS, &h, NULL);
+  }
+}
+
+/* script-flood, while serving: read the new values (their generation),
+ * ask again at once. */
+static void
+script_flood_more (void)
+{
+  uint8_t values[SCRIPT_VALUES_MAX_PAYLOAD];
+  struct ipc_header h;
+
+  while (ipc_recv_datagram (CHILD_FD_SCRIPTS, &h, values, sizeof values) == 0)
+    script_generation = h.id;
+  h = (struct ipc_header) { .type = IPC_SCRIPT_RENEW, .id = script_generation };
+  (void) ipc_send_datagram (CHILD_FD_SCRIPTS, &h, NULL);
+}
 
 static void
 send_or_exit (const struct ipc_header *h, const void *payload)
@@ -63,6 +115,8 @@ hostile_fetcher_main (const char *mode)
 
   if (area == MAP_FAILED)
     exit (EXIT_FAILURE);
+  if (strncmp (mode, "script-", 7) == 0)
+    script_misbehave (mode);
   if (strcmp (mode, "bad-open") == 0)
     opened.flags = 0x8000;
   if (strncmp (mode, "started-", 8) != 0 || strcmp (mode, "started-twice") == 0)
@@ -80,6 +134,11 @@ hostile_fetcher_main (const char *mode)
     uint8_t *payload = NULL;
     uint32_t i;
 
+    if (strcmp (mode, "script-flood") == 0) {
+      struct pollfd p = { .fd = CHILD_FD_PEER, .events = POLLIN };
+      while (poll (&p, 1, 1) == 0)
+        script_flood_more ();
+    }
     if (ipc_recv (CHILD_FD_PEER, &req, &payload, 0) == -1)
       exit (EXIT_SUCCESS);
     if (req.type != IPC_READ || req.length > HOSTILE_EXPORT_SIZE ||

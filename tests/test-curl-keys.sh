@@ -380,8 +380,7 @@ refused protocols-unknown 'gopher is none of http, https, ftp and ftps' \
 
 # ---- keys nbdcurld does not take (yet), and misspelt ones ----
 declare -A later=(
-    [cookiefile]=/dev/null [cookiejar]=jar.txt [cookie-script]=/bin/true
-    [cookie-script-renew]=60 [header-script]=/bin/true [header-script-renew]=60
+    [cookiefile]=/dev/null [cookiejar]=jar.txt
 )
 for key in "${!later[@]}"; do
     refused "later-$key" "$key.*not supported|not supported.*$key" \

@@ -47,6 +47,10 @@ grep -q 'HTTP 500' err.txt || fail "500: the reason is missing"
 refused "refused redirect" "$WEB_URL/redirect-to/$b_port/disk.img"
 grep -q -- "add --allow-port $b_port" err.txt || fail "redirect: the reason is missing"
 
+refused "failing header script" "$WEB_URL/good/disk.img" header-script='echo oops >&2; exit 3'
+grep -q 'header-script failed: exit status 3' err.txt || fail "header script: its status is missing"
+grep -q 'header-script: oops' err.txt || fail "header script: its standard error is missing"
+
 # One bad export among good ones: named.
 refused "one of three" --export "a=$WEB_URL/good/disk.img" \
     --export "b=$WEB_URL/good/missing.img" --export "c=$WEB_URL/good/disk.img"
@@ -58,7 +62,8 @@ fi
 # Good exports: the command runs, and sees the export.
 echo "== good"
 size=$("$NBDCURLD" -r --export "a=$WEB_URL/good/disk.img" \
-    --export "c=$WEB_URL/redirect/disk.img" --run 'nbdinfo --size "$uri"')
+    --export "c=$WEB_URL/redirect/disk.img" header-script='echo "X-Nbdcurld-Test: s"' \
+    --run 'nbdinfo --size "$uri"')
 [ "$size" -eq 1048576 ] || fail "good: size $size"
 
 # Socket activation and -s.
@@ -69,11 +74,21 @@ fi
 grep -q 'not found (HTTP 404)' err.txt || fail "socket activation: no reason: $(cat err.txt)"
 grep -q 'not serving' err.txt || fail "socket activation: no word that it stopped"
 echo "== -s"
-set +e
-"$NBDCURLD" -r -s "$WEB_URL/good/missing.img" < /dev/null > /dev/null 2> err.txt
-status=$?
-set -e
-[ "$status" -eq 1 ] || fail "-s: exit status $status, not 1"
+# A client on stdin/stdout (libnbd's connect_command): it is refused, and
+# nbdcurld says why on its standard error.
+if $PY - "$NBDCURLD" "$WEB_URL/good/missing.img" 2> err.txt <<'PYEOF2'
+import sys
+import nbd
+h = nbd.NBD()
+try:
+    h.connect_command([sys.argv[1], "-r", "-s", sys.argv[2]])
+except nbd.Error:
+    sys.exit(1)
+sys.exit(0)
+PYEOF2
+then
+    fail "-s: a missing export was served"
+fi
 grep -q 'not found (HTTP 404)' err.txt || fail "-s: no reason: $(cat err.txt)"
 size=$(nbdinfo --size -- [ "$NBDCURLD" -r "$WEB_URL/good/disk.img" ])
 [ "$size" -eq 1048576 ] || fail "socket activation: size $size"

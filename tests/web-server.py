@@ -91,6 +91,17 @@
 #   /unknown-total-unpinned/FILE  the same without ETag or Last-Modified
 #                       anywhere: nothing tells the reads that the object
 #                       is still the one opened
+#   /token/FILE         correct, but only for a request that carries
+#                       "Authorization: Bearer TOKEN" or the cookie
+#                       "token=TOKEN" with the current token (or the one
+#                       before it, for TOKEN_GRACE seconds); else 401.
+#                       With --token-file FILE --token-lifetime SECS the
+#                       token changes every SECS seconds and is written to
+#                       FILE (whole, by rename) each time; --token-delay
+#                       SECS holds every GET that long, so that a copy
+#                       lasts several tokens (tests/test-scripts.sh).
+#                       POST /login answers {"token": "TOKEN"}, as the
+#                       login server of nbdkit-curl-plugin(1)'s example.
 #
 # The port is printed on stdout (one line) once the server listens, so a
 # test can start it with port 0 and read the port back.  One line per
@@ -138,7 +149,7 @@ MODES = {
     "nul-header", "many-interim", "mangle", "folded-first", "mixed-line-ends",
     "fallback-500", "fallback-range", "fallback-etag", "interim-segments",
     "interim-flood", "slow-body", "reuse-damaged", "unknown-total",
-    "unknown-total-unpinned", "delay",
+    "unknown-total-unpinned", "delay", "token",
 }
 DELAY_SECONDS = 2
 TRICKLE_BYTES = 600
@@ -356,6 +367,24 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         self.serve()
 
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length", "0") or "0")
+        if length:
+            self.rfile.read(length)
+        if self.path != "/login":
+            self.reply(404, body=b"not found\n")
+            return
+        body = ('{"token": "%s"}\n' % current_token()).encode()
+        self.reply(200, [("Content-Type", "application/json")], body)
+
+    def token_ok(self):
+        # The token of now, or the one before it for TOKEN_GRACE seconds
+        # after it changed (a script may have read it just before).
+        tokens = {current_token(), current_token(time.time() - TOKEN_GRACE)}
+        cookies = [c.strip() for c in self.headers.get("Cookie", "").split(";")]
+        return any(self.headers.get("Authorization", "") == "Bearer " + t or
+                   "token=" + t in cookies for t in tokens)
+
     def serve(self):
         r = self.resolve()
         if r is None:
@@ -388,6 +417,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         if not head and mode == "delay":
             time.sleep(DELAY_SECONDS)
+        if mode == "token":
+            # Checked as the request arrives; then the reply takes its time.
+            if not self.token_ok():
+                self.reply(401, [("WWW-Authenticate", "Bearer")], b"token expired\n")
+                return
+            if not head and token_delay:
+                time.sleep(token_delay)
 
         size, etag, mtime = self.object_state(mode, path)
         last_modified = email.utils.formatdate(mtime, usegmt=True)
@@ -703,6 +739,37 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.finish_log(206, count)
 
 
+# /token/: the current token, and the file it is written to.
+token_file = None
+token_lifetime = 0.0
+token_delay = 0.0
+token_secret = "%x" % random.SystemRandom().getrandbits(64)
+token_written = None
+
+
+TOKEN_GRACE = 0.2
+
+
+def current_token(when=None):
+    when = time.time() if when is None else when
+    n = int(when / token_lifetime) if token_lifetime > 0 else 0
+    return "tok-%s-%d" % (token_secret, n)
+
+
+def write_token_file():
+    """Keep --token-file holding the current token (a background thread)."""
+    global token_written
+    while True:
+        token = current_token()
+        if token != token_written:
+            tmp = token_file + ".tmp"
+            with open(tmp, "w") as f:
+                f.write(token + "\n")
+            os.rename(tmp, token_file)
+            token_written = token
+        time.sleep(0.05)
+
+
 class Server(http.server.ThreadingHTTPServer):
     daemon_threads = True       # a stalled handler must not block exit
     allow_reuse_address = True
@@ -740,8 +807,22 @@ def main():
     ap.add_argument("--log", help="append one line per request here")
     ap.add_argument("--seed", type=int, default=1,
                     help="seed of the damage /mangle/ does")
+    ap.add_argument("--token-file", help="/token/: write the current token here")
+    ap.add_argument("--token-lifetime", type=float, default=0,
+                    help="/token/: seconds each token is valid (0: one token)")
+    ap.add_argument("--token-delay", type=float, default=0,
+                    help="/token/: seconds every GET waits before its reply")
     ap.add_argument("directory")
     args = ap.parse_args()
+    global token_file, token_lifetime, token_delay
+    token_file, token_lifetime, token_delay = (args.token_file, args.token_lifetime,
+                                               args.token_delay)
+    if token_file:
+        token = current_token()
+        with open(token_file + ".tmp", "w") as f:
+            f.write(token + "\n")
+        os.rename(token_file + ".tmp", token_file)
+        threading.Thread(target=write_token_file, daemon=True).start()
     if args.log:
         log_file = open(args.log, "a", buffering=1)
     mangle_random.seed(args.seed)
