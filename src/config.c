@@ -135,6 +135,8 @@ config_send_fetcher (int fd, const struct fetcher_config *c)
     .tls_min = c->tls_min,
     .ciphers_len = (uint32_t) strlen (c->ciphers),
     .tls13_ciphers_len = (uint32_t) strlen (c->tls13_ciphers),
+    .retries = c->retries,
+    .retry_delay_ms = c->retry_delay_ms,
   };
   uint8_t buf[sizeof fw + MAX_URL_LENGTH + 2 * MAX_PATH_LENGTH + NBD_MAX_STRING +
               2 * MAX_SECRET_LENGTH + MAX_EXTRA_HEADER_BYTES + MAX_COOKIE_LENGTH +
@@ -374,6 +376,11 @@ config_recv_fetcher (int fd, struct fetcher_config *c)
   if (fw.tls_min != 0 && (fw.tls_min < 10 || fw.tls_min > 13))
     fatal ("configuration: bad TLS version %u", fw.tls_min);
   c->tls_min = fw.tls_min;
+  if (fw.retries > MAX_RETRIES || fw.retry_delay_ms > RETRY_MAX_DELAY_MS)
+    fatal ("configuration: bad retries (%u) or retry delay (%u ms)", fw.retries,
+           fw.retry_delay_ms);
+  c->retries = fw.retries;
+  c->retry_delay_ms = fw.retry_delay_ms;
   if (reader_end (&r) == -1)
     fatal ("configuration: trailing bytes in fetcher message");
   explicit_bzero (p, len);

@@ -76,6 +76,8 @@ struct fetcher_config {
   uint32_t tls_min;           /* ssl-version=: 0, 10, 11, 12 or 13 */
   char *ciphers;              /* ssl-cipher-list=, or "" */
   char *tls13_ciphers;        /* tls13-ciphers=, or "" */
+  uint32_t retries;           /* retries of a failed read, 0: none */
+  uint32_t retry_delay_ms;    /* the first retry's delay */
 };
 
 /* Supervisor side: write the whole configuration and IPC_CONFIG_END.

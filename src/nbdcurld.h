@@ -152,6 +152,22 @@
 #define DEFAULT_STALL_TIMEOUT     60u
 #define MIN_TRANSFER_RATE         1u
 #define MAX_TIMEOUT               86400u
+/* Fetcher: reads that fail for a reason that may pass (no connection, a
+ * connection reset or closed early, a body shorter than its
+ * Content-Range, a stall or --connect-timeout, HTTP 408, 429, 500, 502,
+ * 503, 504) are tried again, up to --retries (retries=) times, after a
+ * delay that starts at --retry-delay (retry-delay=) and doubles each time
+ * (unless retry-exponential=no) up to RETRY_MAX_DELAY_MS; each wait is
+ * between half and all of it (equal jitter, so that the fetchers of a
+ * busy export do not come back all at once).  A Retry-After (seconds or
+ * an HTTP-date) lengthens a wait, up to RETRY_AFTER_MAX_MS.  --timeout
+ * bounds a read with all its retries.  The defaults are those of nbdkit's
+ * retry filter: 5 retries, 2 s doubling, about a minute in all. */
+#define DEFAULT_RETRIES           5u
+#define MAX_RETRIES               100u
+#define RETRY_BASE_DELAY_MS       2000u
+#define RETRY_MAX_DELAY_MS        60000u
+#define RETRY_AFTER_MAX_MS        60000u
 /* Fetcher: redirects followed when opening a URL. */
 #define MAX_REDIRECTS             10
 /* Fetcher: longest HTTP header line we look at; longer ones are ignored
@@ -496,6 +512,9 @@ struct fetcher_config_wire {
                                   13 for TLS 1.0 to 1.3 */
   uint32_t ciphers_len;        /* 0 .. MAX_CIPHER_LIST: ssl-cipher-list= */
   uint32_t tls13_ciphers_len;  /* 0 .. MAX_CIPHER_LIST: tls13-ciphers= */
+  /* Retries of failed reads (see DEFAULT_RETRIES). */
+  uint32_t retries;            /* 0 .. MAX_RETRIES: 0 = none */
+  uint32_t retry_delay_ms;     /* 0 .. RETRY_MAX_DELAY_MS: the first wait */
   /* then the url, cainfo, capath, export name, user, password, headers,
      cookie, user agent, resolve, ciphers and TLS 1.3 ciphers bytes, in
      that order */
@@ -508,6 +527,8 @@ struct fetcher_config_wire {
 #define FETCHER_NO_REDIRECTS (1u << 5) /* followlocation=false */
 #define FETCHER_NO_NODELAY  (1u << 6)  /* tcp-nodelay=false */
 #define FETCHER_NO_KEEPALIVE (1u << 7) /* tcp-keepalive=false */
+#define FETCHER_RETRY_CONSTANT (1u << 12) /* retry-exponential=no: every
+                                              wait is retry_delay_ms */
 /* protocols=: the schemes the export may use, redirects included (none
  * set: all of http, https, ftp and ftps). */
 #define FETCHER_PROTO_HTTP  (1u << 8)

@@ -1025,6 +1025,7 @@ spawn_fetcher (const struct ipc_header *req)
              (e->keys.no_redirects > 0 ? FETCHER_NO_REDIRECTS : 0) |
              (e->keys.no_nodelay > 0 ? FETCHER_NO_NODELAY : 0) |
              (e->keys.no_keepalive > 0 ? FETCHER_NO_KEEPALIVE : 0) |
+             (e->keys.retry_exponential == 0 ? FETCHER_RETRY_CONSTANT : 0) |
              e->keys.protocols |
              (opt.sandbox_debug ? FETCHER_SANDBOX_DEBUG : 0),
     .connections = e->keys.connections,
@@ -1045,6 +1046,8 @@ spawn_fetcher (const struct ipc_header *req)
     .tls_min = e->keys.tls_min,
     .ciphers = (char *) (e->keys.ciphers ? e->keys.ciphers : ""),
     .tls13_ciphers = (char *) (e->keys.tls13_ciphers ? e->keys.tls13_ciphers : ""),
+    .retries = (uint32_t) e->keys.retries,
+    .retry_delay_ms = (uint32_t) e->keys.retry_delay_ms,
   };
   area = make_data_area ();
   if (area == -1) {

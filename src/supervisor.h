@@ -33,6 +33,10 @@ struct fetch_settings {
   uint32_t protocols;                /* protocols=: FETCHER_PROTO_*, 0: all */
   uint32_t tls_min;                  /* ssl-version=: 10 .. 13, 0: libcurl's */
   const char *ciphers, *tls13_ciphers;  /* ssl-cipher-list=, tls13-ciphers= */
+  /* Retries (nbdkit's retry filter's retries=, retry-delay=,
+   * retry-exponential=, and the retry-request filter's names): -1 unset. */
+  int64_t retries, retry_delay_ms;
+  int retry_exponential;
 };
 
 struct export_spec {
@@ -92,6 +96,8 @@ struct options {
   uint32_t connect_timeout;
   uint32_t stall_timeout;
   uint32_t handshake_timeout;
+  uint32_t retries;          /* --retries */
+  uint32_t retry_delay_ms;   /* --retry-delay */
   uint32_t client_memory;    /* --client-memory, bytes */
   uint32_t max_clients;      /* --max-clients */
   uint32_t tls;              /* --tls: TLS_OFF, TLS_ON, TLS_REQUIRE */

@@ -165,6 +165,15 @@ url=$(url_of server-options)
 ok server-options <<'EOF'
 nbdkit -t 16 --filter=multi-conn --log=stderr -r curl "$url" --run 'nbdinfo --can multi-conn "$uri" && nbdcopy "$uri" out.img'
 EOF
+# nbdkit's retry filters (built in here) with their parameters.
+url=$(url_of retry-filter)
+ok retry-filter <<'EOF'
+nbdkit --filter=retry -r curl "$url" retries=3 retry-delay=1 retry-exponential=no retry-readonly=yes --run 'nbdcopy "$uri" out.img'
+EOF
+url=$(url_of retry-request-filter)
+ok retry-request-filter <<'EOF'
+nbdkit --filter=retry-request -r curl "$url" retry-request-retries=2 retry-request-delay=1 retry-request-open=false --run 'nbdcopy "$uri" out.img'
+EOF
 url=$(url_of no-redirects)
 ok no-redirects <<'EOF'
 nbdkit -r curl "$url" followlocation=false --run 'nbdinfo --size "$uri"'

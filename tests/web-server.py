@@ -91,6 +91,23 @@
 #   /unknown-total-unpinned/FILE  the same without ETag or Last-Modified
 #                       anywhere: nothing tells the reads that the object
 #                       is still the one opened
+#   Faults that pass, for nbdcurld's retries (tests/test-retries.sh):
+#   /flaky/KIND[raSECS|radateSECS]-COUNT/FILE  the first COUNT range GETs
+#                       of each range (counted by the range's last byte,
+#                       which a retry of what is left of a read keeps), or
+#                       with COUNT pN the first N range GETs of the path,
+#                       or with COUNT "always" every one, get the fault
+#                       KIND; the others are correct.  KIND: a status
+#                       (408, 429, 500, 502, 503, 504, 404) with a small
+#                       error page; reset (a 206 and half its body, then a
+#                       TCP reset); close (the connection closed without a
+#                       reply); short (a 206 and half its body, then
+#                       closed); 503etag (503, and once the faults are
+#                       over the object has changed: another ETag and
+#                       other bytes, as /fallback-etag/).  raSECS adds
+#                       Retry-After: SECS, radateSECS Retry-After as the
+#                       HTTP-date SECS from now.  A fault is logged with
+#                       its status, 0 for reset and close.
 #
 # The port is printed on stdout (one line) once the server listens, so a
 # test can start it with port 0 and read the port back.  One line per
@@ -108,7 +125,9 @@
 # joined by " | "; in a value, backslash and double quote are escaped with
 # a backslash and other bytes outside printable ASCII are written \xHH);
 # conns counts the connections open to this server when the line is
-# written (this one included).  New fields go at the end of the line.
+# written (this one included); time is the Unix time the line was
+# written, in seconds with three decimals.  New fields go at the end of
+# the line.
 #
 # Only the standard library, and only for tests on 127.0.0.1.
 
@@ -119,6 +138,7 @@ import os
 import random
 import re
 import socket
+import struct
 import sys
 import threading
 import time
@@ -136,7 +156,7 @@ MODES = {
     "nul-header", "many-interim", "mangle", "folded-first", "mixed-line-ends",
     "fallback-500", "fallback-range", "fallback-etag", "interim-segments",
     "interim-flood", "slow-body", "reuse-damaged", "unknown-total",
-    "unknown-total-unpinned", "delay",
+    "unknown-total-unpinned", "delay", "flaky",
 }
 DELAY_SECONDS = 2
 TRICKLE_BYTES = 600
@@ -156,6 +176,9 @@ log_file = sys.stderr
 path_totals = {}            # request path -> body bytes sent, all requests
 request_counts = {}         # request path -> requests seen (for /changing/)
 range_counts = {}           # (path, Range) -> GETs seen (for /fallback-*/)
+flaky_counts = {}           # (path, last byte or None) -> GETs seen (/flaky/)
+FLAKY = re.compile(r"(408|429|500|502|503|504|404|reset|close|short|503etag)"
+                   r"(?:ra(date)?([0-9]{1,3}))?-(always|p?[0-9]{1,3})")
 
 
 def log(line):
@@ -246,14 +269,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
             conns = open_connections
         h = self.headers
         log("%s %s range=%s status=%d body_bytes_sent=%d path_total=%d auth=%s"
-            " ua=%s cookie=%s xtest=%s xtest2=%s authz=%s conns=%d" % (
+            " ua=%s cookie=%s xtest=%s xtest2=%s authz=%s conns=%d time=%.3f" % (
                 self.command, self.path, h.get("Range", "-"),
                 status, sent, total,
                 "yes" if "Authorization" in h else "no",
                 quoted(h.get_all("User-Agent")), quoted(h.get_all("Cookie")),
                 quoted(h.get_all("X-Nbdcurld-Test")),
                 quoted(h.get_all("X-Nbdcurld-Test2")),
-                quoted(h.get_all("Authorization")), conns))
+                quoted(h.get_all("Authorization")), conns, time.time()))
 
     def reply(self, status, headers=(), body=b""):
         """A complete small response with an exact Content-Length."""
@@ -298,6 +321,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 and parts[3] not in ("", ".", "..")):
             return parts[1], None, "%s%d/%s" % (m.group(1) or "127.0.0.1:",
                                                 int(m.group(2)), parts[3])
+        # /flaky/SPEC/FILE: the spec is kept for serve().
+        self.flaky = None
+        if (len(parts) == 4 and parts[0] == "" and parts[1] == "flaky"
+                and FLAKY.fullmatch(parts[2])):
+            self.flaky = FLAKY.fullmatch(parts[2])
+            parts = ["", "flaky", parts[3]]
         if (len(parts) != 3 or parts[0] != "" or parts[1] not in MODES
                 or parts[2] in ("", ".", "..")):
             self.reply(404, body=b"not found\n")
@@ -421,6 +450,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.reply(416, validators + [("Content-Range", "bytes */%d" % size)],
                        b"range not satisfiable\n")
             return
+        if mode == "flaky" and self.flaky_fault(path, first, last, size, validators):
+            return
         damage = None
         if mode in FALLBACK_DAMAGE:
             with log_lock:
@@ -438,6 +469,56 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if mode in FALLBACK_DAMAGE or mode == "reuse-damaged":
             mode = "trickle"
         self.send_range(mode, path, first, last, size, validators)
+
+    def flaky_fault(self, path, first, last, total, validators):
+        """/flaky/: answer with the fault if this GET gets one (True)."""
+        kind, date, secs, count = self.flaky.groups()
+        per_path = count.startswith("p")
+        with log_lock:
+            key = (self.path, None if per_path else last)
+            n = flaky_counts.get(key, 0) + 1
+            flaky_counts[key] = n
+        limit = (10 ** 9 if count == "always"
+                 else int(count[1:]) if per_path else int(count))
+        if n > limit:
+            if kind == "503etag":   # the object was replaced meanwhile
+                self.send_damaged("etag", path, first, last - first + 1, total,
+                                  validators)
+                return True
+            return False
+        if kind in ("reset", "short"):
+            count = last - first + 1
+            self.send_response(206)
+            for k, v in validators:
+                self.send_header(k, v)
+            self.send_header("Content-Range", "bytes %d-%d/%d" % (first, last, total))
+            self.send_header("Content-Length", str(count))
+            self.end_headers()
+            with open(path, "rb") as f:
+                sent = self.send_file_bytes(f, first, count // 2)
+            self.close_connection = True
+            if kind == "reset":
+                # Closing with a zero linger time sends RST, not FIN.
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                           struct.pack("ii", 1, 0))
+            else:
+                try:
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            self.finish_log(0 if kind == "reset" else 206, sent)
+            return True
+        if kind == "close":
+            self.close_connection = True
+            self.finish_log(0, 0)
+            return True
+        headers = []
+        if secs is not None:
+            headers.append(("Retry-After", email.utils.formatdate(
+                time.time() + int(secs), usegmt=True) if date else secs))
+        status = 503 if kind == "503etag" else int(kind)
+        self.reply(status, headers, b"not now (on purpose)\n")
+        return True
 
     def send_damaged(self, damage, path, first, count, total, validators):
         """A reply to a range that must not be used, with a body of exactly
