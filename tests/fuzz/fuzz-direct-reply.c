@@ -303,6 +303,12 @@ start_one (void)
   t->conn_close = false;
   t->window_bytes = 0;
   t->next_owner = NULL;
+  /* As start_read: --timeout counts from here.  No retries (cfg->retries
+   * is 0): a read that fails ends. */
+  t->limit_ms = http.f->cfg->timeout ? clock_ms () + (uint64_t) http.f->cfg->timeout * 1000
+                                     : UINT64_MAX;
+  t->retries = 0;
+  t->retry_at_ms = 0;
   for (;;) {
     t->parts[t->nparts].id = req.id;
     t->parts[t->nparts].data = NULL;

@@ -146,7 +146,8 @@ def config():
                b'nbdkit/1.32', b'example.invalid:80:127.0.0.1\n']
     ciphers = [b'HIGH:!aNULL', b'TLS_AES_128_GCM_SHA256']
     fw = struct.pack('<5I', 3, 16, 30, 0, 60) + struct.pack('<10I', *map(len, strings)) + \
-        struct.pack('<2I', 4, 12) + struct.pack('<2I', *map(len, ciphers))
+        struct.pack('<2I', 4, 12) + struct.pack('<2I', *map(len, ciphers)) + \
+        struct.pack('<2I', 5, 2000)
     strings += ciphers
     yield 'fetcher', b'\x01' + ipc(IPC['CONFIG_FETCHER'], payload=fw + b''.join(strings)) + \
         ipc(IPC['CONFIG_END'])
