@@ -411,6 +411,7 @@ start_request (struct transfer *t)
   t->request_len = head_len + (size_t) n;
   t->request_sent = 0;
   t->head_len = t->body_pos = t->head_scanned = 0;
+  t->conn_close = false;        /* of this reply, when it says so */
   reply_begin (t);              /* nothing of an earlier attempt counts */
 }
 

@@ -176,7 +176,7 @@ not_in_log auth-literal "$password"
 # nbdcopy keeps 4 reads of 256 KiB in flight on one NBD connection.
 COPY_OPTS='--connections=1 --requests=16'
 max_conns() {
-    web_requests "$1" | sed -nE 's/.* conns=([0-9]+)$/\1/p' | sort -n | tail -n 1
+    web_requests "$1" | sed -nE 's/.* conns=([0-9]+)( .*)?$/\1/p' | sort -n | tail -n 1
 }
 copy conns-8 "$(url conns-8 trickle)" connections=8
 copy conns-2 "$(url conns-2 trickle)" connections=2

@@ -15,9 +15,28 @@ requires_python_nbd
 
 serve_image 4M
 sum=$(md5_of www/disk.img)
+# The same server over https: reads through libcurl whatever their size.
+have_tls=no
+if command -v openssl >/dev/null &&
+   openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" \
+       -keyout tls.key -out tls.pem 2>openssl.err; then
+    have_tls=yes
+    : > tls.port
+    $PY "$srcdir/web-server.py" --log "$tmp/tls-server.log" --tls-cert tls.pem \
+        --tls-key tls.key "$tmp/www" > tls.port &
+    kill_on_exit $!
+    for i in $(seq 100); do
+        TLS_PORT=$(head -n1 tls.port)
+        [ -n "$TLS_PORT" ] && break
+        sleep 0.1
+    done
+    [ -n "$TLS_PORT" ] || fail "the https web server did not start"
+else
+    echo "no openssl: https is not tested"
+fi
 # One file per use, so that the web server's counts (per path) and log
 # lines of one case are not another's.
-for f in lc off changed always limit ra radate wait; do
+for f in lc stall off changed always limit ra radate wait; do
     cp www/disk.img "www/$f.img"
 done
 
@@ -30,14 +49,22 @@ for k in "${faults[@]}"; do
     args+=(--export "d-$k=$WEB_URL/flaky/$k/disk.img"
            --export "c-$k=$WEB_URL/flaky/$k/lc.img")
 done
-args+=(--export "off=$WEB_URL/flaky/503-1/off.img" retries=0
+args+=(--export "stall=$WEB_URL/flaky/stall-1/stall.img"
+       --export "off=$WEB_URL/flaky/503-1/off.img" retries=0
        --export "changed=$WEB_URL/flaky/503etag-1/changed.img"
        --export "always=$WEB_URL/flaky/503-always/always.img" retries=3 retry-delay=0.2
        --export "limit=$WEB_URL/flaky/503-always/limit.img" timeout=2 retry-delay=0.5
        --export "ra=$WEB_URL/flaky/429ra2-1/ra.img"
        --export "radate=$WEB_URL/flaky/503radate2-1/radate.img"
        --export "wait=$WEB_URL/flaky/429ra5-p1/wait.img")
-start_nbdcurld -r -v --retry-delay 0.05 "${args[@]}"
+tls_faults=(503-2 reset-1 short-1)
+if [ "$have_tls" = yes ]; then
+    for k in "${tls_faults[@]}"; do
+        args+=(--export "s-$k=https://127.0.0.1:$TLS_PORT/flaky/$k/disk.img" sslverify=false)
+    done
+fi
+# --stall-timeout 2: a stalled body (stall-1) fails in seconds.
+start_nbdcurld -r -v --retry-delay 0.05 --stall-timeout 2 "${args[@]}"
 
 # gets NAME: the web server's range GETs of NAME.img (under /flaky/).
 gets() { grep -E "^GET /flaky/[^ /]+/$1\.img range=bytes=[0-9]" "$WEB_LOG" || true; }
@@ -52,8 +79,12 @@ for k in "${faults[@]}"; do
         nbdcopy --request-size=$size "$(nbd_uri "$way-$k")" out.img ||
             fail "$way-$k: copy failed: $(grep "export \"$way-$k\"" "$NBDCURLD_LOG" | tail -n3)"
         [ "$(md5_of out.img)" = "$sum" ] || fail "$way-$k: the copy differs"
-        grep -q "export \"$way-$k\" .*read of $size bytes at offset .*; retry 1 of 5 in " \
-            "$NBDCURLD_LOG" || fail "$way-$k: no retry of a $size-byte read logged"
+        # (Sequential reads waiting together are fetched as one: 2 MiB
+        # ones through libcurl may be a read of 4 MiB.)
+        sizes='[0-9]+'
+        [ "$way" = c ] && sizes='(2097152|4194304)'
+        grep -qE "export \"$way-$k\" .*read of $sizes bytes at offset .*; retry 1 of 5 in " \
+            "$NBDCURLD_LOG" || fail "$way-$k: no retry of a read logged"
     done
     # The faults reached the server (status, or 0 for reset and close).
     case $k in
@@ -66,6 +97,24 @@ for k in "${faults[@]}"; do
             fail "$k: no fault in the web server's log for $file.img"
     done
 done
+if [ "$have_tls" = yes ]; then
+    for k in "${tls_faults[@]}"; do
+        echo "== $k, https (through libcurl)"
+        rm -f out.img
+        nbdcopy "$(nbd_uri "s-$k")" out.img ||
+            fail "s-$k: copy failed: $(grep "export \"s-$k\"" "$NBDCURLD_LOG" | tail -n3)"
+        [ "$(md5_of out.img)" = "$sum" ] || fail "s-$k: the copy differs"
+        grep -q "export \"s-$k\" .*; retry 1 of 5 in " "$NBDCURLD_LOG" ||
+            fail "s-$k: no retry logged"
+        case $k in
+            reset*) status=0 ;;
+            short*) status=206 ;;
+            *) status=${k%%-*} ;;
+        esac
+        grep -q "^GET /flaky/$k/disk.img range=bytes=.* status=$status " \
+            "$tmp/tls-server.log" || fail "s-$k: no fault in the https server's log"
+    done
+fi
 # A direct read that failed with bytes of a part already in the data pipe
 # (short: half the body, then the end): those bytes were announced as
 # discarded, the part came again whole, and the copy above is exact.
@@ -74,6 +123,19 @@ grep -q 'export "d-short-1" .*: short body: [1-9][0-9]* of [0-9]* bytes (the ser
 # The direct reads were direct: the data pipe was used.
 grep -q 'export "d-503-2": reads of up to .* go direct' "$NBDCURLD_LOG" ||
     fail "d-503-2: the reads did not go direct"
+
+# A stalled body: a few reads only, since the direct reads' bodies go
+# into the data pipe one after the other, so their stalls add up.
+echo "== a stalled body (the minimum rate over --stall-timeout 2), direct and through libcurl"
+read_ranges "$(nbd_uri stall)" www/stall.img 0:4096 1048576:1048576 > stall.out ||
+    fail "stall: $(cat stall.out)"
+cat stall.out
+[ "$(grep -c ' ok ' stall.out)" -eq 2 ] || fail "stall: a read failed"
+# The server logs a stalled reply only when its sleep ends.
+grep -q 'export "stall" .*read of 4096 bytes at offset 0: stalled: .*; retry 1 of 5' \
+    "$NBDCURLD_LOG" || fail "stall: the direct read's stall was not retried"
+grep -qE 'export "stall" .*read of 1048576 bytes at offset 1048576: .*(too slow|timed out|Timeout).*; retry 1 of 5' \
+    "$NBDCURLD_LOG" || fail "stall: libcurl's stall was not retried"
 
 echo "== retries=0: the same fault is an error"
 read_ranges "$(nbd_uri off)" www/off.img 0:4096 > off.out || fail "off: $(cat off.out)"

@@ -1,7 +1,10 @@
 #!/usr/bin/python3
 # web-server.py: nbdcurld's test web server, correct or misbehaving on demand.
 #
-#   web-server.py [--port N] [--bind ADDR] [--log FILE] [--seed N] DIR
+#   web-server.py [--port N] [--bind ADDR] [--log FILE] [--seed N]
+#                 [--tls-cert PEM --tls-key PEM] DIR
+#
+# With --tls-cert and --tls-key it speaks https (the same paths).
 #
 # Serves the files in DIR over HTTP/1.1 with keep-alive.  The first path
 # component picks the behaviour, so one server covers every case:
@@ -102,12 +105,13 @@
 #                       error page; reset (a 206 and half its body, then a
 #                       TCP reset); close (the connection closed without a
 #                       reply); short (a 206 and half its body, then
-#                       closed); 503etag (503, and once the faults are
+#                       closed); stall (a 206 and half its body, then
+#                       nothing for STALL_SECONDS); 503etag (503, and once the faults are
 #                       over the object has changed: another ETag and
 #                       other bytes, as /fallback-etag/).  raSECS adds
 #                       Retry-After: SECS, radateSECS Retry-After as the
 #                       HTTP-date SECS from now.  A fault is logged with
-#                       its status, 0 for reset and close.
+#                       its status, 0 for reset, close and stall.
 #
 # The port is printed on stdout (one line) once the server listens, so a
 # test can start it with port 0 and read the port back.  One line per
@@ -138,6 +142,7 @@ import os
 import random
 import re
 import socket
+import ssl
 import struct
 import sys
 import threading
@@ -173,11 +178,12 @@ log_lock = threading.Lock()
 open_connections = 0        # under log_lock: the log's conns=
 mangle_random = random.Random(1)    # /mangle/: under log_lock; --seed
 log_file = sys.stderr
+tls = False                 # --tls-cert: sendfile() would bypass TLS
 path_totals = {}            # request path -> body bytes sent, all requests
 request_counts = {}         # request path -> requests seen (for /changing/)
 range_counts = {}           # (path, Range) -> GETs seen (for /fallback-*/)
 flaky_counts = {}           # (path, last byte or None) -> GETs seen (/flaky/)
-FLAKY = re.compile(r"(408|429|500|502|503|504|404|reset|close|short|503etag)"
+FLAKY = re.compile(r"(408|429|500|502|503|504|404|reset|close|short|stall|503etag)"
                    r"(?:ra(date)?([0-9]{1,3}))?-(always|p?[0-9]{1,3})")
 
 
@@ -297,6 +303,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         sent = 0
         sock = self.connection.fileno()
         try:
+            while tls and sent < count:
+                f.seek(offset + sent)
+                data = f.read(min(CHUNK, count - sent))
+                if not data:
+                    break
+                self.wfile.write(data)
+                sent += len(data)
             while sent < count:
                 n = os.sendfile(sock, f.fileno(), offset + sent,
                                 min(CHUNK, count - sent))
@@ -486,7 +499,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                   validators)
                 return True
             return False
-        if kind in ("reset", "short"):
+        if kind in ("reset", "short", "stall"):
             count = last - first + 1
             self.send_response(206)
             for k, v in validators:
@@ -497,7 +510,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             with open(path, "rb") as f:
                 sent = self.send_file_bytes(f, first, count // 2)
             self.close_connection = True
-            if kind == "reset":
+            if kind == "stall":
+                time.sleep(STALL_SECONDS)
+            elif kind == "reset":
                 # Closing with a zero linger time sends RST, not FIN.
                 self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
                                            struct.pack("ii", 1, 0))
@@ -506,7 +521,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     self.connection.shutdown(socket.SHUT_RDWR)
                 except OSError:
                     pass
-            self.finish_log(0 if kind == "reset" else 206, sent)
+            self.finish_log(0 if kind in ("reset", "stall") else 206, sent)
             return True
         if kind == "close":
             self.close_connection = True
@@ -796,13 +811,15 @@ class Server(http.server.ThreadingHTTPServer):
 
 
 def main():
-    global log_file
+    global log_file, tls
     ap = argparse.ArgumentParser(description="nbdcurld test web server")
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--bind", default="127.0.0.1")
     ap.add_argument("--log", help="append one line per request here")
     ap.add_argument("--seed", type=int, default=1,
                     help="seed of the damage /mangle/ does")
+    ap.add_argument("--tls-cert", help="serve https with this certificate (PEM)")
+    ap.add_argument("--tls-key", help="and this key (PEM)")
     ap.add_argument("directory")
     args = ap.parse_args()
     if args.log:
@@ -810,6 +827,11 @@ def main():
     mangle_random.seed(args.seed)
 
     srv = Server((args.bind, args.port), Handler)
+    if args.tls_cert:
+        tls = True
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(args.tls_cert, args.tls_key)
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     srv.directory = os.path.abspath(args.directory)
     print(srv.server_address[1], flush=True)
     try:
