@@ -36,7 +36,7 @@ else
 fi
 # One file per use, so that the web server's counts (per path) and log
 # lines of one case are not another's.
-for f in lc stall off changed always limit ra radate wait; do
+for f in lc stall off changed always limit ra radate cap wait; do
     cp www/disk.img "www/$f.img"
 done
 
@@ -56,6 +56,7 @@ args+=(--export "stall=$WEB_URL/flaky/stall-1/stall.img"
        --export "limit=$WEB_URL/flaky/503-always/limit.img" timeout=2 retry-delay=0.5
        --export "ra=$WEB_URL/flaky/429ra2-1/ra.img"
        --export "radate=$WEB_URL/flaky/503radate2-1/radate.img"
+       --export "cap=$WEB_URL/flaky/503ra999-1/cap.img"
        --export "wait=$WEB_URL/flaky/429ra5-p1/wait.img")
 tls_faults=(503-2 reset-1 short-1)
 if [ "$have_tls" = yes ]; then
@@ -190,6 +191,20 @@ g=$(gap radate)
 echo "Retry-After: (a date 2 s on): the retry came after $g s"
 # An HTTP-date has whole seconds: between 1 and 2 s on.
 awk -v g="$g" 'BEGIN { exit !(g >= 0.9 && g < 5) }' || fail "radate: retried after $g s"
+
+echo "== Retry-After: 999 waits RETRY_AFTER_MAX_MS (60 s) at most"
+read_ranges "$(nbd_uri cap)" www/cap.img 0:4096 > cap.out &
+cap_pid=$!
+kill_on_exit "$cap_pid"
+for i in $(seq 50); do
+    grep -q 'export "cap" .*; retry 1 of 5 in ' "$NBDCURLD_LOG" && break
+    sleep 0.1
+done
+grep -q 'export "cap" .*: HTTP status 503 instead of 206; retry 1 of 5 in 60\.000 s' \
+    "$NBDCURLD_LOG" || fail "cap: $(grep 'export "cap"' "$NBDCURLD_LOG")"
+# The client goes away meanwhile: its fetcher ends, waiting or not.
+kill "$cap_pid"
+wait "$cap_pid" 2>/dev/null || true
 
 echo "== a read waiting for its retry holds up no other read"
 cat > wait.py <<'PYEOF'
