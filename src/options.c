@@ -85,6 +85,9 @@ static const struct option long_options[] = {
   { NULL, 0, NULL, 0 },
 };
 
+/* --help gives the default delay in whole seconds. */
+_Static_assert (RETRY_BASE_DELAY_MS % 1000 == 0, "RETRY_BASE_DELAY_MS in whole seconds");
+
 static void
 usage (FILE *fp)
 {
@@ -130,14 +133,15 @@ usage (FILE *fp)
 "      --connections N       connections per client to the web server (default %u)\n"
 "      --client-memory SIZE  data one client's reads may hold in flight\n"
 "                            (default %uM; K and M suffixes)\n"
-"      --timeout SECS        fail a transfer that takes longer (default: none)\n"
+"      --timeout SECS        fail a read that takes longer, retries included\n"
+"                            (default: none)\n"
 "      --connect-timeout SECS  (default %u)\n"
 "      --stall-timeout SECS  fail a transfer slower than %u byte/s on average\n"
 "                            over SECS, or without a reply after SECS (default %u)\n"
 "      --retries N           retry a read that failed for a reason that may\n"
 "                            pass up to N times (default %u; 0: never)\n"
 "      --retry-delay SECS    the first retry's delay, doubling each time\n"
-"                            (default %u.%03u; fractions of a second allowed)\n"
+"                            (default %u; fractions of a second allowed)\n"
 "      --handshake-timeout SECS  time a client has to negotiate (default %u)\n"
 "      --max-clients N       clients served at once (default %u)\n"
 "NBD over TLS and access:\n"
@@ -169,7 +173,7 @@ usage (FILE *fp)
 "See nbdcurld(8) for details.\n",
            DEFAULT_CONNECTIONS, DEFAULT_CLIENT_MEMORY / (1024 * 1024),
            DEFAULT_CONNECT_TIMEOUT, MIN_TRANSFER_RATE, DEFAULT_STALL_TIMEOUT,
-           DEFAULT_RETRIES, RETRY_BASE_DELAY_MS / 1000, RETRY_BASE_DELAY_MS % 1000,
+           DEFAULT_RETRIES, RETRY_BASE_DELAY_MS / 1000,
            DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_MAX_CLIENTS);
 }
 
