@@ -141,6 +141,8 @@ config_send_fetcher (int fd, const struct fetcher_config *c)
     .noproxy_len = (uint32_t) strlen (c->noproxy),
     .unix_socket_len = (uint32_t) strlen (c->unix_socket_path),
     .http_version = c->http_version,
+    .retries = c->retries,
+    .retry_delay_ms = c->retry_delay_ms,
   };
   uint8_t buf[sizeof fw + MAX_URL_LENGTH + 2 * MAX_PATH_LENGTH + NBD_MAX_STRING +
               2 * MAX_SECRET_LENGTH + MAX_EXTRA_HEADER_BYTES + MAX_COOKIE_LENGTH +
@@ -399,6 +401,11 @@ config_recv_fetcher (int fd, struct fetcher_config *c)
     fatal ("configuration: bad HTTP version %u", fw.http_version);
   c->http_version = fw.http_version;
   memcpy (c->allow_ports, fw.allow_ports, sizeof c->allow_ports);
+  if (fw.retries > MAX_RETRIES || fw.retry_delay_ms > RETRY_MAX_DELAY_MS)
+    fatal ("configuration: bad retries (%u) or retry delay (%u ms)", fw.retries,
+           fw.retry_delay_ms);
+  c->retries = fw.retries;
+  c->retry_delay_ms = fw.retry_delay_ms;
   if (reader_end (&r) == -1)
     fatal ("configuration: trailing bytes in fetcher message");
   explicit_bzero (p, len);

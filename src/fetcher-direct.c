@@ -355,10 +355,12 @@ owner_queue_remove (struct transfer *t)
   direct.owner_wants_pipe = false;
 }
 
-/* The read failed: the bytes of the current part already in the pipe are
- * dropped, the parts left get EIO. */
+/* This attempt of the read failed: the bytes of the current part already
+ * in the pipe are dropped (IPC_PIPE_DISCARD: the front-end throws them
+ * away, so a retry sends the part whole), then either the read waits to
+ * be tried again (retry_decide) or the parts left get EIO. */
 static void
-direct_fail (struct transfer *t, const char *why)
+direct_fail_cause (struct transfer *t, enum retry_cause cause, const char *why)
 {
   if (t->dstate == DIRECT_BODY && t->part_received > 0)
     fetcher_pipe_discard ((uint32_t) t->part_received);
@@ -366,13 +368,18 @@ direct_fail (struct transfer *t, const char *why)
     owner_queue_remove (t);
   close_connection (t);
   /* 401, 403 with scripts: the read goes again with renewed values. */
-  if (!script_park_refused (t))
-    fail_read (t, why);
+  if (script_park_refused (t)) {
+    release (t);
+    return;
+  }
+  if (retry_decide (t, cause, why))
+    return;                     /* it waits, holding its slot */
+  fail_read (t, why);
   release (t);
 }
 
-PRINTF_LIKE (2, 3) static void
-direct_failf (struct transfer *t, const char *fmt, ...)
+PRINTF_LIKE (3, 4) static void
+direct_failf (struct transfer *t, enum retry_cause cause, const char *fmt, ...)
 {
   char why[PROBLEM_MAX];
   va_list ap;
@@ -380,7 +387,17 @@ direct_failf (struct transfer *t, const char *fmt, ...)
   va_start (ap, fmt);
   vsnprintf (why, sizeof why, fmt, ap);
   va_end (ap);
-  direct_fail (t, why);
+  direct_fail_cause (t, cause, why);
+}
+
+/* May a failed system call on the server's connection pass?  Not when
+ * the sandbox refused it (EACCES, EPERM: a port the URL did not name),
+ * nor when this process is out of descriptors or memory. */
+static enum retry_cause
+errno_cause (int e)
+{
+  return e == EACCES || e == EPERM || e == EMFILE || e == ENFILE || e == ENOMEM
+    ? RETRY_CAUSE_FINAL : RETRY_CAUSE_TRANSIENT;
 }
 
 /* The parts left go to libcurl.  So does every later read, unless only
@@ -388,9 +405,6 @@ direct_failf (struct transfer *t, const char *fmt, ...)
 static void
 direct_to_libcurl (struct transfer *t, const char *why, bool just_this_read)
 {
-  uint64_t done = 0;
-  unsigned i;
-
   if (just_this_read)
     debug ("export \"%s\": a read goes through libcurl: %s", http.f->export_name, why);
   else if (http.direct)
@@ -405,14 +419,7 @@ direct_to_libcurl (struct transfer *t, const char *why, bool just_this_read)
   close_connection (t);
   /* Keep the parts not answered; their bytes start where the answered
    * ones end. */
-  for (i = 0; i < t->next_part; i++)
-    done += t->parts[i].length;
-  memmove (&t->parts[0], &t->parts[t->next_part],
-           (t->nparts - t->next_part) * sizeof t->parts[0]);
-  t->nparts -= t->next_part;
-  t->next_part = 0;
-  t->offset += done;
-  t->length -= (uint32_t) done;       /* done < length: a part is left */
+  trim_answered_parts (t);
   /* Only this read goes to libcurl: the parts after it go back to the
    * queue, in order, and on through the pipe.  (libcurl writes into the
    * data area; the fewer reads it takes, the less memory is touched.) */
@@ -428,8 +435,6 @@ direct_to_libcurl (struct transfer *t, const char *why, bool just_this_read)
     t->length -= t->parts[last].length;   /* the other parts remain */
     t->nparts--;
   }
-  t->part_received = 0;
-  t->received = 0;
   /* fetcher-http.c starts it, with a reply of its own to check. */
   t->dstate = DIRECT_HANDED;
 }
@@ -463,16 +468,14 @@ start_request (struct transfer *t)
   if (fetcher_tracing ())
     fetcher_trace_block ('>', t->request, t->request_len);
   t->head_len = t->body_pos = t->head_scanned = 0;
+  t->conn_close = false;        /* of this reply, when it says so */
   reply_begin (t);              /* nothing of an earlier attempt counts */
 }
 
 void
 direct_start (struct transfer *t)
 {
-  uint32_t timeout = http.f->cfg->timeout;
-
   t->direct = true;
-  t->limit_ms = timeout ? clock_ms () + (uint64_t) timeout * 1000 : UINT64_MAX;
   if (t->head == NULL) {
     /* Grown when a reply needs more (step): most header sections
      * fit, and sixteen slots' worth of 16 KiB would be touched memory. */
@@ -490,7 +493,8 @@ direct_start (struct transfer *t)
   }
   close_connection (t);
   if (open_connection (t) == -1)
-    direct_failf (t, "cannot connect to the web server: %s", strerror (errno));
+    direct_failf (t, errno_cause (errno), "cannot connect to the web server: %s",
+                  strerror (errno));
 }
 
 /* ---- The reply's header section ---- */
@@ -680,7 +684,7 @@ headers_done (struct transfer *t, size_t end)
 
   switch (parse_header_section (t, t->head, end, &length, &why)) {
   case PARSE_FAIL:
-    direct_fail (t, t->reply.problem);
+    direct_fail_cause (t, RETRY_CAUSE_REPLY, t->reply.problem);
     return false;
   case PARSE_GIVE_UP:
     direct_give_up (t, why);
@@ -696,7 +700,7 @@ headers_done (struct transfer *t, size_t end)
     return true;
   }
   if (!web_reply_check (&t->reply)) {
-    direct_fail (t, t->reply.problem);
+    direct_fail_cause (t, RETRY_CAUSE_REPLY, t->reply.problem);
     return false;
   }
   if (length == UINT64_MAX) {
@@ -704,13 +708,15 @@ headers_done (struct transfer *t, size_t end)
     return false;
   }
   if (length != t->length) {
-    direct_failf (t, "Content-Length %" PRIu64 " for a range of %" PRIu32 " bytes",
+    direct_failf (t, RETRY_CAUSE_FINAL, "Content-Length %" PRIu64 " for a range of %"
+                  PRIu32 " bytes",
                   length, t->length);
     return false;
   }
   t->body_pos = end;
   if (t->head_len - end > t->length) {
-    direct_failf (t, "the server sent more than the %" PRIu32 " bytes asked for",
+    direct_failf (t, RETRY_CAUSE_FINAL, "the server sent more than the %" PRIu32
+                  " bytes asked for",
                   t->length);
     return false;
   }
@@ -731,7 +737,8 @@ retry_on_new_connection (struct transfer *t)
   close_connection (t);
   start_request (t);
   if (open_connection (t) == -1) {
-    direct_failf (t, "cannot connect to the web server: %s", strerror (errno));
+    direct_failf (t, errno_cause (errno), "cannot connect to the web server: %s",
+                  strerror (errno));
     return true;
   }
   return true;
@@ -774,7 +781,8 @@ move_body (struct transfer *t)
     else {
       r = splice (t->sock, NULL, fetcher_pipe_fd, NULL, need, SPLICE_F_NONBLOCK);
       if (r == 0) {
-        direct_failf (t, "short body: %zu of %" PRIu32 " bytes (the server closed "
+        direct_failf (t, RETRY_CAUSE_TRANSIENT, "short body: %zu of %" PRIu32
+                      " bytes (the server closed "
                       "the connection)", t->received, t->length);
         return;
       }
@@ -789,7 +797,7 @@ move_body (struct transfer *t)
         exit (EXIT_SUCCESS);
       }
       if (errno != EAGAIN && errno != EWOULDBLOCK) {
-        direct_failf (t, "receiving the body: %s", strerror (errno));
+        direct_failf (t, errno_cause (errno), "receiving the body: %s", strerror (errno));
         return;
       }
       /* Waiting for the server, or for room in the pipe? */
@@ -846,7 +854,8 @@ step (struct transfer *t)
       if (getsockopt (t->sock, SOL_SOCKET, SO_ERROR, &err, &len) == -1)
         err = errno;
       if (err != 0) {
-        direct_failf (t, "cannot connect to the web server: %s", strerror (err));
+        direct_failf (t, errno_cause (err), "cannot connect to the web server: %s",
+                      strerror (err));
         return;
       }
       t->dstate = DIRECT_SENDING;
@@ -860,7 +869,8 @@ step (struct transfer *t)
         if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
           return;
         if (!retry_on_new_connection (t))
-          direct_failf (t, "sending the request: %s", strerror (errno));
+          direct_failf (t, errno_cause (errno), "sending the request: %s",
+                        strerror (errno));
         return;
       }
       t->request_sent += (size_t) r;
@@ -903,7 +913,8 @@ step (struct transfer *t)
       if (r <= 0) {
         int e = r == 0 ? 0 : errno;
         if (!retry_on_new_connection (t))
-          direct_failf (t, "the server %s before its reply was complete",
+          direct_failf (t, RETRY_CAUSE_TRANSIENT,
+                        "the server %s before its reply was complete",
                         e == 0 ? "closed the connection" : strerror (e));
         return;
       }
@@ -940,18 +951,20 @@ deadline_passed (struct transfer *t, uint64_t now)
   unsigned window = fetcher_stall_timeout (http.f->cfg);
 
   if (now >= t->limit_ms)
-    direct_failf (t, "timed out after %" PRIu32 " seconds (--timeout)",
+    direct_failf (t, RETRY_CAUSE_FINAL, "timed out after %" PRIu32 " seconds (--timeout)",
                   http.f->cfg->timeout);
   else if (t->dstate == DIRECT_CONNECTING)
-    direct_failf (t, "cannot connect to the web server: timed out");
+    direct_failf (t, RETRY_CAUSE_TRANSIENT, "cannot connect to the web server: timed out");
   else if (t->dstate != DIRECT_BODY)
-    direct_failf (t, "stalled: no complete reply within %u seconds of the request "
+    direct_failf (t, RETRY_CAUSE_TRANSIENT, "stalled: no complete reply within %u "
+                  "seconds of the request "
                   "(%s; %u interim replies)", window,
                   t->dstate == DIRECT_SENDING ? "it was not taken"
                   : t->head_len > 0 ? "its headers came in part" : "nothing came",
                   t->reply.interim);
   else if (t->window_bytes < (uint64_t) MIN_TRANSFER_RATE * window)
-    direct_failf (t, "stalled: %" PRIu64 " bytes of the reply's body in %u seconds, "
+    direct_failf (t, RETRY_CAUSE_TRANSIENT, "stalled: %" PRIu64 " bytes of the "
+                  "reply's body in %u seconds, "
                   "less than %u a second", t->window_bytes, window, MIN_TRANSFER_RATE);
   else {
     start_window (t);

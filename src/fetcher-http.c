@@ -31,6 +31,7 @@
 
 #include <curl/curl.h>
 
+#include "clock.h"
 #include "config-build.h"
 #include "fetcher-http.h"
 
@@ -143,6 +144,10 @@ transfer_reset (struct transfer *t, enum transfer_mode mode)
   t->deadline_ms = 0;
   t->next_owner = NULL;
   t->window_bytes = 0;
+  t->limit_ms = UINT64_MAX;
+  t->retries = 0;
+  t->retry_at_ms = 0;
+  t->retry_direct = false;
   t->errbuf[0] = '\0';
 }
 
@@ -924,6 +929,19 @@ ensure_easy (struct transfer *t)
   return 0;
 }
 
+/* --timeout bounds the read, its retries and a hand-over from the direct
+ * path included: what is left of it for this attempt, at least 1 ms
+ * (libcurl takes 0 for "no limit"). */
+static long
+read_time_left (const struct transfer *t)
+{
+  uint64_t now = monotonic_ms ();
+
+  if (t->limit_ms == UINT64_MAX)
+    return 0;
+  return t->limit_ms > now ? (long) (t->limit_ms - now) : 1;
+}
+
 /* Start t's range (t->offset, t->length, t->parts set) through libcurl. */
 static void
 start_curl_read (struct transfer *t)
@@ -946,6 +964,9 @@ start_curl_read (struct transfer *t)
     mc = CURLM_OUT_OF_MEMORY;
   else if (curl_easy_setopt (t->easy, CURLOPT_RANGE, range) != CURLE_OK)
     mc = CURLM_OUT_OF_MEMORY;   /* copying the string is all it does */
+  else if (http.f->cfg->timeout != 0 &&
+           curl_easy_setopt (t->easy, CURLOPT_TIMEOUT_MS, read_time_left (t)) != CURLE_OK)
+    mc = CURLM_OUT_OF_MEMORY;
   else
     mc = curl_multi_add_handle (http.multi, t->easy);
   if (mc != CURLM_OK) {
@@ -977,6 +998,9 @@ start_read (const struct fetcher_request *req)
   http.free_list = t->next_free;
   http.active++;
   transfer_reset (t, MODE_READ);
+  /* --timeout: for the read, however many attempts it takes. */
+  if (http.f->cfg->timeout != 0)
+    t->limit_ms = monotonic_ms () + (uint64_t) http.f->cfg->timeout * 1000;
   t->offset = req->offset;
   t->length = req->length;
   /* The body goes straight into each request's place in the data area
@@ -1012,35 +1036,79 @@ start_read (const struct fetcher_request *req)
     start_curl_read (t);
 }
 
-/* A finished read: the parts not answered yet (at least the last) get EIO
- * unless everything checks out; then the last part is answered here. */
+/* Could libcurl's failure pass if the read were tried again?  Failures
+ * of the connection and timeouts could; anything else (a bad option, a
+ * TLS certificate refused, the write callback refusing a body) could
+ * not.  A connection the sandbox refused (EACCES) stays refused. */
+static enum retry_cause
+curl_cause (struct transfer *t, CURLcode rc)
+{
+  long os_errno = 0;
+
+  switch (rc) {
+  case CURLE_COULDNT_CONNECT:
+    if (curl_easy_getinfo (t->easy, CURLINFO_OS_ERRNO, &os_errno) == CURLE_OK &&
+        (os_errno == EACCES || os_errno == EPERM))
+      return RETRY_CAUSE_FINAL;
+    return RETRY_CAUSE_TRANSIENT;
+  case CURLE_COULDNT_RESOLVE_HOST:
+  case CURLE_OPERATION_TIMEDOUT:      /* a stall; --timeout: retry_decide */
+  case CURLE_SEND_ERROR:
+  case CURLE_RECV_ERROR:
+  case CURLE_GOT_NOTHING:
+  case CURLE_PARTIAL_FILE:
+  case CURLE_SSL_CONNECT_ERROR:       /* a handshake cut off */
+  case CURLE_HTTP2:
+  case CURLE_HTTP2_STREAM:
+    return RETRY_CAUSE_TRANSIENT;
+  default:
+    return RETRY_CAUSE_FINAL;
+  }
+}
+
+/* A finished attempt of a read: the parts not answered yet (at least the
+ * last) are tried again or get EIO unless everything checks out; then the
+ * last part is answered here. */
 static void
 finish_read (struct transfer *t, CURLcode rc)
 {
   const char *why = NULL;
   char short_body[PROBLEM_MAX];
+  enum retry_cause cause = RETRY_CAUSE_FINAL;
 
-  if (t->reply.problem[0] != '\0')
+  if (t->reply.problem[0] != '\0') {
     why = t->reply.problem;
+    cause = RETRY_CAUSE_REPLY;
+  }
   else if (rc == CURLE_PARTIAL_FILE) {
     /* The server closed the connection before the body was complete. */
     snprintf (short_body, sizeof short_body, "short body: %zu of %" PRIu32
               " bytes (%s)", t->received, t->length, curl_message (t, rc));
     why = short_body;
+    cause = RETRY_CAUSE_TRANSIENT;
   }
-  else if (rc != CURLE_OK)
+  else if (rc != CURLE_OK) {
     why = curl_message (t, rc);
-  else if (!reply_ok (t))
+    cause = curl_cause (t, rc);
+  }
+  else if (!reply_ok (t)) {
     why = t->reply.problem;     /* no body came: check the headers now */
+    cause = RETRY_CAUSE_REPLY;
+  }
   else if (t->received != t->length) {
     snprintf (short_body, sizeof short_body, "short body: %zu of %" PRIu32 " bytes",
               t->received, t->length);
     why = short_body;
+    cause = RETRY_CAUSE_TRANSIENT;
   }
 
   if (why != NULL) {
     /* 401, 403 with scripts: the read goes again with renewed values. */
-    if (!script_park_refused (t))
+    if (script_park_refused (t))
+      ;
+    else if (retry_decide (t, cause, why))
+      return;                   /* it waits, holding its slot */
+    else
       fail_read (t, why);
   }
   else if (t->next_part + 1 != t->nparts)
@@ -1049,6 +1117,23 @@ finish_read (struct transfer *t, CURLcode rc)
   else
     fetcher_reply (t->parts[t->next_part].id, 0);
   release (t);
+}
+
+/* Reads whose retry is due start again, the way they went (direct, if
+ * reads still go direct), each with a reply of its own to check. */
+static void
+start_due_retries (void)
+{
+  struct transfer *t;
+
+  /* Each pass takes one waiting transfer of the pool. */
+  while ((t = retry_take_due ()) != NULL) {
+    if (t->retry_direct && http.direct)
+      direct_start (t);
+    else
+      start_curl_read (t);
+  }
+  start_handed_reads ();
 }
 
 static void
@@ -1083,7 +1168,7 @@ http_serve (struct fetcher *f)
     const struct curl_waitfd peer = { .fd = CHILD_FD_PEER, .events = CURL_WAIT_POLLIN };
     struct curl_waitfd wait[1 + MAX_CONNECTIONS + 1 + 1];
     unsigned nwait, ndirect;
-    long direct_timeout;
+    long direct_timeout, timeout, retry_timeout;
     bool want_input;
     CURLMcode mc;
     int running;
@@ -1097,8 +1182,10 @@ http_serve (struct fetcher *f)
       if (r == -1) {
         fetcher_flush_replies ();
         /* Gone: nobody will read the replies of the reads in flight. */
-        if (fetcher_front_end_gone ())
+        if (fetcher_front_end_gone ()) {
+          retry_summary ();
           return;
+        }
         /* A half-close: it still reads replies, so finish what it asked. */
         if (http.active + http.queue_len > 0)
           debug ("the front-end closed its end; finishing %u reads",
@@ -1137,8 +1224,10 @@ http_serve (struct fetcher *f)
       start_read (&req);
     }
     fetcher_flush_replies ();   /* before waiting: nothing is held back */
-    if (!input_open && http.active == 0 && http.queue_len == 0 && script_parked () == 0)
+    if (!input_open && http.active == 0 && http.queue_len == 0 && script_parked () == 0) {
+      retry_summary ();
       return;
+    }
 
     want_input = input_open && http.queue_len < QUEUE_SIZE;
     nwait = 0;
@@ -1151,9 +1240,15 @@ http_serve (struct fetcher *f)
     nwait += ndirect;
     if (script_fd () >= 0)
       wait[nwait++] = (struct curl_waitfd) { .fd = script_fd (), .events = CURL_WAIT_POLLIN };
-    mc = curl_multi_poll (http.multi, nwait ? wait : NULL, nwait,
-                          direct_timeout >= 0 && direct_timeout < 1000
-                          ? (int) direct_timeout : 1000, NULL);
+    /* Reads waiting to be retried wait here too, not in a sleep: the
+     * other reads of the client go on meanwhile. */
+    retry_timeout = retry_wait_ms ();
+    timeout = 1000;
+    if (direct_timeout >= 0 && direct_timeout < timeout)
+      timeout = direct_timeout;
+    if (retry_timeout >= 0 && retry_timeout < timeout)
+      timeout = retry_timeout;
+    mc = curl_multi_poll (http.multi, nwait ? wait : NULL, nwait, (int) timeout, NULL);
     if (mc != CURLM_OK)
       fatal ("libcurl: curl_multi_poll: %s", curl_multi_strerror (mc));
     if (want_input && wait[0].revents != 0)
@@ -1162,6 +1257,7 @@ http_serve (struct fetcher *f)
     if (script_fd () >= 0 && wait[nwait - 1].revents != 0)
       script_input ();
     start_handed_reads ();
+    start_due_retries ();
     mc = curl_multi_perform (http.multi, &running);
     if (mc != CURLM_OK)
       fatal ("libcurl: curl_multi_perform: %s", curl_multi_strerror (mc));

@@ -92,7 +92,14 @@ struct transfer {
   uint64_t deadline_ms;       /* waiting on the server past this: fail,
                                  unless the body's minimum rate was met */
   uint64_t window_bytes;      /* body bytes since the rate window began */
-  uint64_t limit_ms;          /* --timeout: the read's end at the latest */
+  uint64_t limit_ms;          /* --timeout: the read's end at the latest,
+                                 retries included (set by start_read) */
+  /* Retries (retry_decide): those of this read so far, and while it
+   * waits for the next, when that starts (0: not waiting) and which way
+   * (direct, or through libcurl). */
+  unsigned retries;
+  uint64_t retry_at_ms;
+  bool retry_direct;
   struct transfer *next_owner;  /* the queue for the data pipe */
   char errbuf[CURL_ERROR_SIZE];
   char message[CURL_ERROR_SIZE + 64];  /* curl_message's text */
@@ -125,6 +132,8 @@ struct http_state {
   unsigned queue_head, queue_len;
   /* Reads that fit the data pipe go direct (fetcher-direct.c). */
   bool direct;
+  /* Counted for the summary at the end (retry_summary). */
+  uint64_t retried_reads, retries, retried_failed;
 };
 extern struct http_state http;
 
@@ -190,6 +199,34 @@ unsigned script_parked (void);
  * configured and it was not retried yet, park it for the renewal and
  * return true (it is not failed); else false. */
 bool script_park_refused (struct transfer *t);
+/* Retries.  Why an attempt of a read failed: */
+enum retry_cause {
+  RETRY_CAUSE_REPLY,          /* its reply was refused: a retry only if
+                                 web_reply_transient says so (408, 429,
+                                 500, 502, 503, 504) */
+  RETRY_CAUSE_TRANSIENT,      /* the connection: none, reset, closed early,
+                                 a short body, a stall, a connect timeout */
+  RETRY_CAUSE_FINAL,          /* anything else: wrong data, another object,
+                                 local trouble: never retried */
+};
+/* The one place that decides whether a failed read is tried again: its
+ * cause, the retries left (--retries), and the time left (--timeout).
+ * The caller has ended the attempt (its connection, its bytes in the
+ * data pipe).  Returns true when the read will be tried again: the parts
+ * answered are dropped from it (offset and length follow), it waits,
+ * holding its slot, until retry_take_due hands it back, and a line says
+ * why.  Returns false: the caller fails it (fail_read) and releases it. */
+bool retry_decide (struct transfer *t, enum retry_cause cause, const char *why);
+/* Milliseconds until the soonest waiting retry is due, or -1: none. */
+long retry_wait_ms (void);
+/* A read whose retry is due now (it starts through direct_start or
+ * libcurl, as t->retry_direct and http.direct say), or NULL. */
+struct transfer *retry_take_due (void);
+/* Drop t's answered parts: t->offset and t->length become those of the
+ * parts left (one at least). */
+void trim_answered_parts (struct transfer *t);
+/* The log line of an export's retries, when its fetcher ends. */
+void retry_summary (void);
 
 /* fetcher-direct.c */
 /* The header lines changed (new script values): make the direct reads'

@@ -7,7 +7,11 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
 
+#include "clock.h"
 #include "fetcher-http.h"
 
 struct http_state http;
@@ -72,9 +76,157 @@ fail_read (struct transfer *t, const char *why)
 {
   unsigned i;
 
+  char after[48] = "";
+
+  if (t->retries > 0)
+    snprintf (after, sizeof after, " (after %u %s)", t->retries,
+              t->retries == 1 ? "retry" : "retries");
   warn ("export \"%s\" (%s): read of %" PRIu32 " bytes at offset %" PRIu64
-        " failed: %s", http.f->export_name, http.f->log_url, t->length,
-        t->offset, why);
+        " failed: %s%s", http.f->export_name, http.f->log_url, t->length,
+        t->offset, why, after);
+  if (t->retries > 0)
+    http.retried_failed++;
   for (i = t->next_part; i < t->nparts; i++)
     fetcher_reply (t->parts[i].id, EIO);
+}
+
+/* ---- Retries ---- */
+
+void
+trim_answered_parts (struct transfer *t)
+{
+  uint64_t done = 0;
+  unsigned i;
+
+  for (i = 0; i < t->next_part; i++)
+    done += t->parts[i].length;
+  memmove (&t->parts[0], &t->parts[t->next_part],
+           (t->nparts - t->next_part) * sizeof t->parts[0]);
+  t->nparts -= t->next_part;
+  t->next_part = 0;
+  t->offset += done;
+  t->length -= (uint32_t) done;       /* done < length: a part is left */
+  t->part_received = 0;
+  t->received = 0;
+}
+
+/* A number from 0 to n for jitter; n itself when the kernel has no
+ * randomness to give (then the wait is simply the longest). */
+static uint64_t
+random_upto (uint64_t n)
+{
+  uint64_t r;
+
+  if (n == 0 || getrandom (&r, sizeof r, GRND_NONBLOCK) != (ssize_t) sizeof r)
+    return n;
+  return r % (n + 1);
+}
+
+/* The wait before retry number t->retries + 1: the delay doubles from
+ * --retry-delay (unless retry-exponential=no) up to RETRY_MAX_DELAY_MS,
+ * and the wait is half of it plus up to the other half, at random; a
+ * server's Retry-After (already at most RETRY_AFTER_MAX_MS) makes it
+ * longer, never shorter. */
+static uint64_t
+retry_delay (const struct transfer *t, enum retry_cause cause)
+{
+  const struct fetcher_config *cfg = http.f->cfg;
+  uint64_t delay = cfg->retry_delay_ms;     /* <= RETRY_MAX_DELAY_MS */
+  unsigned i;
+
+  /* At most MAX_RETRIES doublings, each capped: no overflow. */
+  for (i = 0; !(cfg->flags & FETCHER_RETRY_CONSTANT) && i < t->retries; i++)
+    if ((delay *= 2) >= RETRY_MAX_DELAY_MS) {
+      delay = RETRY_MAX_DELAY_MS;
+      break;
+    }
+  delay = delay / 2 + random_upto (delay - delay / 2);
+  if (cause == RETRY_CAUSE_REPLY && t->reply.retry_after_ms > 0 &&
+      (uint64_t) t->reply.retry_after_ms > delay)
+    delay = (uint64_t) t->reply.retry_after_ms;
+  return delay;
+}
+
+bool
+retry_decide (struct transfer *t, enum retry_cause cause, const char *why)
+{
+  const struct fetcher_config *cfg = http.f->cfg;
+  uint64_t now = monotonic_ms (), delay;
+
+  switch (cause) {
+  case RETRY_CAUSE_FINAL:
+    return false;
+  case RETRY_CAUSE_REPLY:
+    if (!web_reply_transient (&t->reply))
+      return false;
+    break;
+  case RETRY_CAUSE_TRANSIENT:
+    break;
+  }
+  /* Opening is not retried: a URL that cannot be opened is the user's
+   * to see at once. */
+  if (t->mode != MODE_READ || cfg->retries == 0)
+    return false;
+  if (t->retries >= cfg->retries)
+    return false;
+  delay = retry_delay (t, cause);
+  if (now >= t->limit_ms || delay >= t->limit_ms - now) {
+    debug ("export \"%s\": read at offset %" PRIu64 " not retried: no time "
+           "left for a retry before --timeout", http.f->export_name, t->offset);
+    return false;
+  }
+  warn ("export \"%s\" (%s): read of %" PRIu32 " bytes at offset %" PRIu64
+        ": %s; retry %u of %u in %" PRIu64 ".%03" PRIu64 " s",
+        http.f->export_name, http.f->log_url, t->length, t->offset, why,
+        t->retries + 1, cfg->retries, delay / 1000, delay % 1000);
+  if (t->retries == 0)
+    http.retried_reads++;
+  http.retries++;
+  t->retries++;
+  trim_answered_parts (t);
+  t->retry_direct = t->direct;
+  t->direct = false;            /* neither path's while it waits */
+  t->retry_at_ms = now + (delay > 0 ? delay : 1);   /* 0: not waiting */
+  return true;
+}
+
+long
+retry_wait_ms (void)
+{
+  uint64_t now = monotonic_ms (), soonest = UINT64_MAX;
+  unsigned i;
+
+  for (i = 0; i < http.f->cfg->connections; i++)
+    if (http.pool[i].retry_at_ms != 0 && http.pool[i].retry_at_ms < soonest)
+      soonest = http.pool[i].retry_at_ms;
+  if (soonest == UINT64_MAX)
+    return -1;
+  return soonest <= now ? 0 : (long) (soonest - now);
+}
+
+struct transfer *
+retry_take_due (void)
+{
+  uint64_t now = monotonic_ms ();
+  unsigned i;
+
+  for (i = 0; i < http.f->cfg->connections; i++) {
+    struct transfer *t = &http.pool[i];
+    if (t->retry_at_ms != 0 && t->retry_at_ms <= now) {
+      t->retry_at_ms = 0;
+      return t;
+    }
+  }
+  return NULL;
+}
+
+void
+retry_summary (void)
+{
+  if (http.retries == 0)
+    return;
+  notice ("export \"%s\" (%s): retried reads: %" PRIu64 ", retries: %" PRIu64
+          ", retried reads that failed all the same: %" PRIu64,
+          http.f->export_name, http.f->log_url, http.retried_reads, http.retries,
+          http.retried_failed);
 }

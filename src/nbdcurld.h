@@ -168,6 +168,22 @@
 /* Front-end: the same reason for an export is logged once, then again at
  * most every this many seconds with the number of clients it failed. */
 #define OPEN_FAILURE_LOG_INTERVAL 60u
+/* Fetcher: reads that fail for a reason that may pass (no connection, a
+ * connection reset or closed early, a body shorter than its
+ * Content-Range, a stall or --connect-timeout, HTTP 408, 429, 500, 502,
+ * 503, 504) are tried again, up to --retries (retries=) times, after a
+ * delay that starts at --retry-delay (retry-delay=) and doubles each time
+ * (unless retry-exponential=no) up to RETRY_MAX_DELAY_MS; each wait is
+ * between half and all of it (equal jitter, so that the fetchers of a
+ * busy export do not come back all at once).  A Retry-After (seconds or
+ * an HTTP-date) lengthens a wait, up to RETRY_AFTER_MAX_MS.  --timeout
+ * bounds a read with all its retries.  The defaults are those of nbdkit's
+ * retry filter: 5 retries, 2 s doubling, about a minute in all. */
+#define DEFAULT_RETRIES           5u
+#define MAX_RETRIES               100u
+#define RETRY_BASE_DELAY_MS       2000u
+#define RETRY_MAX_DELAY_MS        60000u
+#define RETRY_AFTER_MAX_MS        60000u
 /* Fetcher: redirects followed when opening a URL. */
 #define MAX_REDIRECTS             10
 /* Fetcher: --allow-port: TCP ports besides the URL's own and the default
@@ -598,6 +614,9 @@ struct fetcher_config_wire {
                                   --proxy-from-env */
   uint32_t unix_socket_len;    /* 0 .. MAX_UNIX_SOCKET_PATH: unix-socket-path= */
   uint32_t http_version;       /* http-version=: FETCHER_HTTP_* */
+  /* Retries of failed reads (see DEFAULT_RETRIES). */
+  uint32_t retries;            /* 0 .. MAX_RETRIES: 0 = none */
+  uint32_t retry_delay_ms;     /* 0 .. RETRY_MAX_DELAY_MS: the first wait */
   uint16_t allow_ports[MAX_ALLOWED_PORTS];  /* --allow-port, 0: unused slot */
   /* then the url, cainfo, capath, export name, user, password, headers,
      cookie, user agent, resolve, ciphers, TLS 1.3 ciphers, proxy, proxy
@@ -619,6 +638,8 @@ enum {
 #define FETCHER_NO_REDIRECTS (1u << 5) /* followlocation=false */
 #define FETCHER_NO_NODELAY  (1u << 6)  /* tcp-nodelay=false */
 #define FETCHER_NO_KEEPALIVE (1u << 7) /* tcp-keepalive=false */
+#define FETCHER_RETRY_CONSTANT (1u << 16) /* retry-exponential=no: every
+                                              wait is retry_delay_ms */
 /* protocols=: the schemes the export may use, redirects included (none
  * set: all of http, https, ftp and ftps). */
 #define FETCHER_PROTO_HTTP  (1u << 8)

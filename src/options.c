@@ -30,6 +30,7 @@ enum {
   /* --config FILE, and what its [export NAME] sections turn into (never
    * given on the command line: conf_next makes them). */
   OPT_CONFIG, OPT_CONF_EXPORT, OPT_CONF_DESCRIPTION,
+  OPT_RETRIES, OPT_RETRY_DELAY,
 };
 
 /* "-": other arguments come in order, as option 1 (the URL, and
@@ -70,6 +71,8 @@ static const struct option long_options[] = {
   { "connect-timeout",   required_argument, NULL, OPT_CONNECT_TIMEOUT },
   { "stall-timeout",     required_argument, NULL, OPT_STALL_TIMEOUT },
   { "handshake-timeout", required_argument, NULL, OPT_HANDSHAKE_TIMEOUT },
+  { "retries",           required_argument, NULL, OPT_RETRIES },
+  { "retry-delay",       required_argument, NULL, OPT_RETRY_DELAY },
   { "user",              required_argument, NULL, OPT_USER },
   { "group",             required_argument, NULL, OPT_GROUP },
   { "sandbox-debug",     no_argument,       NULL, OPT_SANDBOX_DEBUG },
@@ -91,6 +94,9 @@ static const struct option long_options[] = {
   { NULL, 0, NULL, 0 },
 };
 
+/* --help gives the default delay in whole seconds. */
+_Static_assert (RETRY_BASE_DELAY_MS % 1000 == 0, "RETRY_BASE_DELAY_MS in whole seconds");
+
 static void
 usage (FILE *fp)
 {
@@ -106,7 +112,8 @@ usage (FILE *fp)
 "header-script-renew, http-version, ipresolve, password, protocols, proxy,\n"
 "proxy-password, proxy-user, resolve, ssl-cipher-list, ssl-version, sslverify,\n"
 "tcp-keepalive, tcp-nodelay, timeout, tls13-ciphers, unix-socket-path, user,\n"
-"user-agent.\n"
+"user-agent; and nbdkit's retry filters' retries, retry-delay,\n"
+"retry-exponential (retries are built in).\n"
 "\n"
 "Exports:\n"
 "      --config FILE         settings and exports from FILE, as if given\n"
@@ -139,10 +146,15 @@ usage (FILE *fp)
 "      --connections N       connections per client to the web server (default %u)\n"
 "      --client-memory SIZE  data one client's reads may hold in flight\n"
 "                            (default %uM; K and M suffixes)\n"
-"      --timeout SECS        fail a transfer that takes longer (default: none)\n"
+"      --timeout SECS        fail a read that takes longer, retries included\n"
+"                            (default: none)\n"
 "      --connect-timeout SECS  (default %u)\n"
 "      --stall-timeout SECS  fail a transfer slower than %u byte/s on average\n"
 "                            over SECS, or without a reply after SECS (default %u)\n"
+"      --retries N           retry a read that failed for a reason that may\n"
+"                            pass up to N times (default %u; 0: never)\n"
+"      --retry-delay SECS    the first retry's delay, doubling each time\n"
+"                            (default %u; fractions of a second allowed)\n"
 "      --handshake-timeout SECS  time a client has to negotiate (default %u)\n"
 "      --proxy-from-env      use the proxy the environment names (http_proxy,\n"
 "                            https_proxy, all_proxy, no_proxy) where proxy= is\n"
@@ -168,7 +180,8 @@ usage (FILE *fp)
 "  -g, --group GROUP         and as GROUP (default: USER's group)\n"
 "nbdkit's server options, for its command lines:\n"
 "  -t, --threads N           taken, and ignored: every client has a fetcher\n"
-"      --filter NAME         multi-conn taken (built in); the others refused\n"
+"      --filter NAME         multi-conn, retry and retry-request taken (built\n"
+"                            in); the others refused\n"
 "      --log stderr|null     where log lines go (stderr, the default, or nowhere)\n"
 "  -D curl.verbose=1         trace each web conversation, secrets masked\n"
 "Diagnostics:\n"
@@ -180,6 +193,7 @@ usage (FILE *fp)
 "See nbdcurld(8) for details.\n",
            DEFAULT_CONNECTIONS, DEFAULT_CLIENT_MEMORY / (1024 * 1024),
            DEFAULT_CONNECT_TIMEOUT, MIN_TRANSFER_RATE, DEFAULT_STALL_TIMEOUT,
+           DEFAULT_RETRIES, RETRY_BASE_DELAY_MS / 1000,
            DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_MAX_CLIENTS);
 }
 
@@ -241,12 +255,38 @@ parse_size (const char *what, const char *arg, uint32_t min, uint32_t max)
   return (uint32_t) (v * unit);
 }
 
+/* A delay in seconds, with up to three decimals ("2", "0.25"), as
+ * milliseconds from 0 to max_ms. */
+static uint32_t
+parse_delay (const char *what, const char *arg, uint32_t max_ms)
+{
+  uint64_t ms = 0;
+  size_t i = 0, decimals = 0;
+
+  /* Each pass takes one digit; the count keeps ms far below 2^64. */
+  for (; arg[i] >= '0' && arg[i] <= '9' && i < 9; i++)
+    ms = ms * 10 + (uint64_t) (arg[i] - '0');
+  ms *= 1000;
+  if (i > 0 && arg[i] == '.') {
+    uint64_t unit = 100;
+    for (i++; arg[i] >= '0' && arg[i] <= '9' && decimals < 3; i++, decimals++, unit /= 10)
+      ms += unit * (uint64_t) (arg[i] - '0');
+    if (decimals == 0)
+      i = 0;                    /* "2." is not a number */
+  }
+  if (i == 0 || arg[i] != '\0' || ms > max_ms)
+    usage_error ("%s must be a number of seconds from 0 to %u (up to three "
+                 "decimals), not \"%s\"", what, max_ms / 1000, arg);
+  return (uint32_t) ms;
+}
+
 static void
 no_keys (struct fetch_settings *k)
 {
   *k = (struct fetch_settings) {
     .insecure = -1, .no_redirects = -1, .no_nodelay = -1, .no_keepalive = -1,
     .http_version = -1,
+    .retries = -1, .retry_delay_ms = -1, .retry_exponential = -1,
   };
 }
 
@@ -379,6 +419,9 @@ static const char *const known_keys[] = {
   "http-version", "proxy", "proxy-password", "proxy-user", "unix-socket-path",
   /* Scripts (scripts.c). */
   "header-script", "header-script-renew", "cookie-script", "cookie-script-renew",
+  /* nbdkit's retry filter's and retry-request filter's (built in). */
+  "retries", "retry-delay", "retry-exponential", "retry-readonly",
+  "retry-request-retries", "retry-request-delay", "retry-request-open",
 };
 static const char *const later_keys[] = {
   "cookiefile", "cookiejar",
@@ -694,6 +737,18 @@ add_key (struct fetch_settings *k, const char *arg, const char **url)
     k->connections = parse_uint ("connections=", v, 1, MAX_CONNECTIONS);
   else if (strcmp (key, "timeout") == 0)
     k->timeout = parse_uint ("timeout=", v, 1, MAX_TIMEOUT);
+  /* Retries: nbdkit's filters' parameters.  retry-readonly= and
+   * retry-request-open= are taken as they change nothing here: reads
+   * are read-only already, and opening is never retried (a URL that
+   * cannot be opened is the user's to fix). */
+  else if (strcmp (key, "retries") == 0 || strcmp (key, "retry-request-retries") == 0)
+    k->retries = parse_uint (key, v, 0, MAX_RETRIES);
+  else if (strcmp (key, "retry-delay") == 0 || strcmp (key, "retry-request-delay") == 0)
+    k->retry_delay_ms = parse_delay (key, v, RETRY_MAX_DELAY_MS);
+  else if (strcmp (key, "retry-exponential") == 0)
+    k->retry_exponential = parse_bool (key, v);
+  else if (strcmp (key, "retry-readonly") == 0 || strcmp (key, "retry-request-open") == 0)
+    (void) parse_bool (key, v);
   else if (strcmp (key, "sslverify") == 0)
     k->insecure = !parse_bool (key, v);
   else if (strcmp (key, "followlocation") == 0)
@@ -867,6 +922,12 @@ merge_keys (struct options *o, const struct fetch_settings *d, struct export_spe
     k->no_nodelay = d->no_nodelay >= 0 ? d->no_nodelay : 0;
   if (k->no_keepalive < 0)
     k->no_keepalive = d->no_keepalive >= 0 ? d->no_keepalive : 0;
+  if (k->retries < 0)
+    k->retries = d->retries >= 0 ? d->retries : o->retries;
+  if (k->retry_delay_ms < 0)
+    k->retry_delay_ms = d->retry_delay_ms >= 0 ? d->retry_delay_ms : o->retry_delay_ms;
+  if (k->retry_exponential < 0)
+    k->retry_exponential = d->retry_exponential >= 0 ? d->retry_exponential : 1;
   /* Header lines: the defaults', except those the export gives a value
    * of its own (by name), then the export's. */
   if (d->headers) {
@@ -954,8 +1015,13 @@ nbdkit_option (struct options *o, int c, const char *arg)
   case OPT_FILTER:
     if (strcmp (arg, "multi-conn") == 0)
       break;          /* built in: advertised when every export is read-only */
-    usage_error ("--filter=%s: nbdcurld has no filters; multi-conn is built in, and "
-                 "the others (retry, readahead, cache, ...) are not available", arg);
+    /* Built in: every read is retried (--retries, retries=); the
+     * filters' parameters are taken as KEY=VALUE. */
+    if (strcmp (arg, "retry") == 0 || strcmp (arg, "retry-request") == 0)
+      break;
+    usage_error ("--filter=%s: nbdcurld has no filters; multi-conn and retry are "
+                 "built in, and the others (readahead, cache, ...) are not "
+                 "available", arg);
   case OPT_LOG:
     if (strcmp (arg, "stderr") == 0)
       o->log_null = false;
@@ -1225,6 +1291,8 @@ options_parse (int argc, char **argv, struct options *o)
   o->connect_timeout = DEFAULT_CONNECT_TIMEOUT;
   o->stall_timeout = DEFAULT_STALL_TIMEOUT;
   o->handshake_timeout = DEFAULT_HANDSHAKE_TIMEOUT;
+  o->retries = DEFAULT_RETRIES;
+  o->retry_delay_ms = RETRY_BASE_DELAY_MS;
   o->client_memory = DEFAULT_CLIENT_MEMORY;
   o->max_clients = DEFAULT_MAX_CLIENTS;
   no_keys (&defaults);
@@ -1382,6 +1450,12 @@ options_parse (int argc, char **argv, struct options *o)
       break;
     case OPT_TIMEOUT:
       o->timeout = parse_uint ("--timeout", optarg, 1, MAX_TIMEOUT);
+      break;
+    case OPT_RETRIES:
+      o->retries = parse_uint ("--retries", optarg, 0, MAX_RETRIES);
+      break;
+    case OPT_RETRY_DELAY:
+      o->retry_delay_ms = parse_delay ("--retry-delay", optarg, RETRY_MAX_DELAY_MS);
       break;
     case OPT_CONNECT_TIMEOUT:
       o->connect_timeout = parse_uint ("--connect-timeout", optarg, 1, MAX_TIMEOUT);

@@ -1158,6 +1158,7 @@ fetcher_config_of (const struct export_spec *e, struct fetcher_config *fc)
              (e->keys.no_redirects > 0 ? FETCHER_NO_REDIRECTS : 0) |
              (e->keys.no_nodelay > 0 ? FETCHER_NO_NODELAY : 0) |
              (e->keys.no_keepalive > 0 ? FETCHER_NO_KEEPALIVE : 0) |
+             (e->keys.retry_exponential == 0 ? FETCHER_RETRY_CONSTANT : 0) |
              e->keys.protocols |
              (opt.allow_local_redirects ? FETCHER_ALLOW_LOCAL_REDIRECTS : 0) |
              (opt.curl_verbose ? FETCHER_CURL_VERBOSE : 0) |
@@ -1187,6 +1188,8 @@ fetcher_config_of (const struct export_spec *e, struct fetcher_config *fc)
     .noproxy = e->noproxy ? e->noproxy : (char *) "",
     .unix_socket_path = (char *) (e->keys.unix_socket_path ? e->keys.unix_socket_path : ""),
     .http_version = (uint32_t) e->keys.http_version,
+    .retries = (uint32_t) e->keys.retries,
+    .retry_delay_ms = (uint32_t) e->keys.retry_delay_ms,
   };
   memcpy (fc->allow_ports, opt.allow_ports, sizeof fc->allow_ports);
 }
@@ -1373,7 +1376,7 @@ open_checks_start (void)
  * untrusted text (the fetcher read a web server): printable ASCII only
  * reaches the terminal. */
 __attribute__((noreturn)) static void shutdown_and_exit (int status);
-__attribute__((noreturn)) static void
+__attribute__((noreturn)) PRINTF_LIKE (2, 3) static void
 open_check_failed (const struct open_check *c, const char *fmt, ...)
 {
   char why[MAX_OPEN_FAILURE_MESSAGE + 1];

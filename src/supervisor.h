@@ -43,6 +43,10 @@ struct fetch_settings {
    * run by the supervisor (scripts.c). */
   const char *header_script, *cookie_script;
   uint32_t header_script_renew, cookie_script_renew;
+  /* Retries (nbdkit's retry filter's retries=, retry-delay=,
+   * retry-exponential=, and the retry-request filter's names): -1 unset. */
+  int64_t retries, retry_delay_ms;
+  int retry_exponential;
 };
 
 struct export_spec {
@@ -110,6 +114,8 @@ struct options {
   uint32_t connect_timeout;
   uint32_t stall_timeout;
   uint32_t handshake_timeout;
+  uint32_t retries;          /* --retries */
+  uint32_t retry_delay_ms;   /* --retry-delay */
   uint32_t client_memory;    /* --client-memory, bytes */
   uint32_t max_clients;      /* --max-clients */
   uint32_t tls;              /* --tls: TLS_OFF, TLS_ON, TLS_REQUIRE */

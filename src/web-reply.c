@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "web-reply.h"
 
@@ -172,9 +173,72 @@ keep_validator (char **slot, const char *v, size_t len, bool allow_space)
     fatal_errno ("malloc");
 }
 
+/* Days from 1970-01-01 to year-month-day (proleptic Gregorian; the
+ * year is 1970 .. 9999, checked by the caller). */
+static int64_t
+days_from_civil (int64_t y, unsigned m, unsigned d)
+{
+  int64_t era;
+  unsigned yoe, doy, doe;
+
+  y -= m <= 2;
+  era = y / 400;                            /* y >= 1969 */
+  yoe = (unsigned) (y - era * 400);
+  doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+  doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + (int64_t) doe - 719468;
+}
+
+/* An IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT", RFC 9110 5.6.7) as
+ * seconds since the epoch, or -1.  The obsolete forms are not taken: a
+ * Retry-After in one is ignored (the usual backoff applies). */
+static int64_t
+parse_http_date (const char *v, size_t len)
+{
+  static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+  uint64_t day, year, hh, mm, ss;
+  unsigned m;
+
+  if (len != 29 || v[3] != ',' || v[4] != ' ' || v[7] != ' ' || v[11] != ' ' ||
+      v[16] != ' ' || v[19] != ':' || v[22] != ':' || memcmp (v + 25, " GMT", 4) != 0 ||
+      !parse_decimal (v + 5, 2, &day) || !parse_decimal (v + 12, 4, &year) ||
+      !parse_decimal (v + 17, 2, &hh) || !parse_decimal (v + 20, 2, &mm) ||
+      !parse_decimal (v + 23, 2, &ss))
+    return -1;
+  for (m = 0; m < 12; m++)
+    if (memcmp (v + 8, months + 3 * m, 3) == 0)
+      break;
+  if (m == 12 || day < 1 || day > 31 || year < 1970 || hh > 23 || mm > 59 || ss > 60)
+    return -1;
+  return days_from_civil ((int64_t) year, m + 1, (unsigned) day) * 86400 +
+    (int64_t) (hh * 3600 + mm * 60 + ss);
+}
+
+/* Retry-After: delay-seconds or an HTTP-date (RFC 9110 10.2.3), as
+ * milliseconds from now, at most RETRY_AFTER_MAX_MS; -1 if unusable. */
+static int64_t
+parse_retry_after (const char *v, size_t len)
+{
+  uint64_t seconds;
+  int64_t when;
+  struct timespec now;
+
+  if (parse_decimal (v, len, &seconds))
+    return seconds >= RETRY_AFTER_MAX_MS / 1000 ? RETRY_AFTER_MAX_MS
+                                                : (int64_t) seconds * 1000;
+  when = parse_http_date (v, len);
+  if (when < 0 || clock_gettime (CLOCK_REALTIME, &now) == -1)
+    return -1;
+  if (when <= now.tv_sec)
+    return 0;
+  if (when - now.tv_sec >= RETRY_AFTER_MAX_MS / 1000)
+    return RETRY_AFTER_MAX_MS;
+  return (when - now.tv_sec) * 1000;
+}
+
 enum header_name {
   HEADER_OTHER, HEADER_CONTENT_RANGE, HEADER_ETAG, HEADER_LAST_MODIFIED,
-  HEADER_ACCEPT_RANGES, HEADER_CONTENT_ENCODING,
+  HEADER_ACCEPT_RANGES, HEADER_CONTENT_ENCODING, HEADER_RETRY_AFTER,
 };
 
 static const struct {
@@ -186,6 +250,7 @@ static const struct {
   { "Last-Modified", HEADER_LAST_MODIFIED },
   { "Accept-Ranges", HEADER_ACCEPT_RANGES },
   { "Content-Encoding", HEADER_CONTENT_ENCODING },
+  { "Retry-After", HEADER_RETRY_AFTER },
 };
 
 static enum header_name
@@ -226,6 +291,7 @@ web_reply_reset (struct web_reply *r, const struct web_request *req)
   free (r->last_modified);
   memset (r, 0, sizeof *r);
   r->req = copy;
+  r->retry_after_ms = -1;
 }
 
 PRINTF_LIKE (2, 3) void
@@ -353,6 +419,9 @@ header_line (struct web_reply *r, const char *line, size_t len)
                      value, value_len);
     }
     break;
+  case HEADER_RETRY_AFTER:
+    r->retry_after_ms = parse_retry_after (value, value_len);
+    break;
   case HEADER_OTHER:
     break;
   }
@@ -426,8 +495,12 @@ check_range (struct web_reply *r)
       web_reply_problem (r, "the server answered with a redirect (HTTP %ld); "
                          "redirects are followed only when the export is opened",
                          r->status);
-    else
+    else {
       web_reply_problem (r, "HTTP status %ld instead of 206", r->status);
+      /* The first problem, and about the status alone. */
+      r->transient_status = r->status == 408 || r->status == 429 || r->status == 500 ||
+        r->status == 502 || r->status == 503 || r->status == 504;
+    }
     return false;
   }
   if (!r->have_content_range) {
@@ -507,6 +580,12 @@ web_reply_check (struct web_reply *r)
   }
   r->checked = ok;
   return ok;
+}
+
+bool
+web_reply_transient (const struct web_reply *r)
+{
+  return r->transient_status;
 }
 
 enum web_head_result

@@ -74,6 +74,13 @@ struct web_reply {
   /* WEB_REQUEST_RANGE: a validator differs from the one pinned at open. */
   bool etag_differs, last_modified_differs;
   char validator_text[LOG_QUOTE_MAX];
+  /* Retry-After, in milliseconds from when it came (seconds, or an
+   * HTTP-date less the clock now), at most RETRY_AFTER_MAX_MS; -1: none
+   * or unusable. */
+  int64_t retry_after_ms;
+  /* web_reply_check refused the reply for its status alone, one that
+   * says a later request may succeed (web_reply_transient). */
+  bool transient_status;
   /* Open requests: the validators, to pin (malloc'd, or NULL). */
   char *etag, *last_modified;
   /* How the status line ended, which every header line must match. */
@@ -104,6 +111,12 @@ bool web_reply_interim (const struct web_reply *r);
  * pinned validators and no content coding; for the probe: a 206.  Sets
  * r->problem if not.  Call once the header section is complete. */
 bool web_reply_check (struct web_reply *r);
+
+/* Was the reply refused only for a status that says "not now" (408,
+ * 429, 500, 502, 503, 504), so that asking again may bring the range?
+ * Never for a reply that had anything else wrong: another object, a
+ * range other than the one asked for, a malformed header section. */
+bool web_reply_transient (const struct web_reply *r);
 
 /* The reply to the open's HEAD (status 2xx): its size is length (-1 if
  * unknown), and does it settle the size and support for byte ranges? */

@@ -57,7 +57,13 @@ bad 'psk:alice.*--tls-psk'         --allow psk:alice "file://$img"
 bad 'cert:CN=x.*--tls-verify-peer' --allow cert:CN=x "file://$img"
 # nbdkit's server options that would change what is served are refused
 # with what to use instead.
-bad 'filter=retry.*no filters'    --filter=retry "file://$img"
+bad 'filter=cache.*no filters'    --filter=cache "file://$img"
+# Retries (built in, --filter=retry is taken): the numbers are checked.
+bad 'retries must be a number from 0 to 100'  --retries 101 "file://$img"
+bad 'retry-delay must be a number of seconds'  --retry-delay 1.2345 "file://$img"
+bad 'retry-delay must be a number of seconds'  --retry-delay 61 "file://$img"
+bad 'retry-delay must be a number of seconds'  "file://$img" retry-delay=2.
+bad 'retry-exponential= takes true or false'   "file://$img" retry-exponential=maybe
 bad 'debug flags.*-v'              -D curl.verbose=1 "file://$img"
 bad 'log=syslog.*stderr or null'   --log=syslog "file://$img"
 bad 'and -6.*not with -U'          -4 "file://$img"

@@ -22,7 +22,10 @@ args=()
 for m in "${!says[@]}"; do
     args+=(--export "$m=$WEB_URL/$m/disk.img")
 done
-start_nbdcurld -r -v "${args[@]}"
+# A 500 is worth a retry, and every retry's reply (the same error page)
+# is checked again: still EIO, and quickly with short delays.  The other
+# two are wrong data: never retried.
+start_nbdcurld -r -v --retry-delay 0.01 "${args[@]}"
 
 # 2 KiB reads: the data pipe takes them however small the kernel made it
 # (two pages, past fs.pipe-user-pages-soft).
@@ -38,4 +41,10 @@ for m in "${!says[@]}"; do
         fail "$m: not every read was handed from the direct path to libcurl"
     [ "$(grep -c "export \"$m\".*failed: .*${says[$m]}" "$NBDCURLD_LOG")" -eq 3 ] ||
         fail "$m: nbdcurld did not log '${says[$m]}' for every read"
+    if [ "$m" = fallback-500 ]; then
+        [ "$(grep -c "export \"$m\".*failed: .*(after 5 retries)" "$NBDCURLD_LOG")" -eq 3 ] ||
+            fail "$m: not every read was retried 5 times"
+    elif grep -q "export \"$m\".*retry 1 of" "$NBDCURLD_LOG"; then
+        fail "$m: a reply with wrong data was retried"
+    fi
 done

@@ -177,6 +177,14 @@ grep -q 'trace: .*> Authorization: <masked>' verbose.log || fail "verbose: no tr
 url=$(url_of http11)
 ok http11 <<'EOF'
 nbdkit -r curl "$url" http-version=1.1 ipresolve=v4 tcp-keepalive=false --run 'nbdcopy "$uri" out.img'
+# nbdkit's retry filters (built in here) with their parameters.
+url=$(url_of retry-filter)
+ok retry-filter <<'EOF'
+nbdkit --filter=retry -r curl "$url" retries=3 retry-delay=1 retry-exponential=no retry-readonly=yes --run 'nbdcopy "$uri" out.img'
+EOF
+url=$(url_of retry-request-filter)
+ok retry-request-filter <<'EOF'
+nbdkit --filter=retry-request -r curl "$url" retry-request-retries=2 retry-request-delay=1 retry-request-open=false --run 'nbdcopy "$uri" out.img'
 EOF
 url=$(url_of no-redirects)
 ok no-redirects <<'EOF'

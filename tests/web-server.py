@@ -1,7 +1,10 @@
 #!/usr/bin/python3
 # web-server.py: nbdcurld's test web server, correct or misbehaving on demand.
 #
-#   web-server.py [--port N] [--bind ADDR | --unix PATH] [--log FILE] [--seed N] DIR
+#   web-server.py [--port N] [--bind ADDR | --unix PATH] [--log FILE] [--seed N]
+#                 [--tls-cert PEM --tls-key PEM] DIR
+#
+# With --tls-cert and --tls-key it speaks https (the same paths).
 #
 # Serves the files in DIR over HTTP/1.1 with keep-alive.  The first path
 # component picks the behaviour, so one server covers every case:
@@ -102,6 +105,24 @@
 #                       lasts several tokens (tests/test-scripts.sh).
 #                       POST /login answers {"token": "TOKEN"}, as the
 #                       login server of nbdkit-curl-plugin(1)'s example.
+#   Faults that pass, for nbdcurld's retries (tests/test-retries.sh):
+#   /flaky/KIND[raSECS|radateSECS]-COUNT/FILE  the first COUNT range GETs
+#                       of each range (counted by the range's last byte,
+#                       which a retry of what is left of a read keeps), or
+#                       with COUNT pN the first N range GETs of the path,
+#                       or with COUNT "always" every one, get the fault
+#                       KIND; the others are correct.  KIND: a status
+#                       (408, 429, 500, 502, 503, 504, 404) with a small
+#                       error page; reset (a 206 and half its body, then a
+#                       TCP reset); close (the connection closed without a
+#                       reply); short (a 206 and half its body, then
+#                       closed); stall (a 206 and half its body, then
+#                       nothing for STALL_SECONDS); 503etag (503, and once the faults are
+#                       over the object has changed: another ETag and
+#                       other bytes, as /fallback-etag/).  raSECS adds
+#                       Retry-After: SECS, radateSECS Retry-After as the
+#                       HTTP-date SECS from now.  A fault is logged with
+#                       its status, 0 for reset, close and stall.
 #
 # The port is printed on stdout (one line) once the server listens, so a
 # test can start it with port 0 and read the port back.  One line per
@@ -120,7 +141,9 @@
 # a backslash and other bytes outside printable ASCII are written \xHH);
 # conns counts the connections open to this server when the line is
 # written (this one included); via is the Via header a proxy adds
-# (tests/test-proxy.sh), host the Host header (tests/test-unix-socket.sh).  New fields go at the end of the line.
+# (tests/test-proxy.sh), host the Host header (tests/test-unix-socket.sh),
+# time the Unix time the line was written, in seconds with three
+# decimals.  New fields go at the end of the line.
 #
 # Only the standard library, and only for tests on 127.0.0.1.
 
@@ -132,6 +155,8 @@ import random
 import re
 import socket
 import socketserver
+import ssl
+import struct
 import sys
 import threading
 import time
@@ -149,7 +174,7 @@ MODES = {
     "nul-header", "many-interim", "mangle", "folded-first", "mixed-line-ends",
     "fallback-500", "fallback-range", "fallback-etag", "interim-segments",
     "interim-flood", "slow-body", "reuse-damaged", "unknown-total",
-    "unknown-total-unpinned", "delay", "token",
+    "unknown-total-unpinned", "delay", "token", "flaky",
 }
 DELAY_SECONDS = 2
 TRICKLE_BYTES = 600
@@ -166,9 +191,13 @@ log_lock = threading.Lock()
 open_connections = 0        # under log_lock: the log's conns=
 mangle_random = random.Random(1)    # /mangle/: under log_lock; --seed
 log_file = sys.stderr
+tls = False                 # --tls-cert: sendfile() would bypass TLS
 path_totals = {}            # request path -> body bytes sent, all requests
 request_counts = {}         # request path -> requests seen (for /changing/)
 range_counts = {}           # (path, Range) -> GETs seen (for /fallback-*/)
+flaky_counts = {}           # (path, last byte or None) -> GETs seen (/flaky/)
+FLAKY = re.compile(r"(408|429|500|502|503|504|404|reset|close|short|stall|503etag)"
+                   r"(?:ra(date)?([0-9]{1,3}))?-(always|p?[0-9]{1,3})")
 
 
 def log(line):
@@ -259,7 +288,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             conns = open_connections
         h = self.headers
         log("%s %s range=%s status=%d body_bytes_sent=%d path_total=%d auth=%s"
-            " ua=%s cookie=%s xtest=%s xtest2=%s authz=%s conns=%d via=%s host=%s" % (
+            " ua=%s cookie=%s xtest=%s xtest2=%s authz=%s conns=%d via=%s host=%s"
+            " time=%.3f" % (
                 self.command, self.path, h.get("Range", "-"),
                 status, sent, total,
                 "yes" if "Authorization" in h else "no",
@@ -267,7 +297,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 quoted(h.get_all("X-Nbdcurld-Test")),
                 quoted(h.get_all("X-Nbdcurld-Test2")),
                 quoted(h.get_all("Authorization")), conns,
-                quoted(h.get_all("Via")), quoted(h.get_all("Host"))))
+                quoted(h.get_all("Via")), quoted(h.get_all("Host")), time.time()))
 
     def reply(self, status, headers=(), body=b""):
         """A complete small response with an exact Content-Length."""
@@ -288,6 +318,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         sent = 0
         sock = self.connection.fileno()
         try:
+            while tls and sent < count:
+                f.seek(offset + sent)
+                data = f.read(min(CHUNK, count - sent))
+                if not data:
+                    break
+                self.wfile.write(data)
+                sent += len(data)
             while sent < count:
                 n = os.sendfile(sock, f.fileno(), offset + sent,
                                 min(CHUNK, count - sent))
@@ -312,6 +349,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 and parts[3] not in ("", ".", "..")):
             return parts[1], None, "%s%d/%s" % (m.group(1) or "127.0.0.1:",
                                                 int(m.group(2)), parts[3])
+        # /flaky/SPEC/FILE: the spec is kept for serve().
+        self.flaky = None
+        if (len(parts) == 4 and parts[0] == "" and parts[1] == "flaky"
+                and FLAKY.fullmatch(parts[2])):
+            self.flaky = FLAKY.fullmatch(parts[2])
+            parts = ["", "flaky", parts[3]]
         if (len(parts) != 3 or parts[0] != "" or parts[1] not in MODES
                 or parts[2] in ("", ".", "..")):
             self.reply(404, body=b"not found\n")
@@ -460,6 +503,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.reply(416, validators + [("Content-Range", "bytes */%d" % size)],
                        b"range not satisfiable\n")
             return
+        if mode == "flaky" and self.flaky_fault(path, first, last, size, validators):
+            return
         damage = None
         if mode in FALLBACK_DAMAGE:
             with log_lock:
@@ -477,6 +522,58 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if mode in FALLBACK_DAMAGE or mode == "reuse-damaged":
             mode = "trickle"
         self.send_range(mode, path, first, last, size, validators)
+
+    def flaky_fault(self, path, first, last, total, validators):
+        """/flaky/: answer with the fault if this GET gets one (True)."""
+        kind, date, secs, count = self.flaky.groups()
+        per_path = count.startswith("p")
+        with log_lock:
+            key = (self.path, None if per_path else last)
+            n = flaky_counts.get(key, 0) + 1
+            flaky_counts[key] = n
+        limit = (10 ** 9 if count == "always"
+                 else int(count[1:]) if per_path else int(count))
+        if n > limit:
+            if kind == "503etag":   # the object was replaced meanwhile
+                self.send_damaged("etag", path, first, last - first + 1, total,
+                                  validators)
+                return True
+            return False
+        if kind in ("reset", "short", "stall"):
+            count = last - first + 1
+            self.send_response(206)
+            for k, v in validators:
+                self.send_header(k, v)
+            self.send_header("Content-Range", "bytes %d-%d/%d" % (first, last, total))
+            self.send_header("Content-Length", str(count))
+            self.end_headers()
+            with open(path, "rb") as f:
+                sent = self.send_file_bytes(f, first, count // 2)
+            self.close_connection = True
+            if kind == "stall":
+                time.sleep(STALL_SECONDS)
+            elif kind == "reset":
+                # Closing with a zero linger time sends RST, not FIN.
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                           struct.pack("ii", 1, 0))
+            else:
+                try:
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            self.finish_log(0 if kind in ("reset", "stall") else 206, sent)
+            return True
+        if kind == "close":
+            self.close_connection = True
+            self.finish_log(0, 0)
+            return True
+        headers = []
+        if secs is not None:
+            headers.append(("Retry-After", email.utils.formatdate(
+                time.time() + int(secs), usegmt=True) if date else secs))
+        status = 503 if kind == "503etag" else int(kind)
+        self.reply(status, headers, b"not now (on purpose)\n")
+        return True
 
     def send_damaged(self, damage, path, first, count, total, validators):
         """A reply to a range that must not be used, with a body of exactly
@@ -799,7 +896,7 @@ class UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
 
 def main():
-    global log_file
+    global log_file, tls
     ap = argparse.ArgumentParser(description="nbdcurld test web server")
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--bind", default="127.0.0.1")
@@ -812,6 +909,8 @@ def main():
                     help="/token/: seconds each token is valid (0: one token)")
     ap.add_argument("--token-delay", type=float, default=0,
                     help="/token/: seconds every GET waits before its reply")
+    ap.add_argument("--tls-cert", help="serve https with this certificate (PEM)")
+    ap.add_argument("--tls-key", help="and this key (PEM)")
     ap.add_argument("directory")
     args = ap.parse_args()
     global token_file, token_lifetime, token_delay
@@ -831,6 +930,11 @@ def main():
         srv = UnixServer(args.unix, UnixHandler)
     else:
         srv = Server((args.bind, args.port), Handler)
+    if args.tls_cert:
+        tls = True
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(args.tls_cert, args.tls_key)
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     srv.directory = os.path.abspath(args.directory)
     print(0 if args.unix else srv.server_address[1], flush=True)
     try:

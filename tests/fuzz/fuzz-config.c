@@ -175,6 +175,8 @@ fetcher (void)
   FUZZ_CHECK (a.connections >= 1 && a.connections <= MAX_CONNECTIONS, "%u connections",
               a.connections);
   FUZZ_CHECK (a.url[0] != '\0', "empty URL");
+  FUZZ_CHECK (a.retries <= MAX_RETRIES && a.retry_delay_ms <= RETRY_MAX_DELAY_MS,
+              "%u retries, a delay of %u ms", a.retries, a.retry_delay_ms);
   for (i = 0; i < sizeof sa / sizeof sa[0]; i++)
     check_string (*sa[i], max[i], "string");
   round_trip (true, &a, &b);
@@ -182,7 +184,8 @@ fetcher (void)
               a.connect_timeout == b.connect_timeout && a.timeout == b.timeout &&
               a.stall_timeout == b.stall_timeout && a.ip_version == b.ip_version &&
               a.tls_min == b.tls_min && a.http_version == b.http_version &&
-              a.http_version <= FETCHER_HTTP_3ONLY &&
+              a.http_version <= FETCHER_HTTP_3ONLY && a.retries == b.retries &&
+              a.retry_delay_ms == b.retry_delay_ms &&
               memcmp (a.allow_ports, b.allow_ports, sizeof a.allow_ports) == 0,
               "configuration changed in a round trip");
   for (i = 0; i < sizeof sa / sizeof sa[0]; i++) {

@@ -250,6 +250,15 @@ fetcher_flush_replies (void)
 {
 }
 
+/* Stand-in for fetcher-script.c: no header-script here, so a 401 or 403
+ * is never parked for a renewal. */
+bool
+script_park_refused (struct transfer *t)
+{
+  (void) t;
+  return false;
+}
+
 /* ---- Stand-in for fetcher-http.c: starting reads, libcurl's side ---- */
 
 static struct transfer pool[POOL];
@@ -303,6 +312,12 @@ start_one (void)
   t->conn_close = false;
   t->window_bytes = 0;
   t->next_owner = NULL;
+  /* As start_read: --timeout counts from here.  No retries (cfg->retries
+   * is 0): a read that fails ends. */
+  t->limit_ms = http.f->cfg->timeout ? clock_ms () + (uint64_t) http.f->cfg->timeout * 1000
+                                     : UINT64_MAX;
+  t->retries = 0;
+  t->retry_at_ms = 0;
   for (;;) {
     t->parts[t->nparts].id = req.id;
     t->parts[t->nparts].data = NULL;

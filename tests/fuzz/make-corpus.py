@@ -151,6 +151,7 @@ def config():
     fw = struct.pack('<5I', 3, 16, 30, 0, 60) + struct.pack('<10I', *map(len, strings)) + \
         struct.pack('<2I', 4, 12) + struct.pack('<2I', *map(len, ciphers)) + \
         struct.pack('<5I', *map(len, route)) + struct.pack('<I', 2) + \
+        struct.pack('<2I', 5, 2000) + \
         struct.pack('<8H', 8080, 8443, 0, 0, 0, 0, 0, 0)
     strings += ciphers + route
     yield 'fetcher', b'\x01' + ipc(IPC['CONFIG_FETCHER'], payload=fw + b''.join(strings)) + \
