@@ -64,7 +64,7 @@ bad 'retry-delay must be a number of seconds'  --retry-delay 1.2345 "file://$img
 bad 'retry-delay must be a number of seconds'  --retry-delay 61 "file://$img"
 bad 'retry-delay must be a number of seconds'  "file://$img" retry-delay=2.
 bad 'retry-exponential= takes true or false'   "file://$img" retry-exponential=maybe
-bad 'debug flags.*-v'              -D curl.verbose=1 "file://$img"
+bad 'only curl.verbose=1 applies'  -D nbdkit.backend.datapath=0 "file://$img"
 bad 'log=syslog.*stderr or null'   --log=syslog "file://$img"
 bad 'and -6.*not with -U'          -4 "file://$img"
 bad 'threads.*number'              -t lots "file://$img"

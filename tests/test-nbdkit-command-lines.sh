@@ -177,6 +177,7 @@ grep -q 'trace: .*> Authorization: <masked>' verbose.log || fail "verbose: no tr
 url=$(url_of http11)
 ok http11 <<'EOF'
 nbdkit -r curl "$url" http-version=1.1 ipresolve=v4 tcp-keepalive=false --run 'nbdcopy "$uri" out.img'
+EOF
 # nbdkit's retry filters (built in here) with their parameters.
 url=$(url_of retry-filter)
 ok retry-filter <<'EOF'
