@@ -124,6 +124,8 @@ struct http_state {
   unsigned queue_head, queue_len;
   /* Reads that fit the data pipe go direct (fetcher-direct.c). */
   bool direct;
+  /* cookiefile=: the one cookie store of every handle, or NULL. */
+  CURLSH *cookies;
 };
 extern struct http_state http;
 

@@ -128,6 +128,11 @@
 #define MAX_EXTRA_HEADERS         32u
 #define MAX_EXTRA_HEADER_BYTES    8192u
 #define MAX_COOKIE_LENGTH         4096u
+/* cookiefile=: the supervisor reads the whole file at start (fetchers may
+ * not read it) and each fetcher gets its bytes in its configuration, so
+ * it must fit there with everything else (config.c checks the sum).  Room
+ * for dozens of Netscape-format lines; a session cookie is one. */
+#define MAX_COOKIE_FILE_BYTES     8192u
 #define MAX_USER_AGENT            256u
 /* resolve= entries of one export (HOST:PORT:ADDR[,ADDR...]), and their
  * bytes together. */
@@ -527,11 +532,15 @@ struct fetcher_config_wire {
                                   --proxy-from-env */
   uint32_t unix_socket_len;    /* 0 .. MAX_UNIX_SOCKET_PATH: unix-socket-path= */
   uint32_t http_version;       /* http-version=: FETCHER_HTTP_* */
+  /* Cookies (cookiefile=). */
+  uint32_t cookie_file_len;    /* 0 .. MAX_COOKIE_FILE_BYTES: the file's
+                                  lines, each ending "\n"; the engine is on
+                                  with FETCHER_COOKIE_ENGINE only */
   uint16_t allow_ports[MAX_ALLOWED_PORTS];  /* --allow-port, 0: unused slot */
   /* then the url, cainfo, capath, export name, user, password, headers,
      cookie, user agent, resolve, ciphers, TLS 1.3 ciphers, proxy, proxy
-     user, proxy password, no_proxy and Unix socket path bytes, in that
-     order */
+     user, proxy password, no_proxy, Unix socket path and cookie file
+     bytes, in that order */
 };
 /* http-version=, nbdkit's values in its order (libcurl's CURL_HTTP_VERSION_*):
  * none leaves libcurl's default (HTTP/2 over TLS when the server offers it). */
@@ -557,6 +566,9 @@ enum {
 /* --allow-local-redirects: a redirect from a URL whose host is not on
  * this machine may lead to a loopback or link-local address. */
 #define FETCHER_ALLOW_LOCAL_REDIRECTS (1u << 12)
+/* cookiefile= (even empty): libcurl's cookie engine is on, its cookies
+ * shared by all the fetcher's handles, loaded from cookie_file_len bytes. */
+#define FETCHER_COOKIE_ENGINE (1u << 13)
 #define FETCHER_PROTO_ALL   (FETCHER_PROTO_HTTP | FETCHER_PROTO_HTTPS | \
                              FETCHER_PROTO_FTP | FETCHER_PROTO_FTPS)
 

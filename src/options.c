@@ -102,7 +102,7 @@ usage (FILE *fp)
 "\n"
 "KEY=VALUE: nbdkit's curl plugin parameters, for the export before them\n"
 "(before any --export: for all): url, cainfo, capath, connections, cookie,\n"
-"followlocation, header, http-version, ipresolve, password, protocols, proxy,\n"
+"cookiefile, followlocation, header, http-version, ipresolve, password, protocols, proxy,\n"
 "proxy-password, proxy-user, resolve, ssl-cipher-list, ssl-version, sslverify,\n"
 "tcp-keepalive, tcp-nodelay, timeout, tls13-ciphers, unix-socket-path, user,\n"
 "user-agent.\n"
@@ -376,10 +376,11 @@ static const char *const known_keys[] = {
   "user-agent",
   /* proxies, HTTP versions, Unix sockets */
   "http-version", "proxy", "proxy-password", "proxy-user", "unix-socket-path",
+  /* cookies: cookiejar= is known only to be refused with the reason */
+  "cookiefile", "cookiejar",
 };
 static const char *const later_keys[] = {
-  "cookiefile", "cookiejar", "cookie-script", "cookie-script-renew", "header-script",
-  "header-script-renew",
+  "cookie-script", "cookie-script-renew", "header-script", "header-script-renew",
 };
 
 /* Is ARG key=value (and not a URL with '=' in its query)?  A key is
@@ -730,6 +731,19 @@ add_key (struct fetch_settings *k, const char *arg, const char **url)
                    "Unix socket address holds)", MAX_UNIX_SOCKET_PATH);
     k->unix_socket_path = v;
   }
+  /* Cookies: the supervisor reads cookiefile= at start (supervisor.c);
+   * nothing can write a cookiejar=. */
+  else if (strcmp (key, "cookiefile") == 0) {
+    if (strlen (v) > MAX_PATH_LENGTH)
+      usage_error ("cookiefile= takes a path of at most %u bytes", MAX_PATH_LENGTH);
+    k->cookie_file = v;
+  }
+  else if (strcmp (key, "cookiejar") == 0)
+    usage_error ("cookiejar=%s: nbdcurld cannot save cookies: each client's fetcher "
+                 "runs in a sandbox that may write no file, and the supervisor, which "
+                 "could, never sees the web server's replies.  Give the cookies with "
+                 "cookiefile=FILE (cookiefile= alone keeps those the server sets for "
+                 "as long as a client is connected), or cookie=+FILE", v);
   else if (strcmp (key, "cookie") == 0) {
     if (v[0] == '\0')
       usage_error ("cookie= needs a cookie, or -, -FD or +FILE");
@@ -803,6 +817,7 @@ merge_keys (struct options *o, const struct fetch_settings *d, struct export_spe
   PICK (proxy_user, NULL);
   PICK (proxy_password_source, NULL);
   PICK (unix_socket_path, NULL);
+  PICK (cookie_file, NULL);
 #undef PICK
   if (k->http_version < 0)
     k->http_version = d->http_version >= 0 ? d->http_version : FETCHER_HTTP_NONE;
@@ -986,7 +1001,7 @@ static const char *const conf_secret_names[] = {
  * file's directory, as are the +FILE of secrets and of url. */
 static const char *const conf_path_names[] = {
   "cainfo", "capath", "tls-certificates", "tls-psk", "pidfile", "unix",
-  "unix-socket-path",
+  "unix-socket-path", "cookiefile",
 };
 
 static bool

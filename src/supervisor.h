@@ -39,6 +39,9 @@ struct fetch_settings {
   const char *proxy_password_source; /* proxy-password=: -, -FD or +FILE */
   const char *unix_socket_path;      /* unix-socket-path= */
   int http_version;                  /* http-version=: FETCHER_HTTP_*, -1: not given */
+  /* Cookies. */
+  const char *cookie_file;           /* cookiefile=: a path, "" for the engine
+                                        alone, NULL: no engine */
 };
 
 struct export_spec {
@@ -65,6 +68,7 @@ struct export_spec {
   char *proxy_log_url;       /* the URL checker's url_for_log */
   char *noproxy;             /* no_proxy / NO_PROXY, or NULL */
   char *proxy_password;      /* read from keys.proxy_password_source, or NULL */
+  char *cookie_lines;        /* read from keys.cookie_file ("" for ""), or NULL */
 };
 
 /* One --allow rule, for one export or (export == ALL_EXPORTS) all. */

@@ -379,9 +379,9 @@ refused protocols-unknown 'gopher is none of http, https, ftp and ftps' \
     "$(url protocols good)" protocols=http,gopher
 
 # ---- keys nbdcurld does not take (yet), and misspelt ones ----
+# (cookiefile= and cookiejar=: tests/test-cookies.sh.)
 declare -A later=(
-    [cookiefile]=/dev/null [cookiejar]=jar.txt [cookie-script]=/bin/true
-    [cookie-script-renew]=60 [header-script]=/bin/true [header-script-renew]=60
+    [cookie-script]=/bin/true [cookie-script-renew]=60 [header-script]=/bin/true [header-script-renew]=60
 )
 for key in "${!later[@]}"; do
     refused "later-$key" "$key.*not supported|not supported.*$key" \
