@@ -1,11 +1,12 @@
 /* secret.c: passwords from a terminal, a descriptor or a file. */
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -205,6 +206,26 @@ secret_read_url (const char *source, char *err, size_t errlen)
   return read_secret (&url, source, false, err, errlen);
 }
 
+/* Does a "Set-Cookie:" line of n bytes name its domain (an attribute
+ * after the first ';')?  libcurl takes one without as a cookie for every
+ * host, also those a redirect leads to. */
+static bool
+set_cookie_has_domain (const char *line, size_t n)
+{
+  const char *p = memchr (line, ';', n), *end = line + n;
+
+  while (p != NULL && p < end) {
+    p++;
+    while (p < end && (*p == ' ' || *p == '\t'))
+      p++;
+    if ((size_t) (end - p) >= 7 && strncasecmp (p, "domain=", 7) == 0 &&
+        p + 7 < end && p[7] != ';')
+      return true;
+    p = memchr (p, ';', (size_t) (end - p));
+  }
+  return false;
+}
+
 /* cookiefile=FILE: a cookie file may hold session cookies, secrets like a
  * password, so it is read like one: bounded, never quoted in a message,
  * its buffers wiped. */
@@ -269,6 +290,13 @@ secret_read_cookie_file (const char *path, char *err, size_t errlen)
     if (strspn (p, " \t") >= n ||
         (p[0] == '#' && (n < 10 || strncmp (p, "#HttpOnly_", 10) != 0)))
       continue;
+    if (n >= 11 && strncasecmp (p, "Set-Cookie:", 11) == 0 &&
+        !set_cookie_has_domain (p, n)) {
+      snprintf (err, errlen, "cookiefile=%s: line %zu: a Set-Cookie line without "
+                "domain=, which would go to every host a redirect leads to: add "
+                "domain=HOST or use the Netscape format", path, lineno);
+      goto fail;
+    }
     memcpy (lines + out, p, n);       /* out + n + 1 <= end + 1 - buf <= cap */
     out += n;
     lines[out++] = '\n';

@@ -92,6 +92,27 @@ grep -q 'reads go through libcurl (cookiefile=' file.log ||
 copy file-chunked "$(url file-chunked chunked)" cookiefile="$tmp/cookies.txt" connections=4
 every file-chunked 'file=S3cret-from-file'
 
+# In a --config file, cookiefile is a path relative to the file.
+mkdir etc elsewhere
+cp cookies.txt etc/session.txt
+ln -s disk.img www/conf.img
+printf '[export conf]\nurl = %s\ncookiefile = session.txt\n' "$WEB_URL/good/conf.img" \
+    > etc/nbdcurld.conf
+(cd elsewhere && copy conf --config ../etc/nbdcurld.conf) || exit 1
+every conf 'file=S3cret-from-file'
+
+# A redirect to another origin (127.0.0.2): the cookie for 127.0.0.1 is
+# not sent there, neither on the open nor on the reads.
+start_two_origins "$tmp/www" first.log second.log
+ln -s disk.img www/origin.img
+copy origin "http://127.0.0.1:$TWO_ORIGINS_PORT/redirect-to/127.0.0.2:$TWO_ORIGINS_PORT/origin.img" \
+    cookiefile="$tmp/cookies.txt"
+grep '^HEAD ' first.log | grep 'file=S3cret-from-file' | grep -q 'lang=en' ||
+    fail "origin: the first origin did not get the cookies: $(cat first.log)"
+grep -q '^GET /good/origin.img range=bytes=' second.log || fail "origin: no read of the other origin"
+! grep -q 'S3cret\|lang=en' second.log ||
+    fail "origin: the cookies went to the other origin: $(grep S3cret second.log | head -n 2)"
+
 # ---- cookies the server sets go back only with the engine on ----
 copy engine "$(url engine set-cookie)" cookiefile=
 web_requests engine | grep -q '^HEAD .* cookie=- ' ||
@@ -131,6 +152,10 @@ printf 'x\001y\n' > control.txt
 refused control 'cookiefile=.*line 1: a control character' "$(url control good)" \
     cookiefile="$tmp/control.txt"
 ! grep -q 'x.y' control.log || fail "control: the line is quoted in the message"
+
+printf 'Set-Cookie: nodomain=1; path=/\n' > nodomain.txt
+refused nodomain 'cookiefile=.*line 1: a Set-Cookie line without domain=' "$(url nodomain good)" \
+    cookiefile="$tmp/nodomain.txt"
 
 # ---- cookiejar= ----
 refused jar 'cookiejar=.*cannot save cookies.*sandbox.*cookiefile=' "$(url jar good)" \
