@@ -102,10 +102,10 @@ usage (FILE *fp)
 "\n"
 "KEY=VALUE: nbdkit's curl plugin parameters, for the export before them\n"
 "(before any --export: for all): url, cainfo, capath, connections, cookie,\n"
-"cookiefile, followlocation, header, http-version, ipresolve, password, protocols, proxy,\n"
-"proxy-password, proxy-user, resolve, ssl-cipher-list, ssl-version, sslverify,\n"
-"tcp-keepalive, tcp-nodelay, timeout, tls13-ciphers, unix-socket-path, user,\n"
-"user-agent.\n"
+"cookiefile, followlocation, header, http-version, ipresolve, password,\n"
+"protocols, proxy, proxy-password, proxy-user, resolve, ssl-cipher-list,\n"
+"ssl-version, sslverify, tcp-keepalive, tcp-nodelay, timeout, tls13-ciphers,\n"
+"unix-socket-path, user, user-agent.\n"
 "\n"
 "Exports:\n"
 "      --config FILE         settings and exports from FILE, as if given\n"
@@ -889,6 +889,14 @@ merge_keys (struct options *o, const struct fetch_settings *d, struct export_spe
   if (k->proxy_user && !k->proxy && !o->proxy_from_env)
     usage_error ("export \"%s\": proxy-user= is for a proxy: give proxy=URL (or "
                  "--proxy-from-env)", e->name);
+  /* With the cookie engine on, libcurl writes a Cookie header of its
+   * own: a second one from cookie= or header= would make two, which a
+   * server may read either way (RFC 6265 allows one). */
+  if (k->cookie_file && (k->cookie_source || header_named (k->headers, "cookie:", 7)))
+    usage_error ("export \"%s\": cookiefile= cannot be combined with cookie= or a "
+                 "Cookie header=: put that cookie into the cookie file (a Netscape-"
+                 "format line for its host, or Set-Cookie: NAME=VALUE; domain=HOST)",
+                 e->name);
   /* libcurl ignores every proxy setting on a Unix socket: say so rather
    * than let a proxy= look as if it were used. */
   if (k->unix_socket_path && k->proxy)

@@ -157,6 +157,12 @@ printf 'Set-Cookie: nodomain=1; path=/\n' > nodomain.txt
 refused nodomain 'cookiefile=.*line 1: a Set-Cookie line without domain=' "$(url nodomain good)" \
     cookiefile="$tmp/nodomain.txt"
 
+# With cookie= or a Cookie header= there would be two Cookie headers.
+refused with-cookie 'cookiefile= cannot be combined with cookie=' "$(url with-cookie good)" \
+    cookiefile= cookie=a=b
+refused with-header 'cookiefile= cannot be combined' "$(url with-header good)" \
+    cookiefile="$tmp/cookies.txt" 'header=Cookie: a=b'
+
 # ---- cookiejar= ----
 refused jar 'cookiejar=.*cannot save cookies.*sandbox.*cookiefile=' "$(url jar good)" \
     cookiefile= cookiejar="$tmp/jar.txt"
