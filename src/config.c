@@ -112,6 +112,18 @@ config_send_frontend (int fd, const struct frontend_config *c)
   return send_message (fd, IPC_CONFIG_END, NULL, 0);
 }
 
+/* The largest fetcher configuration message: every string at its limit.
+ * It must fit in one message, or a long enough set of keys would stop
+ * every fetcher of an export from starting. */
+#define FETCHER_CONFIG_MAX                                                  \
+  (sizeof (struct fetcher_config_wire) + MAX_URL_LENGTH + 2 * MAX_PATH_LENGTH + \
+   NBD_MAX_STRING + 2 * MAX_SECRET_LENGTH + MAX_EXTRA_HEADER_BYTES +         \
+   MAX_COOKIE_LENGTH + MAX_USER_AGENT + MAX_RESOLVE_BYTES +                 \
+   2 * MAX_CIPHER_LIST + MAX_URL_LENGTH + 2 * MAX_SECRET_LENGTH +           \
+   MAX_NOPROXY_LENGTH + MAX_UNIX_SOCKET_PATH + MAX_COOKIE_FILE_BYTES)
+static_assert (FETCHER_CONFIG_MAX <= IPC_MAX_CONFIG_PAYLOAD,
+               "the fetcher configuration does not fit in one message");
+
 int
 config_send_fetcher (int fd, const struct fetcher_config *c)
 {
@@ -143,12 +155,9 @@ config_send_fetcher (int fd, const struct fetcher_config *c)
     .http_version = c->http_version,
     .retries = c->retries,
     .retry_delay_ms = c->retry_delay_ms,
+    .cookie_file_len = (uint32_t) strlen (c->cookie_file),
   };
-  uint8_t buf[sizeof fw + MAX_URL_LENGTH + 2 * MAX_PATH_LENGTH + NBD_MAX_STRING +
-              2 * MAX_SECRET_LENGTH + MAX_EXTRA_HEADER_BYTES + MAX_COOKIE_LENGTH +
-              MAX_USER_AGENT + MAX_RESOLVE_BYTES + 2 * MAX_CIPHER_LIST +
-              MAX_URL_LENGTH + 2 * MAX_SECRET_LENGTH + MAX_NOPROXY_LENGTH +
-              MAX_UNIX_SOCKET_PATH];
+  uint8_t buf[FETCHER_CONFIG_MAX];
   struct writer w;
   int r;
 
@@ -171,13 +180,14 @@ config_send_fetcher (int fd, const struct fetcher_config *c)
       put_string (&w, c->proxy_user) == -1 ||
       put_string (&w, c->proxy_password) == -1 ||
       put_string (&w, c->noproxy) == -1 ||
-      put_string (&w, c->unix_socket_path) == -1) {
+      put_string (&w, c->unix_socket_path) == -1 ||
+      put_string (&w, c->cookie_file) == -1) {
     explicit_bzero (buf, sizeof buf);
     errno = E2BIG;
     return -1;
   }
   r = send_message (fd, IPC_CONFIG_FETCHER, buf, w.pos);
-  explicit_bzero (buf, sizeof buf);     /* the URL or the password */
+  explicit_bzero (buf, sizeof buf);     /* the URL, a password, cookies */
   if (r == -1)
     return -1;
   return send_message (fd, IPC_CONFIG_END, NULL, 0);
@@ -400,6 +410,8 @@ config_recv_fetcher (int fd, struct fetcher_config *c)
   if (fw.http_version > FETCHER_HTTP_3ONLY)
     fatal ("configuration: bad HTTP version %u", fw.http_version);
   c->http_version = fw.http_version;
+  c->cookie_file = get_string (&r, fw.cookie_file_len, MAX_COOKIE_FILE_BYTES,
+                               "cookie file");
   memcpy (c->allow_ports, fw.allow_ports, sizeof c->allow_ports);
   if (fw.retries > MAX_RETRIES || fw.retry_delay_ms > RETRY_MAX_DELAY_MS)
     fatal ("configuration: bad retries (%u) or retry delay (%u ms)", fw.retries,

@@ -84,6 +84,7 @@ struct fetcher_config {
   char *noproxy;              /* no_proxy, with --proxy-from-env */
   char *unix_socket_path;     /* unix-socket-path= */
   uint32_t http_version;      /* http-version=: FETCHER_HTTP_* */
+  char *cookie_file;          /* cookiefile='s lines, or "": never log it */
   uint16_t allow_ports[MAX_ALLOWED_PORTS];  /* --allow-port; 0: unused */
   uint32_t retries;           /* retries of a failed read, 0: none */
   uint32_t retry_delay_ms;    /* the first retry's delay */

@@ -208,7 +208,7 @@ take_address (struct transfer *opened)
   return NULL;
 }
 
-/* Why a proxy or an HTTP version keeps reads off the direct path, or
+/* Why a proxy, an HTTP version or cookies keep reads off the direct path, or
  * NULL.  Direct requests are HTTP/1.1 in origin form to the address
  * libcurl used (or its unix-socket-path=): through a proxy they would
  * need the absolute form and the proxy's credentials (reads through a
@@ -219,6 +219,11 @@ route_not_direct (const struct fetcher_config *cfg)
 {
   if (cfg->proxy[0] != '\0')
     return "through a proxy";
+  /* The cookie engine chooses each request's cookies (domain, path,
+   * expiry, secure) and takes new ones from every reply: only libcurl
+   * does both. */
+  if (cfg->flags & FETCHER_COOKIE_ENGINE)
+    return "cookiefile= turns on libcurl's cookie engine";
   switch (cfg->http_version) {
   case FETCHER_HTTP_NONE: case FETCHER_HTTP_1_1: case FETCHER_HTTP_2TLS:
     return NULL;              /* HTTP/1.1 on plain http */

@@ -282,6 +282,53 @@ transfer_setup_route (CURL *easy)
   return 0;
 }
 
+/* cookiefile=: every handle uses the one cookie store, so that a cookie
+ * the server sets on the open (or on a redirect) goes with the reads,
+ * whichever handle makes them.  "" turns the engine on without a file:
+ * the supervisor read the file (fetchers may not), and http_open loads
+ * its lines.  libcurl decides which cookies each request carries, by
+ * domain, path and the secure flag; the direct reads, which would not,
+ * are off (fetcher-direct.c). */
+static int
+transfer_setup_cookies (CURL *easy)
+{
+  if (http.cookies == NULL)
+    return 0;
+  SETOPT (easy, CURLOPT_SHARE, http.cookies);
+  SETOPT (easy, CURLOPT_COOKIEFILE, "");
+  return 0;
+}
+
+/* The cookie store, and the supervisor's lines loaded into it, one cookie
+ * a line (config.c: each ends "\n"); never logged: a session cookie is a
+ * credential.  A line libcurl cannot take is skipped, by libcurl too. */
+static int
+load_cookies (CURL *easy)
+{
+  const char *p = http.f->cfg->cookie_file, *end;
+  unsigned n = 0;
+
+  http.cookies = curl_share_init ();
+  if (http.cookies == NULL ||
+      curl_share_setopt (http.cookies, CURLSHOPT_SHARE, CURL_LOCK_DATA_COOKIE) != CURLSHE_OK)
+    fatal ("libcurl: cannot make a cookie store");
+  if (transfer_setup_cookies (easy) == -1)
+    return -1;
+  for (; (end = strchr (p, '\n')) != NULL; p = end + 1) {
+    char *line = strndup (p, (size_t) (end - p));
+    if (line == NULL)
+      fatal_errno ("strndup");
+    if (curl_easy_setopt (easy, CURLOPT_COOKIELIST, line) != CURLE_OK)
+      fatal ("libcurl: cannot load a cookie");
+    explicit_bzero (line, strlen (line));
+    free (line);
+    n++;
+  }
+  explicit_bzero (http.f->cfg->cookie_file, strlen (http.f->cfg->cookie_file));
+  debug ("export \"%s\": cookie engine on, %u cookie lines loaded", http.f->export_name, n);
+  return 0;
+}
+
 /* Options every transfer has, set once per easy handle. */
 static int
 transfer_setup (struct transfer *t)
@@ -340,6 +387,8 @@ transfer_setup (struct transfer *t)
   SETOPT (easy, CURLOPT_USERAGENT,
           cfg->user_agent[0] != '\0' ? cfg->user_agent : "nbdcurld/" PACKAGE_VERSION);
   SETOPT (easy, CURLOPT_HTTPHEADER, http.open_headers);
+  if (transfer_setup_cookies (easy) == -1)
+    return -1;
   /* resolve= and ipresolve=: the direct reads go to the address
    * libcurl's connection for the open went to, so they follow too. */
   if (http.resolve)
@@ -404,6 +453,9 @@ renew_easy (struct transfer *t)
       return -1;
     curl_easy_cleanup (t->easy);
     t->easy = copy;
+    /* A copy gets an empty cookie store of its own: back to the one. */
+    if (transfer_setup_cookies (copy) == -1)
+      return -1;
   }
   t->easy_used = true;
   return 0;
@@ -870,6 +922,8 @@ http_open (struct fetcher *f)
   http.pool[0].easy = curl_easy_init ();
   if (http.pool[0].easy == NULL)
     fatal ("libcurl: curl_easy_init failed");
+  if ((f->cfg->flags & FETCHER_COOKIE_ENGINE) && load_cookies (http.pool[0].easy) == -1)
+    return open_failed (EIO, "libcurl refused an option (see above)");
   if (transfer_setup (&http.pool[0]) == -1)
     return open_failed (EIO, "libcurl refused an option (see above)");
 

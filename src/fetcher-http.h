@@ -134,6 +134,8 @@ struct http_state {
   bool direct;
   /* Counted for the summary at the end (retry_summary). */
   uint64_t retried_reads, retries, retried_failed;
+  /* cookiefile=: the one cookie store of every handle, or NULL. */
+  CURLSH *cookies;
 };
 extern struct http_state http;
 

@@ -129,6 +129,11 @@
 #define MAX_EXTRA_HEADERS         32u
 #define MAX_EXTRA_HEADER_BYTES    8192u
 #define MAX_COOKIE_LENGTH         4096u
+/* cookiefile=: the supervisor reads the whole file at start (fetchers may
+ * not read it) and each fetcher gets its bytes in its configuration, so
+ * it must fit there with everything else (config.c checks the sum).  Room
+ * for dozens of Netscape-format lines; a session cookie is one. */
+#define MAX_COOKIE_FILE_BYTES     8192u
 #define MAX_USER_AGENT            256u
 /* resolve= entries of one export (HOST:PORT:ADDR[,ADDR...]), and their
  * bytes together. */
@@ -617,11 +622,15 @@ struct fetcher_config_wire {
   /* Retries of failed reads (see DEFAULT_RETRIES). */
   uint32_t retries;            /* 0 .. MAX_RETRIES: 0 = none */
   uint32_t retry_delay_ms;     /* 0 .. RETRY_MAX_DELAY_MS: the first wait */
+  /* Cookies (cookiefile=). */
+  uint32_t cookie_file_len;    /* 0 .. MAX_COOKIE_FILE_BYTES: the file's
+                                  lines, each ending "\n"; the engine is on
+                                  with FETCHER_COOKIE_ENGINE only */
   uint16_t allow_ports[MAX_ALLOWED_PORTS];  /* --allow-port, 0: unused slot */
   /* then the url, cainfo, capath, export name, user, password, headers,
      cookie, user agent, resolve, ciphers, TLS 1.3 ciphers, proxy, proxy
-     user, proxy password, no_proxy and Unix socket path bytes, in that
-     order */
+     user, proxy password, no_proxy, Unix socket path and cookie file
+     bytes, in that order */
 };
 /* http-version=, nbdkit's values in its order (libcurl's CURL_HTTP_VERSION_*):
  * none leaves libcurl's default (HTTP/2 over TLS when the server offers it). */
@@ -652,6 +661,9 @@ enum {
 /* -D curl.verbose=1: trace each web conversation, secrets masked
  * (fetcher-trace.c). */
 #define FETCHER_CURL_VERBOSE (1u << 13)
+/* cookiefile= (even empty): libcurl's cookie engine is on, its cookies
+ * shared by all the fetcher's handles, loaded from cookie_file_len bytes. */
+#define FETCHER_COOKIE_ENGINE (1u << 17)
 #define FETCHER_PROTO_ALL   (FETCHER_PROTO_HTTP | FETCHER_PROTO_HTTPS | \
                              FETCHER_PROTO_FTP | FETCHER_PROTO_FTPS)
 /* header-script=, cookie-script=: the fetcher has its script channel at

@@ -108,12 +108,12 @@ usage (FILE *fp)
 "\n"
 "KEY=VALUE: nbdkit's curl plugin parameters, for the export before them\n"
 "(before any --export: for all): url, cainfo, capath, connections, cookie,\n"
-"cookie-script, cookie-script-renew, followlocation, header, header-script,\n"
-"header-script-renew, http-version, ipresolve, password, protocols, proxy,\n"
-"proxy-password, proxy-user, resolve, ssl-cipher-list, ssl-version, sslverify,\n"
-"tcp-keepalive, tcp-nodelay, timeout, tls13-ciphers, unix-socket-path, user,\n"
-"user-agent; and nbdkit's retry filters' retries, retry-delay,\n"
-"retry-exponential (retries are built in).\n"
+"cookie-script, cookie-script-renew, cookiefile, followlocation, header,\n"
+"header-script, header-script-renew, http-version, ipresolve, password,\n"
+"protocols, proxy, proxy-password, proxy-user, resolve, ssl-cipher-list,\n"
+"ssl-version, sslverify, tcp-keepalive, tcp-nodelay, timeout, tls13-ciphers,\n"
+"unix-socket-path, user, user-agent; and nbdkit's retry filters' retries,\n"
+"retry-delay, retry-exponential (retries are built in).\n"
 "\n"
 "Exports:\n"
 "      --config FILE         settings and exports from FILE, as if given\n"
@@ -422,8 +422,7 @@ static const char *const known_keys[] = {
   /* nbdkit's retry filter's and retry-request filter's (built in). */
   "retries", "retry-delay", "retry-exponential", "retry-readonly",
   "retry-request-retries", "retry-request-delay", "retry-request-open",
-};
-static const char *const later_keys[] = {
+  /* cookies: cookiejar= is known only to be refused with the reason */
   "cookiefile", "cookiejar",
 };
 
@@ -471,11 +470,6 @@ nearest_name (const char *word, bool with_options)
       d = distance (word, known_keys[i]);
       best = known_keys[i];
     }
-  for (i = 0; i < sizeof later_keys / sizeof later_keys[0]; i++)
-    if (distance (word, later_keys[i]) < d) {
-      d = distance (word, later_keys[i]);
-      best = later_keys[i];
-    }
   for (i = 0; with_options && long_options[i].name; i++)
     if (distance (word, long_options[i].name) < d) {
       d = distance (word, long_options[i].name);
@@ -488,13 +482,6 @@ __attribute__((noreturn))
 static void
 unknown_key (const char *key)
 {
-  size_t i;
-
-  for (i = 0; i < sizeof later_keys / sizeof later_keys[0]; i++)
-    if (strcmp (key, later_keys[i]) == 0)
-      usage_error ("%s= (an nbdkit curl parameter) is not supported by this "
-                   "version of nbdcurld; see nbdcurld(8) for the parameters it takes",
-                   key);
   usage_error ("unknown parameter %s=: did you mean %s=?", key, nearest_name (key, false));
 }
 
@@ -798,6 +785,19 @@ add_key (struct fetch_settings *k, const char *arg, const char **url)
                    "Unix socket address holds)", MAX_UNIX_SOCKET_PATH);
     k->unix_socket_path = v;
   }
+  /* Cookies: the supervisor reads cookiefile= at start (supervisor.c);
+   * nothing can write a cookiejar=. */
+  else if (strcmp (key, "cookiefile") == 0) {
+    if (strlen (v) > MAX_PATH_LENGTH)
+      usage_error ("cookiefile= takes a path of at most %u bytes", MAX_PATH_LENGTH);
+    k->cookie_file = v;
+  }
+  else if (strcmp (key, "cookiejar") == 0)
+    usage_error ("cookiejar=%s: nbdcurld cannot save cookies: each client's fetcher "
+                 "runs in a sandbox that may write no file, and the supervisor, which "
+                 "could, never sees the web server's replies.  Give the cookies with "
+                 "cookiefile=FILE (cookiefile= alone keeps those the server sets for "
+                 "as long as a client is connected), or cookie=+FILE", v);
   else if (strcmp (key, "cookie") == 0) {
     if (v[0] == '\0')
       usage_error ("cookie= needs a cookie, or -, -FD or +FILE");
@@ -888,6 +888,7 @@ merge_keys (struct options *o, const struct fetch_settings *d, struct export_spe
   PICK (header_script_renew, 0);
   PICK (cookie_script, NULL);
   PICK (cookie_script_renew, 0);
+  PICK (cookie_file, NULL);
 #undef PICK
   if (k->http_version < 0)
     k->http_version = d->http_version >= 0 ? d->http_version : FETCHER_HTTP_NONE;
@@ -977,6 +978,14 @@ merge_keys (struct options *o, const struct fetch_settings *d, struct export_spe
   if (k->proxy_user && !k->proxy && !o->proxy_from_env)
     usage_error ("export \"%s\": proxy-user= is for a proxy: give proxy=URL (or "
                  "--proxy-from-env)", e->name);
+  /* With the cookie engine on, libcurl writes a Cookie header of its
+   * own: a second one from cookie= or header= would make two, which a
+   * server may read either way (RFC 6265 allows one). */
+  if (k->cookie_file && (k->cookie_source || header_named (k->headers, "cookie:", 7)))
+    usage_error ("export \"%s\": cookiefile= cannot be combined with cookie= or a "
+                 "Cookie header=: put that cookie into the cookie file (a Netscape-"
+                 "format line for its host, or Set-Cookie: NAME=VALUE; domain=HOST)",
+                 e->name);
   /* libcurl ignores every proxy setting on a Unix socket: say so rather
    * than let a proxy= look as if it were used. */
   if (k->unix_socket_path && k->proxy)
@@ -1101,7 +1110,7 @@ static const char *const conf_secret_names[] = {
  * file's directory, as are the +FILE of secrets and of url. */
 static const char *const conf_path_names[] = {
   "cainfo", "capath", "tls-certificates", "tls-psk", "pidfile", "unix",
-  "unix-socket-path",
+  "unix-socket-path", "cookiefile",
 };
 
 static bool
@@ -1202,7 +1211,7 @@ conf_setting (struct conf_reading *cr, const struct conf_item *it)
   /* A key before an option of the same name (user, connections, timeout,
    * cainfo, capath): the file is mostly about exports, and keys are what
    * an export takes. */
-  if (IN_LIST (name, known_keys) || IN_LIST (name, later_keys)) {
+  if (IN_LIST (name, known_keys)) {
     char *kv;
     if (it->value == NULL)
       usage_error ("%s needs a value: %s = VALUE", name, name);

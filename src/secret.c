@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -202,4 +204,120 @@ secret_read_url (const char *source, char *err, size_t errlen)
 {
   static const struct secret_kind url = { "URL file", "URL", MAX_URL_LENGTH };
   return read_secret (&url, source, false, err, errlen);
+}
+
+/* Does a "Set-Cookie:" line of n bytes name its domain (an attribute
+ * after the first ';')?  libcurl takes one without as a cookie for every
+ * host, also those a redirect leads to. */
+static bool
+set_cookie_has_domain (const char *line, size_t n)
+{
+  const char *p = memchr (line, ';', n), *end = line + n;
+
+  while (p != NULL && p < end) {
+    p++;
+    while (p < end && (*p == ' ' || *p == '\t'))
+      p++;
+    if ((size_t) (end - p) >= 7 && strncasecmp (p, "domain=", 7) == 0 &&
+        p + 7 < end && p[7] != ';')
+      return true;
+    p = memchr (p, ';', (size_t) (end - p));
+  }
+  return false;
+}
+
+/* cookiefile=FILE: a cookie file may hold session cookies, secrets like a
+ * password, so it is read like one: bounded, never quoted in a message,
+ * its buffers wiped. */
+char *
+secret_read_cookie_file (const char *path, char *err, size_t errlen)
+{
+  static const struct secret_kind k = {
+    "cookiefile=", "cookie file", MAX_COOKIE_FILE_BYTES,
+  };
+  /* One byte more than allowed to tell "too long", and one for a NUL
+   * (or, in lines, for the line end the last line may lack). */
+  size_t cap = MAX_COOKIE_FILE_BYTES + 1, out = 0, lineno = 0;
+  char *buf = malloc (cap + 1), *lines = malloc (cap + 1), *p, *end;
+  ssize_t len;
+  struct stat st;
+  int fd;
+
+  if (buf == NULL || lines == NULL) {
+    snprintf (err, errlen, "cookiefile=: out of memory");
+    goto fail;
+  }
+  fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd == -1) {
+    snprintf (err, errlen, "cookiefile=%s: %s", path, strerror (errno));
+    goto fail;
+  }
+  /* Not a FIFO or a device, which could keep the start waiting for ever. */
+  if (fstat (fd, &st) == -1 || !S_ISREG (st.st_mode)) {
+    snprintf (err, errlen, "cookiefile=%s: not a regular file", path);
+    close (fd);
+    goto fail;
+  }
+  len = read_all (fd, buf, cap, false);
+  if (len == -1) {
+    int e = errno;
+    snprintf (err, errlen, "cookiefile=%s: %s%s", path, read_error (&k, e),
+              e == E2BIG ? ": keep only the cookies the export needs" : "");
+    close (fd);
+    goto fail;
+  }
+  close (fd);
+  buf[len] = '\0';
+
+  /* One cookie a line, in the Netscape format or as a Set-Cookie: line,
+   * which is how libcurl takes them one at a time (CURLOPT_COOKIELIST).
+   * Blank lines and comments are dropped; "#HttpOnly_" starts a cookie. */
+  for (p = buf; p < buf + len; p = end + 1) {
+    size_t n, i;
+    lineno++;
+    end = memchr (p, '\n', (size_t) (buf + len - p));
+    if (end == NULL)
+      end = buf + len;
+    n = (size_t) (end - p);
+    if (n > 0 && p[n - 1] == '\r')
+      n--;
+    for (i = 0; i < n; i++)
+      if (((unsigned char) p[i] < 0x20 && p[i] != '\t') || (unsigned char) p[i] == 0x7f) {
+        snprintf (err, errlen, "cookiefile=%s: line %zu: a control character (cookies "
+                  "are text, one a line)", path, lineno);
+        goto fail;
+      }
+    if (strspn (p, " \t") >= n ||
+        (p[0] == '#' && (n < 10 || strncmp (p, "#HttpOnly_", 10) != 0)))
+      continue;
+    if (n >= 11 && strncasecmp (p, "Set-Cookie:", 11) == 0 &&
+        !set_cookie_has_domain (p, n)) {
+      snprintf (err, errlen, "cookiefile=%s: line %zu: a Set-Cookie line without "
+                "domain=, which would go to every host a redirect leads to: add "
+                "domain=HOST or use the Netscape format", path, lineno);
+      goto fail;
+    }
+    memcpy (lines + out, p, n);       /* out + n + 1 <= end + 1 - buf <= cap */
+    out += n;
+    lines[out++] = '\n';
+  }
+  lines[out] = '\0';
+  /* Only a file of exactly the limit without a last line end grows. */
+  if (out > MAX_COOKIE_FILE_BYTES) {
+    snprintf (err, errlen, "cookiefile=%s: the cookie file is longer than %u bytes",
+              path, MAX_COOKIE_FILE_BYTES);
+    goto fail;
+  }
+  explicit_bzero (buf, cap + 1);
+  free (buf);
+  return lines;
+
+ fail:
+  if (buf)
+    explicit_bzero (buf, cap + 1);
+  if (lines)
+    explicit_bzero (lines, cap + 1);
+  free (buf);
+  free (lines);
+  return NULL;
 }

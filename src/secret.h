@@ -25,4 +25,11 @@ char *secret_read_named (const char *option, const char *noun, size_t max,
  * under the same rules. */
 char *secret_read_url (const char *source, char *err, size_t errlen);
 
+/* cookiefile=FILE: the whole file (a regular file of at most
+ * MAX_COOKIE_FILE_BYTES), one cookie a line as libcurl takes them
+ * (Netscape format or "Set-Cookie: ..."); blank and comment lines are
+ * dropped, the rest returned each ending "\n" (possibly "", no cookie),
+ * malloc'd.  NULL with a message in err that never quotes the file. */
+char *secret_read_cookie_file (const char *path, char *err, size_t errlen);
+
 #endif

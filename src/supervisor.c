@@ -256,6 +256,20 @@ read_export_secrets (void)
       if (c && p->keys.cookie_source == c)
         e->cookie = p->cookie;
     }
+    /* cookiefile=: read once for the exports that share the key. */
+    for (j = 0; j < i; j++)
+      if (e->keys.cookie_file && opt.exports[j].keys.cookie_file == e->keys.cookie_file)
+        e->cookie_lines = opt.exports[j].cookie_lines;
+    if (e->keys.cookie_file && e->cookie_lines == NULL) {
+      char err[MAX_PATH_LENGTH + 256];
+      e->cookie_lines = e->keys.cookie_file[0] == '\0'
+        ? strdup ("")
+        : secret_read_cookie_file (e->keys.cookie_file, err, sizeof err);
+      if (e->cookie_lines == NULL)
+        fatal ("%s", e->keys.cookie_file[0] == '\0' ? "strdup: out of memory" : err);
+      debug ("export \"%s\": the cookie engine is on, with %zu bytes of cookies",
+             e->name, strlen (e->cookie_lines));
+    }
     for (j = 0; j < i; j++)
       if (e->keys.proxy_password_source &&
           opt.exports[j].keys.proxy_password_source == e->keys.proxy_password_source)
@@ -1163,6 +1177,7 @@ fetcher_config_of (const struct export_spec *e, struct fetcher_config *fc)
              (opt.allow_local_redirects ? FETCHER_ALLOW_LOCAL_REDIRECTS : 0) |
              (opt.curl_verbose ? FETCHER_CURL_VERBOSE : 0) |
              (opt.sandbox_debug ? FETCHER_SANDBOX_DEBUG : 0) |
+             (e->cookie_lines ? FETCHER_COOKIE_ENGINE : 0) |
              (data_pipe_usable ? FETCHER_DATA_PIPE : 0),
     .connections = e->keys.connections,
     .connect_timeout = opt.connect_timeout,
@@ -1190,6 +1205,7 @@ fetcher_config_of (const struct export_spec *e, struct fetcher_config *fc)
     .http_version = (uint32_t) e->keys.http_version,
     .retries = (uint32_t) e->keys.retries,
     .retry_delay_ms = (uint32_t) e->keys.retry_delay_ms,
+    .cookie_file = e->cookie_lines ? e->cookie_lines : (char *) "",
   };
   memcpy (fc->allow_ports, opt.allow_ports, sizeof fc->allow_ports);
 }

@@ -47,6 +47,9 @@ struct fetch_settings {
    * retry-exponential=, and the retry-request filter's names): -1 unset. */
   int64_t retries, retry_delay_ms;
   int retry_exponential;
+  /* Cookies. */
+  const char *cookie_file;           /* cookiefile=: a path, "" for the engine
+                                        alone, NULL: no engine */
 };
 
 struct export_spec {
@@ -73,6 +76,7 @@ struct export_spec {
   char *proxy_log_url;       /* the URL checker's url_for_log */
   char *noproxy;             /* no_proxy / NO_PROXY, or NULL */
   char *proxy_password;      /* read from keys.proxy_password_source, or NULL */
+  char *cookie_lines;        /* read from keys.cookie_file ("" for ""), or NULL */
 };
 
 /* One --allow rule, for one export or (export == ALL_EXPORTS) all. */

@@ -378,14 +378,7 @@ refused protocols-not-url 'protocols= does not allow' "$(url protocols good)" pr
 refused protocols-unknown 'gopher is none of http, https, ftp and ftps' \
     "$(url protocols good)" protocols=http,gopher
 
-# ---- keys nbdcurld does not take (yet), and misspelt ones ----
-declare -A later=(
-    [cookiefile]=/dev/null [cookiejar]=jar.txt
-)
-for key in "${!later[@]}"; do
-    refused "later-$key" "$key.*not supported|not supported.*$key" \
-        "$(url "later-$key" good)" "$key=${later[$key]}"
-done
+# ---- misspelt keys ----
 # sslverfy -> sslverify, heder -> header, useragent -> user-agent,
 # cokie -> cookie, conections -> connections.
 declare -A misspelt=(

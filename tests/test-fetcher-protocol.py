@@ -43,7 +43,7 @@ WEB_SERVER = os.path.join(HERE, "web-server.py")
 # nbdcurld.h
 HEADER = struct.Struct("=HHIQQIIQ")     # struct ipc_header
 assert HEADER.size == 40
-FETCHER_WIRE = struct.Struct("=27I8H")  # struct fetcher_config_wire
+FETCHER_WIRE = struct.Struct("=28I8H")  # struct fetcher_config_wire
 IPC_CONFIG_FETCHER = 3
 IPC_CONFIG_END = 4
 IPC_FETCHER_OPENED = 32
@@ -97,6 +97,7 @@ def config_bytes(url, flags=0, connections=4, timeout=0, cainfo="", retries=0,
                              *[len(s) for s in ciphers],
                              *[len(s) for s in route], 0,
                              retries, retry_delay_ms,
+                             0,                 # cookie file: none
                              *[0] * 8)          # allow_ports: none
     strings += ciphers + route
     payload = wire + b"".join(strings)

@@ -123,6 +123,11 @@
 #                       Retry-After: SECS, radateSECS Retry-After as the
 #                       HTTP-date SECS from now.  A fault is logged with
 #                       its status, 0 for reset, close and stall.
+#   Cookies (tests/test-cookies.sh): SESSION_COOKIE is "srv=granted".
+#   /set-cookie/FILE    HEAD answers as /good/ with Set-Cookie: srv=granted
+#                       (Path=/); a GET without that cookie is refused (403)
+#   /cookie-redirect/FILE  302 to /cookie-required/FILE, setting the cookie
+#   /cookie-required/FILE  every request without the cookie is refused (403)
 #
 # The port is printed on stdout (one line) once the server listens, so a
 # test can start it with port 0 and read the port back.  One line per
@@ -175,7 +180,9 @@ MODES = {
     "fallback-500", "fallback-range", "fallback-etag", "interim-segments",
     "interim-flood", "slow-body", "reuse-damaged", "unknown-total",
     "unknown-total-unpinned", "delay", "token", "flaky",
+    "set-cookie", "cookie-redirect", "cookie-required",
 }
+SESSION_COOKIE = "srv=granted"
 DELAY_SECONDS = 2
 TRICKLE_BYTES = 600
 INTERIM_FEW = 3             # nbdcurld takes MAX_INTERIM_RESPONSES (4)
@@ -449,6 +456,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
             where, name = name.split("/", 1)
             self.reply(302, [("Location", "http://%s/good/%s" % (where, name))])
             return
+        if mode == "cookie-redirect":
+            self.reply(302, [("Location", "/cookie-required/" + name),
+                             ("Set-Cookie", SESSION_COOKIE + "; Path=/")])
+            return
+        has_cookie = SESSION_COOKIE in [
+            c.strip() for v in self.headers.get_all("Cookie", []) for c in v.split(";")]
+        if ((mode == "set-cookie" and not head or mode == "cookie-required")
+                and not has_cookie):
+            self.reply(403, body=b"no session cookie\n")
+            return
         if head and mode in ("head-403", "head-405"):
             status = int(mode[5:])
             extra = [("Allow", "GET")] if status == 405 else []
@@ -483,6 +500,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_response(200)
             for k, v in validators:
                 self.send_header(k, v)
+            if mode == "set-cookie":
+                self.send_header("Set-Cookie", SESSION_COOKIE + "; Path=/")
             if mode != "no-length":
                 self.send_header("Content-Length", str(size))
             self.send_header("Content-Type", "application/octet-stream")

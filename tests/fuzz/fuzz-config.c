@@ -157,17 +157,20 @@ fetcher (void)
   char **sa[] = { &a.url, &a.cainfo, &a.capath, &a.export_name, &a.auth_user,
                   &a.auth_password, &a.headers, &a.cookie, &a.user_agent, &a.resolve,
                   &a.ciphers, &a.tls13_ciphers, &a.proxy, &a.proxy_user,
-                  &a.proxy_password, &a.noproxy, &a.unix_socket_path };
+                  &a.proxy_password, &a.noproxy, &a.unix_socket_path,
+                  &a.cookie_file };
   char **sb[] = { &b.url, &b.cainfo, &b.capath, &b.export_name, &b.auth_user,
                   &b.auth_password, &b.headers, &b.cookie, &b.user_agent, &b.resolve,
                   &b.ciphers, &b.tls13_ciphers, &b.proxy, &b.proxy_user,
-                  &b.proxy_password, &b.noproxy, &b.unix_socket_path };
+                  &b.proxy_password, &b.noproxy, &b.unix_socket_path,
+                  &b.cookie_file };
   static const size_t max[] = { MAX_URL_LENGTH, MAX_PATH_LENGTH, MAX_PATH_LENGTH,
                                 NBD_MAX_STRING, MAX_SECRET_LENGTH, MAX_SECRET_LENGTH,
                                 MAX_EXTRA_HEADER_BYTES, MAX_COOKIE_LENGTH, MAX_USER_AGENT,
                                 MAX_RESOLVE_BYTES, MAX_CIPHER_LIST, MAX_CIPHER_LIST,
                                 MAX_URL_LENGTH, MAX_SECRET_LENGTH, MAX_SECRET_LENGTH,
-                                MAX_NOPROXY_LENGTH, MAX_UNIX_SOCKET_PATH };
+                                MAX_NOPROXY_LENGTH, MAX_UNIX_SOCKET_PATH,
+                                MAX_COOKIE_FILE_BYTES };
   unsigned i;
 
   if (!read_config (true, &a))

@@ -936,6 +936,7 @@ setup (struct fuzz_input *in, struct fetcher *f, struct fetcher_config *cfg)
   cfg->ciphers = cfg->tls13_ciphers = (char *) "";
   cfg->proxy = cfg->proxy_user = cfg->proxy_password = (char *) "";
   cfg->noproxy = cfg->unix_socket_path = (char *) "";
+  cfg->cookie_file = (char *) "";
   cfg->http_version = FETCHER_HTTP_NONE;
   /* Every reply's header section through the trace's masks too. */
   cfg->flags = FETCHER_CURL_VERBOSE;

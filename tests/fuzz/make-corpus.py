@@ -148,12 +148,18 @@ def config():
     # proxy, proxy user, proxy password, no_proxy, Unix socket; http-version 1.1
     route = [b'http://proxy.invalid:3128', b'alice', b'proxy-secret', b'localhost,.internal',
              b'']
-    fw = struct.pack('<5I', 3, 16, 30, 0, 60) + struct.pack('<10I', *map(len, strings)) + \
+    # cookiefile=: one Netscape-format line and one Set-Cookie line (flags
+    # 3 | FETCHER_COOKIE_ENGINE, bit 17)
+    cookies = [b'example.invalid\tFALSE\t/\tFALSE\t0\tsession\tabc\n'
+               b'Set-Cookie: lang=en; domain=example.invalid\n']
+    fw = struct.pack('<5I', 3 | 1 << 17, 16, 30, 0, 60) + \
+        struct.pack('<10I', *map(len, strings)) + \
         struct.pack('<2I', 4, 12) + struct.pack('<2I', *map(len, ciphers)) + \
         struct.pack('<5I', *map(len, route)) + struct.pack('<I', 2) + \
         struct.pack('<2I', 5, 2000) + \
+        struct.pack('<I', *map(len, cookies)) + \
         struct.pack('<8H', 8080, 8443, 0, 0, 0, 0, 0, 0)
-    strings += ciphers + route
+    strings += ciphers + route + cookies
     yield 'fetcher', b'\x01' + ipc(IPC['CONFIG_FETCHER'], payload=fw + b''.join(strings)) + \
         ipc(IPC['CONFIG_END'])
 
