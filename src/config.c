@@ -141,6 +141,7 @@ config_send_fetcher (int fd, const struct fetcher_config *c)
     .noproxy_len = (uint32_t) strlen (c->noproxy),
     .unix_socket_len = (uint32_t) strlen (c->unix_socket_path),
     .http_version = c->http_version,
+    .readahead = c->readahead,
   };
   uint8_t buf[sizeof fw + MAX_URL_LENGTH + 2 * MAX_PATH_LENGTH + NBD_MAX_STRING +
               2 * MAX_SECRET_LENGTH + MAX_EXTRA_HEADER_BYTES + MAX_COOKIE_LENGTH +
@@ -398,6 +399,9 @@ config_recv_fetcher (int fd, struct fetcher_config *c)
   if (fw.http_version > FETCHER_HTTP_3ONLY)
     fatal ("configuration: bad HTTP version %u", fw.http_version);
   c->http_version = fw.http_version;
+  if (fw.readahead > READAHEAD_MAX_BYTES)
+    fatal ("configuration: bad readahead store size %u", fw.readahead);
+  c->readahead = fw.readahead;
   memcpy (c->allow_ports, fw.allow_ports, sizeof c->allow_ports);
   if (reader_end (&r) == -1)
     fatal ("configuration: trailing bytes in fetcher message");

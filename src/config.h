@@ -84,6 +84,7 @@ struct fetcher_config {
   char *noproxy;              /* no_proxy, with --proxy-from-env */
   char *unix_socket_path;     /* unix-socket-path= */
   uint32_t http_version;      /* http-version=: FETCHER_HTTP_* */
+  uint32_t readahead;         /* prefetch store bytes, 0: none */
   uint16_t allow_ports[MAX_ALLOWED_PORTS];  /* --allow-port; 0: unused */
 };
 

@@ -142,6 +142,7 @@ transfer_reset (struct transfer *t, enum transfer_mode mode)
   t->conn_close = false;
   t->deadline_ms = 0;
   t->next_owner = NULL;
+  t->prefetch = NULL;
   t->window_bytes = 0;
   t->errbuf[0] = '\0';
 }
@@ -849,6 +850,8 @@ http_open (struct fetcher *f)
          "%" PRIu32 " connections", f->export_name, f->size,
          http.etag ? http.etag : "(none)",
          http.last_modified ? http.last_modified : "(none)", n);
+  /* Readahead over HTTP(S) only: FTP reads run one at a time. */
+  readahead_init (http.range_is_http ? f->cfg->readahead : 0);
   f->can = 0;                   /* read-only: no write, flush or FUA */
   f->piped_read_max = http.direct ? fetcher_pipe_read_max : 0;
   return 0;
@@ -898,7 +901,10 @@ start_curl_read (struct transfer *t)
   if (mc != CURLM_OK) {
     char why[PROBLEM_MAX];
     snprintf (why, sizeof why, "libcurl could not start it: %s", curl_multi_strerror (mc));
-    fail_read (t, why);
+    if (t->prefetch != NULL)
+      readahead_finished (t->prefetch, why);
+    else
+      fail_read (t, why);
     release (t);
   }
 }
@@ -914,12 +920,29 @@ start_handed_reads (void)
     start_curl_read (t);
 }
 
+void
+start_prefetch (struct ra_segment *s, uint64_t offset, uint32_t length, uint8_t *buf)
+{
+  struct transfer *t = http.free_list;
+
+  http.free_list = t->next_free;
+  http.active++;
+  transfer_reset (t, MODE_READ);
+  t->offset = offset;
+  t->length = length;
+  t->data = buf;                /* no parts: the body goes to buf */
+  t->prefetch = s;
+  start_curl_read (t);
+}
+
 static void
 start_read (const struct fetcher_request *req)
 {
   struct transfer *t = http.free_list;
-  /* Through the data pipe if it takes reads this size. */
-  bool direct = http.direct && req->length <= fetcher_pipe_read_max;
+  /* Through the data pipe if it takes reads this size (and the store did
+   * not put the read's start into the data area). */
+  bool direct = http.direct && req->length <= fetcher_pipe_read_max &&
+    !(req->flags & REQ_NOT_PIPED);
 
   http.free_list = t->next_free;
   http.active++;
@@ -983,7 +1006,9 @@ finish_read (struct transfer *t, CURLcode rc)
     why = short_body;
   }
 
-  if (why != NULL)
+  if (t->prefetch != NULL)
+    readahead_finished (t->prefetch, why);   /* its own buffer, no parts */
+  else if (why != NULL)
     fail_read (t, why);
   else if (t->next_part + 1 != t->nparts)
     fatal ("internal error: a complete read left %u parts unanswered",
@@ -1052,12 +1077,14 @@ http_serve (struct fetcher *f)
         break;
       /* The export is read-only, so the reader refused writes and
        * flushes (f->can == 0). */
-      if (req.type != IPC_READ)
+      if (req.type != IPC_READ && req.type != IPC_CACHE)
         fatal ("internal error: request type %u on a read-only export", req.type);
       queue_push (&req);
     }
     input_ready = false;
 
+    /* Reads and CACHEs waiting for prefetches that ended. */
+    readahead_progress ();
     /* FTP reads run one at a time: with several in one libcurl 7.88
      * multi handle, a control connection now and then took a reply for
      * the wrong command ("Couldn't use REST"; against pyftpdlib, 15 reads
@@ -1069,10 +1096,11 @@ http_serve (struct fetcher *f)
            (!http.direct || http.queue[http.queue_head].length > fetcher_pipe_read_max ||
             direct_may_start ())) {
       struct fetcher_request req = queue_pop ();
-      start_read (&req);
+      if (!readahead_take (&req))
+        start_read (&req);
     }
     fetcher_flush_replies ();   /* before waiting: nothing is held back */
-    if (!input_open && http.active == 0 && http.queue_len == 0)
+    if (!input_open && http.active == 0 && http.queue_len == 0 && readahead_idle ())
       return;
 
     want_input = input_open && http.queue_len < QUEUE_SIZE;

@@ -167,7 +167,8 @@ usage (FILE *fp)
 "  -g, --group GROUP         and as GROUP (default: USER's group)\n"
 "nbdkit's server options, for its command lines:\n"
 "  -t, --threads N           taken, and ignored: every client has a fetcher\n"
-"      --filter NAME         multi-conn taken (built in); the others refused\n"
+"      --filter NAME         multi-conn and readahead taken (built in); the\n"
+"                            others refused\n"
 "      --log stderr|null     where log lines go (stderr, the default, or nowhere)\n"
 "  -D curl.verbose=1         refused: use -v\n"
 "Diagnostics:\n"
@@ -905,6 +906,16 @@ nbdkit_option (struct options *o, int c, const char *arg)
   case OPT_FILTER:
     if (strcmp (arg, "multi-conn") == 0)
       break;          /* built in: advertised when every export is read-only */
+    /* Built in: sequential readers are detected and read ahead. */
+    if (strcmp (arg, "readahead") == 0)
+      break;
+    /* nbdkit's cache keeps every block read (and written) in a local
+     * file; the readahead store holds only ranges fetched ahead or named
+     * by NBD_CMD_CACHE, and only until they are read. */
+    if (strcmp (arg, "cache") == 0)
+      usage_error ("--filter=cache: nbdcurld keeps no cache of what was read; "
+                   "readahead and NBD_CMD_CACHE are built in (drop the filter, "
+                   "or put a caching proxy in front of the web server)");
     usage_error ("--filter=%s: nbdcurld has no filters; multi-conn is built in, and "
                  "the others (retry, readahead, cache, ...) are not available", arg);
   case OPT_LOG:

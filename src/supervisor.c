@@ -1182,6 +1182,10 @@ fetcher_config_of (const struct export_spec *e, struct fetcher_config *fc)
     .noproxy = e->noproxy ? e->noproxy : (char *) "",
     .unix_socket_path = (char *) (e->keys.unix_socket_path ? e->keys.unix_socket_path : ""),
     .http_version = (uint32_t) e->keys.http_version,
+    /* Readahead: the client's memory budget bounds the prefetch store
+     * as it bounds the data area. */
+    .readahead = opt.client_memory < READAHEAD_MAX_BYTES
+                 ? opt.client_memory : READAHEAD_MAX_BYTES,
   };
   memcpy (fc->allow_ports, opt.allow_ports, sizeof fc->allow_ports);
 }
