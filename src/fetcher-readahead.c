@@ -27,8 +27,8 @@
  * A read is answered from the store by copying into its place in the
  * data area; a read whose start is stored but not its end gets the stored
  * part copied and fetches the rest through libcurl into the data area.
- * A segment is freed once a read took its last byte; when room is needed,
- * the oldest complete segments go first.
+ * A segment is freed once reads took as many bytes as it holds; when room
+ * is needed, the oldest complete segments go first.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -44,6 +44,7 @@ struct ra_segment {
   uint64_t offset;
   uint32_t length;
   uint64_t serial;            /* when made: the oldest is evicted first */
+  uint64_t taken;             /* bytes copied out: at length, it is freed */
   uint8_t *data;              /* length bytes (malloc'd) */
 };
 
@@ -151,6 +152,7 @@ prefetch (uint64_t offset, uint32_t len, uint64_t keep_lo, uint64_t keep_hi)
   s->offset = offset;
   s->length = len;
   s->serial = ++ra.serial;
+  s->taken = 0;
   ra.used += len;
   ra.fetching++;
   debug ("readahead: fetching %" PRIu32 " bytes at offset %" PRIu64, len, offset);
@@ -242,7 +244,10 @@ copy_out (uint8_t *dst, uint64_t offset, uint64_t n)
     uint64_t take = s->length - in < end - pos ? s->length - in : end - pos;
     memcpy (dst + (pos - offset), s->data + in, take);
     pos += take;
-    if (in + take == s->length)
+    /* Read through (a byte read twice counts twice: then it goes a
+     * little early, and is fetched again if it is read once more). */
+    s->taken += take;
+    if (s->taken >= s->length)
       segment_free (s);
   }
 }

@@ -408,7 +408,7 @@ enum ipc_type {
   IPC_FETCHER_STARTED,     /* fetcher -> fe, before IPC_FETCHER_OPENED: its
                               start (exec, libraries, sandbox) is done and it
                               opens the export now; every field 0, payload 0 */
-  IPC_CACHE,               /* fe -> fetcher: NBD_CMD_CACHE: id, offset,
+  IPC_CACHE,               /* 39, fe -> fetcher: NBD_CMD_CACHE: id, offset,
                               length (1 .. NBD_MAX_REQUEST_SIZE, inside the
                               export), area_offset 0, payload 0: prefetch
                               the range (what fits the store); answered by

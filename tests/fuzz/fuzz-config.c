@@ -183,6 +183,7 @@ fetcher (void)
               a.stall_timeout == b.stall_timeout && a.ip_version == b.ip_version &&
               a.tls_min == b.tls_min && a.http_version == b.http_version &&
               a.http_version <= FETCHER_HTTP_3ONLY &&
+              a.readahead == b.readahead && a.readahead <= READAHEAD_MAX_BYTES &&
               memcmp (a.allow_ports, b.allow_ports, sizeof a.allow_ports) == 0,
               "configuration changed in a round trip");
   for (i = 0; i < sizeof sa / sizeof sa[0]; i++) {

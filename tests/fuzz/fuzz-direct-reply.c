@@ -922,6 +922,7 @@ setup (struct fuzz_input *in, struct fetcher *f, struct fetcher_config *cfg)
   cfg->proxy = cfg->proxy_user = cfg->proxy_password = (char *) "";
   cfg->noproxy = cfg->unix_socket_path = (char *) "";
   cfg->http_version = FETCHER_HTTP_NONE;
+  cfg->readahead = 0;               /* the direct path only */
   f->cfg = cfg;
   f->export_name = "fuzz";
   f->log_url = (char *) "http://127.0.0.1:8080" URL_PATH;

@@ -62,6 +62,9 @@ allowed (const struct ipc_header *h, const struct fetcher *f)
   case IPC_FLUSH:
     return (f->can & FETCHER_CAN_FLUSH) && h->flags == 0 && h->offset == 0 &&
       h->length == 0 && h->area_offset == 0;
+  case IPC_CACHE:
+    return h->flags == 0 && h->length >= 1 && h->length <= NBD_MAX_REQUEST_SIZE &&
+      end <= f->size && h->area_offset == 0;
   default:
     return false;
   }
