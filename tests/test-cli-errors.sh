@@ -58,6 +58,7 @@ bad 'cert:CN=x.*--tls-verify-peer' --allow cert:CN=x "file://$img"
 # nbdkit's server options that would change what is served are refused
 # with what to use instead.
 bad 'filter=retry.*no filters'    --filter=retry "file://$img"
+bad 'filter=cache.*readahead and NBD_CMD_CACHE are built in'  --filter=cache "file://$img"
 bad 'debug flags.*-v'              -D curl.verbose=1 "file://$img"
 bad 'log=syslog.*stderr or null'   --log=syslog "file://$img"
 bad 'and -6.*not with -U'          -4 "file://$img"

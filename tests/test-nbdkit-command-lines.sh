@@ -165,6 +165,11 @@ url=$(url_of server-options)
 ok server-options <<'EOF'
 nbdkit -t 16 --filter=multi-conn --log=stderr -r curl "$url" --run 'nbdinfo --can multi-conn "$uri" && nbdcopy "$uri" out.img'
 EOF
+# The readahead filter, as nbdkit's manual pairs it with curl: built in.
+url=$(url_of readahead-filter)
+ok readahead-filter <<'EOF'
+nbdkit -r --filter=readahead curl "$url" --run 'nbdcopy --requests=1 "$uri" out.img'
+EOF
 url=$(url_of no-redirects)
 ok no-redirects <<'EOF'
 nbdkit -r curl "$url" followlocation=false --run 'nbdinfo --size "$uri"'
