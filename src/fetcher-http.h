@@ -184,6 +184,10 @@ curl_socket_t fetcher_open_socket (void *clientp, curlsocktype purpose,
 void direct_prepare (struct transfer *opened);
 /* Start t's range (t->offset, t->length, t->parts set) without libcurl. */
 void direct_start (struct transfer *t);
+/* Is the data pipe free for other bytes (no direct read is moving its
+ * body into it)?  Every byte in it then belongs to an announcement
+ * already made. */
+bool direct_pipe_idle (void);
 /* May another direct read start now?  Not while those running have
  * DIRECT_AHEAD_BYTES or more still to come. */
 bool direct_may_start (void);

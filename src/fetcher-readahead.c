@@ -34,6 +34,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "fetcher-http.h"
 
@@ -229,31 +230,85 @@ covered (uint64_t offset, uint64_t length, bool *fetching)
   return (pos < end ? pos : end) - offset;
 }
 
-/* Copy [offset, offset + n) from complete segments (covered said so) to
- * dst; free each segment whose last byte this took. */
+/* Walk [offset, offset + n) over complete segments (covered said so):
+ * each piece's segment, its offset in it, and its length. */
+static struct ra_segment *
+piece (uint64_t pos, uint64_t end, uint64_t *in, uint64_t *take)
+{
+  struct ra_segment *s = segment_at (pos);
+
+  if (s == NULL || s->state != SEG_READY)
+    fatal ("internal error: readahead copy from a gap at %" PRIu64, pos);
+  *in = pos - s->offset;
+  *take = s->length - *in < end - pos ? s->length - *in : end - pos;
+  return s;
+}
+
+/* Count a piece as read; free its segment once read through (a byte
+ * read twice counts twice: then it goes a little early, and is fetched
+ * again if it is read once more). */
+static void
+consume (struct ra_segment *s, uint64_t take)
+{
+  s->taken += take;
+  if (s->taken >= s->length)
+    segment_free (s);
+}
+
+/* Copy [offset, offset + n) from the store to dst. */
 static void
 copy_out (uint8_t *dst, uint64_t offset, uint64_t n)
 {
-  uint64_t pos = offset, end = offset + n;
+  uint64_t pos = offset, end = offset + n, in = 0, take = 0;
 
   while (pos < end) {
-    struct ra_segment *s = segment_at (pos);   /* covered: ready */
-    if (s == NULL)
-      fatal ("internal error: readahead copy from a gap at %" PRIu64, pos);
-    uint64_t in = pos - s->offset;
-    uint64_t take = s->length - in < end - pos ? s->length - in : end - pos;
+    struct ra_segment *s = piece (pos, end, &in, &take);
     memcpy (dst + (pos - offset), s->data + in, take);
     pos += take;
-    /* Read through (a byte read twice counts twice: then it goes a
-     * little early, and is fetched again if it is read once more). */
-    s->taken += take;
-    if (s->taken >= s->length)
-      segment_free (s);
+    consume (s, take);
   }
 }
 
-/* Keep the sequential reader ahead: when less than a window is stored or
- * coming after its read, fetch the next one. */
+/* Answer a read that the data pipe takes through it, when no direct read
+ * is using it: the front-end splices the bytes on to the client, and its
+ * data area is not touched (shared memory pages cost a fault each time
+ * the front-end gives them back, as it does for reads of this size).
+ * Returns false when the pipe cannot take it all now: whatever went in
+ * is announced as discarded, and the caller copies to the data area. */
+static bool
+pipe_out (const struct fetcher_request *req)
+{
+  struct iovec iov[READAHEAD_MAX_SEGMENTS];
+  uint64_t pos = req->offset, end = req->offset + req->length, in = 0, take = 0;
+  unsigned n = 0;
+  ssize_t r;
+
+  if (fetcher_pipe_fd < 0 || !http.direct || req->length > fetcher_pipe_read_max ||
+      !direct_pipe_idle ())
+    return false;
+  /* Each piece is a different segment: at most READAHEAD_MAX_SEGMENTS. */
+  while (pos < end) {
+    struct ra_segment *s = piece (pos, end, &in, &take);
+    iov[n++] = (struct iovec) { .iov_base = s->data + in, .iov_len = take };
+    pos += take;
+  }
+  do
+    r = writev (fetcher_pipe_fd, iov, (int) n);
+  while (r == -1 && errno == EINTR);
+  if (r != (ssize_t) req->length) {
+    if (r > 0)
+      fetcher_pipe_discard ((uint32_t) r);
+    return false;
+  }
+  for (pos = req->offset; pos < end; pos += take)
+    consume (piece (pos, end, &in, &take), take);
+  fetcher_reply_piped (req->id);
+  return true;
+}
+
+/* Keep the sequential reader ahead: when less than the next window is
+ * stored or coming after its read, fetch it (so up to two windows are
+ * ahead: a window takes longer to fetch than to read from here). */
 static void
 keep_ahead (uint64_t read_end, unsigned spare_transfers)
 {
@@ -265,7 +320,7 @@ keep_ahead (uint64_t read_end, unsigned spare_transfers)
       free_transfers () <= spare_transfers || read_end >= http.f->size)
     return;
   have = covered (read_end, http.f->size - read_end, &fetching);
-  if (have >= ra.window / 2 && have > 0)
+  if (have >= ra.window)
     return;
   w = next_window (0);
   (void) prefetch (read_end + have, w, read_end, read_end + have);
@@ -284,8 +339,10 @@ try_read (struct fetcher_request *req, bool fresh)
   if (have == req->length) {
     if (fetching)
       return WAITING;
-    copy_out (req->data, req->offset, have);
-    fetcher_reply (req->id, 0);
+    if (!pipe_out (req)) {
+      copy_out (req->data, req->offset, have);
+      fetcher_reply (req->id, 0);
+    }
     if (fresh)
       keep_ahead (req->offset + req->length, 0);
     return ANSWERED;
