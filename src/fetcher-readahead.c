@@ -54,6 +54,7 @@ struct ra_segment {
 struct waiter {
   struct fetcher_request req;
   bool failed;                /* a segment it waited for failed */
+  uint64_t budget;            /* a CACHE: bytes it may still fetch */
 };
 
 static struct {
@@ -132,6 +133,18 @@ make_room (uint32_t len, uint64_t keep_lo, uint64_t keep_hi)
   }
 }
 
+/* len, or less: up to the next stored (or coming) byte after pos, which
+ * is not stored itself: no byte is fetched twice. */
+static uint32_t
+up_to_next (uint64_t pos, uint32_t len)
+{
+  for (unsigned i = 0; i < READAHEAD_MAX_SEGMENTS; i++)
+    if (ra.seg[i].state != SEG_FREE && ra.seg[i].offset > pos &&
+        ra.seg[i].offset - pos < len)
+      len = (uint32_t) (ra.seg[i].offset - pos);
+  return len;
+}
+
 /* Fetch [offset, offset + len) into a new segment (len clipped to the
  * export's end).  Needs a free transfer.  Returns the segment, or NULL
  * when there is no room. */
@@ -144,6 +157,7 @@ prefetch (uint64_t offset, uint32_t len, uint64_t keep_lo, uint64_t keep_hi)
     return NULL;
   if (len > http.f->size - offset)
     len = (uint32_t) (http.f->size - offset);
+  len = up_to_next (offset, len);
   if ((s = make_room (len, keep_lo, keep_hi)) == NULL)
     return NULL;
   s->data = malloc (len);
@@ -370,7 +384,7 @@ try_read (struct fetcher_request *req, bool fresh)
 /* A CACHE, new or waiting: fetch what is missing of its range (as much as
  * the store holds), answer once all of it is stored. */
 static enum outcome
-try_cache (struct fetcher_request *req)
+try_cache (struct fetcher_request *req, uint64_t *budget)
 {
   uint64_t pos = req->offset;
   uint64_t end = req->offset + (req->length < ra.max ? req->length : ra.max);
@@ -388,22 +402,21 @@ try_cache (struct fetcher_request *req)
       waiting = true;           /* again when a transfer is free */
       break;
     }
+    /* A window at most (prefetch stops it at the next stored byte);
+     * and no more than twice the range in all, should other prefetches
+     * evict what this one fetched before it is complete. */
     {
-      /* Up to the next stored byte, a window at most. */
-      uint64_t gap = end - pos;
-      for (unsigned i = 0; i < READAHEAD_MAX_SEGMENTS; i++)
-        if (ra.seg[i].state != SEG_FREE && ra.seg[i].offset > pos &&
-            ra.seg[i].offset - pos < gap)
-          gap = ra.seg[i].offset - pos;
-      if (gap > max_window ())
-        gap = max_window ();
+      uint64_t gap = end - pos < max_window () ? end - pos : max_window ();
+      if (*budget < gap)
+        break;                  /* advice: what could be done is done */
       s = prefetch (pos, (uint32_t) gap, req->offset, end);
       if (s == NULL)
         break;                  /* no room: the rest is not cached (advice) */
       if (segment_at (pos) == NULL)
         break;                  /* failed at once */
+      *budget -= s->length;
       waiting = true;
-      pos += gap;
+      pos = s->offset + s->length;
     }
   }
   if (waiting)
@@ -413,27 +426,28 @@ try_cache (struct fetcher_request *req)
 }
 
 static void
-wait_for_store (const struct fetcher_request *req)
+wait_for_store (const struct fetcher_request *req, uint64_t budget)
 {
   if (ra.nwaiters == QUEUE_SIZE) {
     /* Only a front-end past MAX_INFLIGHT_PER_CLIENT gets here. */
     fetcher_reply (req->id, EIO);
     return;
   }
-  ra.waiters[ra.nwaiters++] = (struct waiter) { .req = *req };
+  ra.waiters[ra.nwaiters++] = (struct waiter) { .req = *req, .budget = budget };
 }
 
 bool
 readahead_take (struct fetcher_request *req)
 {
   enum outcome o;
+  uint64_t budget = 2 * (uint64_t) req->length;
 
   if (req->type == IPC_CACHE) {
     if (ra.max == 0) {
       fetcher_reply (req->id, 0);    /* advice nothing here can take */
       return true;
     }
-    o = try_cache (req);
+    o = try_cache (req, &budget);
   }
   else {
     if (ra.max == 0 || (req->flags & REQ_READAHEAD_SEEN))
@@ -442,7 +456,7 @@ readahead_take (struct fetcher_request *req)
     o = try_read (req, true);
   }
   if (o == WAITING)
-    wait_for_store (req);
+    wait_for_store (req, budget);
   return o != FETCH;
 }
 
@@ -475,7 +489,7 @@ readahead_progress (void)
         o = ANSWERED;
       }
       else
-        o = try_cache (&w->req);
+        o = try_cache (&w->req, &w->budget);
     }
     else {
       o = try_read (&w->req, false);

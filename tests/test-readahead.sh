@@ -53,6 +53,49 @@ elif mode == "cache":
     for offset in range(1024 * 1024, 2 * 1024 * 1024, 65536):
         check(offset, 65536)
     print(16)
+elif mode == "mixed":
+    # Sequential runs of several sizes, random reads, CACHEs, with up to
+    # 8 requests in flight: every byte exact.
+    rnd = random.Random(7)
+    inflight = []
+    def drain(limit):
+        while len(inflight) > limit:
+            h.poll(-1)
+            for item in list(inflight):
+                cookie, buf, offset, count = item
+                if h.aio_command_completed(cookie):
+                    inflight.remove(item)
+                    if buf is not None and buf.to_bytearray() != data[offset:offset + count]:
+                        sys.exit("mixed: wrong data for %d bytes at %d" % (count, offset))
+    n = 0
+    for _ in range(60):
+        kind = rnd.choice(["seq", "seq", "random", "cache"])
+        depth = rnd.choice([1, 1, 4, 8])
+        if kind == "cache":
+            offset = rnd.randrange(size)
+            count = rnd.randint(1, min(size - offset, 3 << 20))
+            inflight.append((h.aio_cache(count, offset), None, offset, count))
+        elif kind == "random":
+            for _ in range(20):
+                count = rnd.randint(1, 200000)
+                offset = rnd.randrange(size - count)
+                buf = nbd.Buffer(count)
+                inflight.append((h.aio_pread(buf, offset), buf, offset, count))
+                n += 1
+                drain(depth - 1)
+        else:
+            count = rnd.choice([512, 4096, 65536, 100000, 1 << 20])
+            offset = rnd.randrange(size - count)
+            for _ in range(rnd.randint(5, 60)):
+                if offset + count > size:
+                    break
+                buf = nbd.Buffer(count)
+                inflight.append((h.aio_pread(buf, offset), buf, offset, count))
+                n += 1
+                offset += count
+                drain(depth - 1)
+        drain(0)
+    print(n)
 elif mode == "changing":
     # The object changes on every request: no read may return data.
     errors = 0
@@ -121,6 +164,13 @@ echo "cache: $before range requests for the CACHE, $after after 16 reads of it" 
      "($(gets cache) with the readahead past it)"
 [ "$after" -eq "$before" ] ||
     fail "cache: reads of a cached range sent $((after - before)) more requests"
+
+# Mixed reads, CACHEs and queue depths, with few transfers: exact data.
+for conns in 1 3; do
+    reads=$("$NBDCURLD" -r --connections $conns "$WEB_URL/good/seq.img" \
+        --run "$PY reader.py mixed \"\$uri\" www/seq.img")
+    echo "mixed, $conns connections: $reads reads exact"
+done
 
 # The object changes under a sequential reader: EIO, never data.
 errors=$("$NBDCURLD" -r "$WEB_URL/changing/changing.img" \
