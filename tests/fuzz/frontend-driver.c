@@ -899,7 +899,7 @@ start_fetcher (void)
   fz.spawn_requested = false;
   if (fz.setup.open == FZ_OPEN_NO_FETCHER) {
     fetcher_start_done (c);
-    handshake_fetcher_opened (c, EAGAIN);
+    handshake_fetcher_opened (c, EAGAIN, NULL, 0);
     return;
   }
   attach_fetcher ();

@@ -135,7 +135,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
                   (unsigned long long) h.offset, (unsigned long long) h.area_offset);
       FUZZ_CHECK (req.type == h.type && req.flags == h.flags && req.id == h.id &&
                   req.offset == h.offset && req.length == h.length &&
-                  req.data == (h.type == IPC_FLUSH ? NULL : data_area + h.area_offset),
+                  req.data == (h.type == IPC_FLUSH || h.type == IPC_CACHE ? NULL
+                               : data_area + h.area_offset),
                   "request fields differ from those sent");
     }
     FUZZ_CHECK (r == -1 && taken == len, "stopped at %zu of %zu bytes (%d)", taken, len, r);
