@@ -5,7 +5,8 @@
  * A reader at queue depth 1 (dd, a booting VM) asks for one small range
  * at a time; without this each costs a whole HTTP round trip.  So the
  * reads are watched: after READAHEAD_TRIGGER_READS reads that each start
- * where the last ended, a read that misses the store fetches a window
+ * where the last ended, each asked for once the one before was answered
+ * (a client with several reads in flight gains nothing from this), a read that misses the store fetches a window
  * starting at its offset instead of just itself, and waits for it; a read
  * answered from the store that comes near the end of what is stored or
  * coming fetches the next window.  Each new window is twice the last, up
@@ -199,13 +200,30 @@ next_window (uint32_t read_length)
   return w;
 }
 
+/* Is a read the only one the client has asked for and not been answered
+ * (besides prefetches)?  A client that keeps several in flight is read
+ * ahead already, by the coalescing of queued reads (start_read) and the
+ * direct reads' splicing; windows through the store would only slow it. */
+static bool
+alone (void)
+{
+  for (unsigned i = 0; i < ra.nwaiters; i++)
+    if (ra.waiters[i].req.type == IPC_READ)
+      return false;
+  return http.queue_len == 0 && http.active == ra.fetching;
+}
+
 /* Watch a new read: is it part of a sequential run? */
 static void
 observe (const struct fetcher_request *req)
 {
   uint64_t end = req->offset + req->length;
 
-  if (ra.run_reads > 0 && req->offset == ra.run_end) {
+  if (!alone ()) {
+    ra.run_reads = 0;           /* a pipelining client: no readahead */
+    ra.window = 0;
+  }
+  else if (ra.run_reads > 0 && req->offset == ra.run_end) {
     ra.run_reads++;
     ra.run_end = end;
   }
