@@ -164,6 +164,9 @@ bool readahead_take (struct fetcher_request *req);
 void readahead_progress (void);
 /* The prefetch of segment s ended: why NULL if every check passed. */
 void readahead_finished (struct ra_segment *s, const char *why);
+/* bytes of s's body have arrived, from a reply that passed its checks:
+ * reads may take them before the transfer ends (not the last byte). */
+void readahead_arrived (struct ra_segment *s, size_t bytes);
 /* No request waits in the store. */
 bool readahead_idle (void);
 /* fetcher-http.c: start s's prefetch of [offset, offset + length) into

@@ -19,8 +19,11 @@
  * --client-memory).  A segment is fetched by an ordinary range transfer
  * through libcurl (never the data pipe: the bytes must land here), with
  * the same preconditions, and its reply goes through the same checks
- * (web-reply.c) as any read's: a segment is used only once its transfer
- * ended with every check passed.  Reads that need a segment still in
+ * (web-reply.c) as any read's: a segment's bytes are used only once its
+ * reply's headers passed every check, and its last byte only once the
+ * transfer ended with the body exactly as long as asked (the rule for a
+ * coalesced read's parts): a read waiting for a segment is answered as
+ * soon as its bytes are there.  Reads that need a segment still in
  * flight wait for it; none is fetched twice.  When a segment fails, the
  * reads waiting for it are fetched on their own (they then succeed or
  * fail by their own replies) and a CACHE waiting for it gets EIO.
@@ -47,6 +50,8 @@ struct ra_segment {
   uint32_t length;
   uint64_t serial;            /* when made: the oldest is evicted first */
   uint64_t taken;             /* bytes copied out: at length, it is freed */
+  uint32_t arrived;           /* fetching: body bytes in data, from a reply
+                                 that passed its checks */
   uint8_t *data;              /* length bytes (malloc'd) */
 };
 
@@ -169,6 +174,7 @@ prefetch (uint64_t offset, uint32_t len, uint64_t keep_lo, uint64_t keep_hi)
   s->length = len;
   s->serial = ++ra.serial;
   s->taken = 0;
+  s->arrived = 0;
   ra.used += len;
   ra.fetching++;
   debug ("readahead: fetching %" PRIu32 " bytes at offset %" PRIu64, len, offset);
@@ -245,8 +251,20 @@ sequential (void)
   return ra.run_reads > READAHEAD_TRIGGER_READS;
 }
 
+/* The bytes of s that may be read now: all once complete; while it is
+ * fetched, those that arrived but the last (as with a read's parts,
+ * fetcher-http.c: only the end of the transfer proves the body was no
+ * longer than asked). */
+static uint64_t
+usable (const struct ra_segment *s)
+{
+  if (s->state == SEG_READY)
+    return s->length;
+  return s->arrived < s->length ? s->arrived : s->length - 1;
+}
+
 /* How much of [offset, offset + length) the store holds or fetches from
- * offset on, without a gap; *fetching: some of it is still in flight. */
+ * offset on, without a gap; *fetching: some of it has yet to arrive. */
 static uint64_t
 covered (uint64_t offset, uint64_t length, bool *fetching)
 {
@@ -255,9 +273,10 @@ covered (uint64_t offset, uint64_t length, bool *fetching)
 
   *fetching = false;
   while (pos < end && (s = segment_at (pos)) != NULL) {
-    if (s->state == SEG_FETCHING)
+    uint64_t seg_end = s->offset + s->length;
+    if ((seg_end < end ? seg_end : end) - s->offset > usable (s))
       *fetching = true;
-    pos = s->offset + s->length;
+    pos = seg_end;
   }
   return (pos < end ? pos : end) - offset;
 }
@@ -269,10 +288,12 @@ piece (uint64_t pos, uint64_t end, uint64_t *in, uint64_t *take)
 {
   struct ra_segment *s = segment_at (pos);
 
-  if (s == NULL || s->state != SEG_READY)
+  if (s == NULL)
     fatal ("internal error: readahead copy from a gap at %" PRIu64, pos);
   *in = pos - s->offset;
   *take = s->length - *in < end - pos ? s->length - *in : end - pos;
+  if (*in + *take > usable (s))
+    fatal ("internal error: readahead copy of bytes still to come at %" PRIu64, pos);
   return s;
 }
 
@@ -283,7 +304,9 @@ static void
 consume (struct ra_segment *s, uint64_t take)
 {
   s->taken += take;
-  if (s->taken >= s->length)
+  /* Never while it is fetched: its transfer writes into it
+   * (readahead_finished frees it then). */
+  if (s->taken >= s->length && s->state == SEG_READY)
     segment_free (s);
 }
 
@@ -527,6 +550,8 @@ readahead_finished (struct ra_segment *s, const char *why)
   ra.fetching--;
   if (why == NULL) {
     s->state = SEG_READY;
+    if (s->taken >= s->length)
+      segment_free (s);         /* read through while it came */
     return;
   }
   warn ("export \"%s\" (%s): readahead of %" PRIu32 " bytes at offset %" PRIu64
@@ -542,6 +567,12 @@ readahead_finished (struct ra_segment *s, const char *why)
   /* A failing server: start small again. */
   ra.run_reads = 0;
   ra.window = 0;
+}
+
+void
+readahead_arrived (struct ra_segment *s, size_t bytes)
+{
+  s->arrived = (uint32_t) bytes;    /* <= s->length: the write callback's check */
 }
 
 bool
