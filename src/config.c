@@ -156,6 +156,7 @@ config_send_fetcher (int fd, const struct fetcher_config *c)
     .retries = c->retries,
     .retry_delay_ms = c->retry_delay_ms,
     .cookie_file_len = (uint32_t) strlen (c->cookie_file),
+    .readahead = c->readahead,
   };
   uint8_t buf[FETCHER_CONFIG_MAX];
   struct writer w;
@@ -412,6 +413,9 @@ config_recv_fetcher (int fd, struct fetcher_config *c)
   c->http_version = fw.http_version;
   c->cookie_file = get_string (&r, fw.cookie_file_len, MAX_COOKIE_FILE_BYTES,
                                "cookie file");
+  if (fw.readahead > READAHEAD_MAX_BYTES)
+    fatal ("configuration: bad readahead store size %u", fw.readahead);
+  c->readahead = fw.readahead;
   memcpy (c->allow_ports, fw.allow_ports, sizeof c->allow_ports);
   if (fw.retries > MAX_RETRIES || fw.retry_delay_ms > RETRY_MAX_DELAY_MS)
     fatal ("configuration: bad retries (%u) or retry delay (%u ms)", fw.retries,

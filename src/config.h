@@ -85,6 +85,7 @@ struct fetcher_config {
   char *unix_socket_path;     /* unix-socket-path= */
   uint32_t http_version;      /* http-version=: FETCHER_HTTP_* */
   char *cookie_file;          /* cookiefile='s lines, or "": never log it */
+  uint32_t readahead;         /* prefetch store bytes, 0: none */
   uint16_t allow_ports[MAX_ALLOWED_PORTS];  /* --allow-port; 0: unused */
   uint32_t retries;           /* retries of a failed read, 0: none */
   uint32_t retry_delay_ms;    /* the first retry's delay */

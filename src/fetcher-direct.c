@@ -998,6 +998,12 @@ direct_take_handed (void)
 }
 
 bool
+direct_pipe_idle (void)
+{
+  return direct.owner == NULL;
+}
+
+bool
 direct_may_start (void)
 {
   uint64_t ahead = 0;

@@ -253,6 +253,9 @@ file_serve (struct fetcher *f)
     case IPC_FLUSH:
       error = file_flush (f);
       break;
+    case IPC_CACHE:
+      error = 0;                     /* a local file: the page cache's job */
+      break;
     default:
       /* fetcher_next_request returns only the types above. */
       fatal ("internal error: request type %u", req.type);

@@ -97,6 +97,8 @@ write_callback (char *ptr, size_t size, size_t nmemb, void *opaque)
   if (t->nparts == 0) {
     if (len > 0)
       memcpy (t->data + t->received - len, ptr, len);
+    if (t->prefetch != NULL)
+      readahead_arrived (t->prefetch, t->received);
     return len;
   }
   /* Scatter over the parts; len <= room keeps it inside them.  Each pass
@@ -143,6 +145,7 @@ transfer_reset (struct transfer *t, enum transfer_mode mode)
   t->conn_close = false;
   t->deadline_ms = 0;
   t->next_owner = NULL;
+  t->prefetch = NULL;
   t->window_bytes = 0;
   t->limit_ms = UINT64_MAX;
   t->retries = 0;
@@ -957,6 +960,8 @@ http_open (struct fetcher *f)
          "%" PRIu32 " connections", f->export_name, f->size,
          http.etag ? http.etag : "(none)",
          http.last_modified ? http.last_modified : "(none)", n);
+  /* Readahead over HTTP(S) only: FTP reads run one at a time. */
+  readahead_init (http.range_is_http ? f->cfg->readahead : 0);
   f->can = 0;                   /* read-only: no write, flush or FUA */
   f->piped_read_max = http.direct ? fetcher_pipe_read_max : 0;
   return 0;
@@ -1026,7 +1031,10 @@ start_curl_read (struct transfer *t)
   if (mc != CURLM_OK) {
     char why[PROBLEM_MAX];
     snprintf (why, sizeof why, "libcurl could not start it: %s", curl_multi_strerror (mc));
-    fail_read (t, why);
+    if (t->prefetch != NULL)
+      readahead_finished (t->prefetch, why);
+    else
+      fail_read (t, why);
     release (t);
   }
 }
@@ -1042,12 +1050,29 @@ start_handed_reads (void)
     start_curl_read (t);
 }
 
+void
+start_prefetch (struct ra_segment *s, uint64_t offset, uint32_t length, uint8_t *buf)
+{
+  struct transfer *t = http.free_list;
+
+  http.free_list = t->next_free;
+  http.active++;
+  transfer_reset (t, MODE_READ);
+  t->offset = offset;
+  t->length = length;
+  t->data = buf;                /* no parts: the body goes to buf */
+  t->prefetch = s;
+  start_curl_read (t);
+}
+
 static void
 start_read (const struct fetcher_request *req)
 {
   struct transfer *t = http.free_list;
-  /* Through the data pipe if it takes reads this size. */
-  bool direct = http.direct && req->length <= fetcher_pipe_read_max;
+  /* Through the data pipe if it takes reads this size (and the store did
+   * not put the read's start into the data area). */
+  bool direct = http.direct && req->length <= fetcher_pipe_read_max &&
+    !(req->flags & REQ_NOT_PIPED);
 
   http.free_list = t->next_free;
   http.active++;
@@ -1156,7 +1181,9 @@ finish_read (struct transfer *t, CURLcode rc)
     cause = RETRY_CAUSE_TRANSIENT;
   }
 
-  if (why != NULL) {
+  if (t->prefetch != NULL)
+    readahead_finished (t->prefetch, why);   /* its own buffer, no parts */
+  else if (why != NULL) {
     /* 401, 403 with scripts: the read goes again with renewed values. */
     if (script_park_refused (t))
       ;
@@ -1251,12 +1278,14 @@ http_serve (struct fetcher *f)
         break;
       /* The export is read-only, so the reader refused writes and
        * flushes (f->can == 0). */
-      if (req.type != IPC_READ)
+      if (req.type != IPC_READ && req.type != IPC_CACHE)
         fatal ("internal error: request type %u on a read-only export", req.type);
       queue_push (&req);
     }
     input_ready = false;
 
+    /* Reads and CACHEs waiting for prefetches that ended. */
+    readahead_progress ();
     /* FTP reads run one at a time: with several in one libcurl 7.88
      * multi handle, a control connection now and then took a reply for
      * the wrong command ("Couldn't use REST"; against pyftpdlib, 15 reads
@@ -1275,10 +1304,12 @@ http_serve (struct fetcher *f)
            (!http.direct || http.queue[http.queue_head].length > fetcher_pipe_read_max ||
             direct_may_start ())) {
       struct fetcher_request req = queue_pop ();
-      start_read (&req);
+      if (!readahead_take (&req))
+        start_read (&req);
     }
     fetcher_flush_replies ();   /* before waiting: nothing is held back */
-    if (!input_open && http.active == 0 && http.queue_len == 0 && script_parked () == 0) {
+    if (!input_open && http.active == 0 && http.queue_len == 0 && script_parked () == 0 &&
+        readahead_idle ()) {
       retry_summary ();
       return;
     }

@@ -101,6 +101,8 @@ struct transfer {
   uint64_t retry_at_ms;
   bool retry_direct;
   struct transfer *next_owner;  /* the queue for the data pipe */
+  struct ra_segment *prefetch;  /* a readahead's segment (its buffer is
+                                   data), or NULL: a read */
   char errbuf[CURL_ERROR_SIZE];
   char message[CURL_ERROR_SIZE + 64];  /* curl_message's text */
   char refused[MAX_LOG_URL_LENGTH + 256];  /* why fetcher_open_socket refused
@@ -153,6 +155,36 @@ void release (struct transfer *t);
 void queue_push (const struct fetcher_request *req);
 void queue_push_front (const struct fetcher_request *req);
 struct fetcher_request queue_pop (void);
+
+/* fetcher-readahead.c: the prefetch store (readahead and IPC_CACHE).
+ * Flags it puts on a read it hands back to be fetched (struct
+ * fetcher_request's flags, which are 0 for reads from the front-end): it
+ * saw the read already; the read must go into the data area (its start
+ * was copied there), not through the data pipe. */
+#define REQ_READAHEAD_SEEN (1u << 14)
+#define REQ_NOT_PIPED      (1u << 15)
+struct ra_segment;
+/* After the open: a store of up to max bytes (0: none, every read is
+ * fetched as it comes and a CACHE is answered at once). */
+void readahead_init (uint32_t max);
+/* A request off the queue, READ or CACHE: true when the store took it
+ * (answered, or waiting for a prefetch); false: fetch req, which may have
+ * been shortened to the part the store lacks. */
+bool readahead_take (struct fetcher_request *req);
+/* Answer the waiting requests that can be, start what they need, hand
+ * back reads to be fetched (to the queue's head).  Called once a round. */
+void readahead_progress (void);
+/* The prefetch of segment s ended: why NULL if every check passed. */
+void readahead_finished (struct ra_segment *s, const char *why);
+/* bytes of s's body have arrived, from a reply that passed its checks:
+ * reads may take them before the transfer ends (not the last byte). */
+void readahead_arrived (struct ra_segment *s, size_t bytes);
+/* No request waits in the store. */
+bool readahead_idle (void);
+/* fetcher-http.c: start s's prefetch of [offset, offset + length) into
+ * buf through libcurl, on a free transfer (the caller checked there is
+ * one).  A failure to start is readahead_finished at once. */
+void start_prefetch (struct ra_segment *s, uint64_t offset, uint32_t length, uint8_t *buf);
 
 /* fetcher-connect.c */
 /* libcurl's CURLOPT_OPENSOCKETFUNCTION (clientp: the transfer): a
@@ -239,6 +271,10 @@ void direct_headers_changed (void);
 void direct_prepare (struct transfer *opened);
 /* Start t's range (t->offset, t->length, t->parts set) without libcurl. */
 void direct_start (struct transfer *t);
+/* Is the data pipe free for other bytes (no direct read is moving its
+ * body into it)?  Every byte in it then belongs to an announcement
+ * already made. */
+bool direct_pipe_idle (void);
 /* May another direct read start now?  Not while those running have
  * DIRECT_AHEAD_BYTES or more still to come. */
 bool direct_may_start (void);

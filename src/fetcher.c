@@ -81,6 +81,7 @@ type_name (uint16_t type)
   case IPC_READ: return "READ";
   case IPC_WRITE: return "WRITE";
   case IPC_FLUSH: return "FLUSH";
+  case IPC_CACHE: return "CACHE";
   default: return "unknown";
   }
 }
@@ -111,6 +112,7 @@ parse_request (const struct fetcher *f, const uint8_t *raw, struct fetcher_reque
 
   switch (type) {
   case IPC_READ:
+  case IPC_CACHE:
     allowed_flags = 0;
     break;
   case IPC_WRITE:
@@ -150,6 +152,9 @@ parse_request (const struct fetcher *f, const uint8_t *raw, struct fetcher_reque
                            " is beyond the end (size %" PRIu64 ")",
                            type_name (type), length, offset, f->size);
   }
+  /* A CACHE has no data. */
+  if (type == IPC_CACHE && area_offset != 0)
+    front_end_violation ("CACHE with a data area offset");
   /* The data's place: inside the area, written so nothing can overflow
    * (length <= NBD_MAX_REQUEST_SIZE < DATA_AREA_SIZE was checked). */
   if (type != IPC_FLUSH && area_offset > DATA_AREA_SIZE - length)
@@ -161,7 +166,7 @@ parse_request (const struct fetcher *f, const uint8_t *raw, struct fetcher_reque
   req->id = id;
   req->offset = offset;
   req->length = length;
-  req->data = type == IPC_FLUSH ? NULL : data_area + area_offset;
+  req->data = type == IPC_FLUSH || type == IPC_CACHE ? NULL : data_area + area_offset;
   req->auth_retried = false;
 }
 

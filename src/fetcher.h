@@ -4,7 +4,8 @@
  *
  * The fetcher has two peers:
  *   front-end   fd CHILD_FD_PEER, SOCK_STREAM: IPC_READ, IPC_WRITE and
- *               IPC_FLUSH in, IPC_FETCHER_OPENED then IPC_REPLY out.
+ *               IPC_FLUSH and IPC_CACHE in, IPC_FETCHER_OPENED then
+ *               IPC_REPLY out.
  *               Untrusted: every request is checked here again.
  *   the export  a local file (fetcher-file.c) or a web/FTP server
  *               (fetcher-http.c).  Untrusted: every reply is checked.
@@ -48,7 +49,7 @@ struct fetcher {
  * NBD_MAX_REQUEST_SIZE, offset + length <= size, writes only when
  * writable. */
 struct fetcher_request {
-  uint16_t type;              /* IPC_READ, IPC_WRITE or IPC_FLUSH */
+  uint16_t type;              /* IPC_READ, IPC_WRITE, IPC_FLUSH or IPC_CACHE */
   uint16_t flags;             /* IPC_FLAG_FUA for writes, else 0 */
   uint64_t id;
   uint64_t offset;            /* 0 for flush */

@@ -256,6 +256,20 @@ static_assert (DATA_AREA_SIZE % DATA_AREA_CHUNK == 0, "data area in chunks");
 #define DIRECT_AHEAD_BYTES        (4u * 1024 * 1024)
 /* Fetcher: longest header section of a reply to a direct (spliced) read;
  * a longer one fails that read. */
+/* Readahead (fetcher-readahead.c): a network fetcher keeps prefetched
+ * ranges in its own memory, up to this many bytes (and no more than
+ * --client-memory).  After READAHEAD_TRIGGER_READS reads that each
+ * continue the last, windows are fetched ahead: the first
+ * READAHEAD_MIN_WINDOW (or four reads' worth), each next twice the last,
+ * up to READAHEAD_MAX_WINDOW and a quarter of the store; at most
+ * READAHEAD_MAX_INFLIGHT prefetches at once, in at most
+ * READAHEAD_MAX_SEGMENTS pieces. */
+#define READAHEAD_MAX_BYTES       (16u * 1024 * 1024)
+#define READAHEAD_TRIGGER_READS   2u
+#define READAHEAD_MIN_WINDOW      (128u * 1024)
+#define READAHEAD_MAX_WINDOW      (4u * 1024 * 1024)
+#define READAHEAD_MAX_INFLIGHT    2u
+#define READAHEAD_MAX_SEGMENTS    16u
 #define MAX_RESPONSE_HEADER_BYTES (16u * 1024)
 /* Fetcher: direct reads that may fill the data pipe before they are
  * complete (the server's data in small pieces; each goes to libcurl)
@@ -453,6 +467,12 @@ enum ipc_type {
   IPC_FETCHER_STARTED,     /* fetcher -> fe, before IPC_FETCHER_OPENED: its
                               start (exec, libraries, sandbox) is done and it
                               opens the export now; every field 0, payload 0 */
+  IPC_CACHE,               /* 39, fe -> fetcher: NBD_CMD_CACHE: id, offset,
+                              length (1 .. NBD_MAX_REQUEST_SIZE, inside the
+                              export), area_offset 0, payload 0: prefetch
+                              the range (what fits the store); answered by
+                              IPC_REPLY once it is stored (or at once when
+                              there is no store) */
 
   /* Keys, front-end <-> key holder on a SOCK_SEQPACKET socket: one message
    * per packet, header and payload together, one request at a time. */
@@ -626,6 +646,9 @@ struct fetcher_config_wire {
   uint32_t cookie_file_len;    /* 0 .. MAX_COOKIE_FILE_BYTES: the file's
                                   lines, each ending "\n"; the engine is on
                                   with FETCHER_COOKIE_ENGINE only */
+  /* Readahead. */
+  uint32_t readahead;          /* 0 .. READAHEAD_MAX_BYTES: the prefetch
+                                  store's size, 0: none */
   uint16_t allow_ports[MAX_ALLOWED_PORTS];  /* --allow-port, 0: unused slot */
   /* then the url, cainfo, capath, export name, user, password, headers,
      cookie, user agent, resolve, ciphers, TLS 1.3 ciphers, proxy, proxy

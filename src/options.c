@@ -180,8 +180,8 @@ usage (FILE *fp)
 "  -g, --group GROUP         and as GROUP (default: USER's group)\n"
 "nbdkit's server options, for its command lines:\n"
 "  -t, --threads N           taken, and ignored: every client has a fetcher\n"
-"      --filter NAME         multi-conn, retry and retry-request taken (built\n"
-"                            in); the others refused\n"
+"      --filter NAME         multi-conn, retry, retry-request and readahead\n"
+"                            taken (built in); the others refused\n"
 "      --log stderr|null     where log lines go (stderr, the default, or nowhere)\n"
 "  -D curl.verbose=1         trace each web conversation, secrets masked\n"
 "Diagnostics:\n"
@@ -1028,8 +1028,23 @@ nbdkit_option (struct options *o, int c, const char *arg)
      * filters' parameters are taken as KEY=VALUE. */
     if (strcmp (arg, "retry") == 0 || strcmp (arg, "retry-request") == 0)
       break;
-    usage_error ("--filter=%s: nbdcurld has no filters; multi-conn and retry are "
-                 "built in, and the others (readahead, cache, ...) are not "
+    /* Built in: sequential readers are detected and read ahead. */
+    if (strcmp (arg, "readahead") == 0)
+      break;
+    /* nbdkit's cache keeps every block read (and written) in a local
+     * file; the readahead store holds only ranges fetched ahead or named
+     * by NBD_CMD_CACHE, and only until they are read. */
+    if (strcmp (arg, "cache") == 0)
+      usage_error ("--filter=cache: nbdcurld keeps no cache of what was read; "
+                   "readahead and NBD_CMD_CACHE are built in (drop the filter, "
+                   "or put a caching proxy in front of the web server)");
+    /* Several exports are built in too, each with a name of its own. */
+    if (strcmp (arg, "exportname") == 0)
+      usage_error ("--filter=exportname: nbdcurld serves several exports itself: "
+                   "give each as --export NAME=URL (and --description NAME=TEXT); "
+                   "clients list them with NBD_OPT_LIST");
+    usage_error ("--filter=%s: nbdcurld has no filters; multi-conn, retry, "
+                 "retry-request and readahead are built in, and the others are not "
                  "available", arg);
   case OPT_LOG:
     if (strcmp (arg, "stderr") == 0)

@@ -1206,6 +1206,10 @@ fetcher_config_of (const struct export_spec *e, struct fetcher_config *fc)
     .retries = (uint32_t) e->keys.retries,
     .retry_delay_ms = (uint32_t) e->keys.retry_delay_ms,
     .cookie_file = e->cookie_lines ? e->cookie_lines : (char *) "",
+    /* Readahead: the client's memory budget bounds the prefetch store
+     * as it bounds the data area. */
+    .readahead = opt.client_memory < READAHEAD_MAX_BYTES
+                 ? opt.client_memory : READAHEAD_MAX_BYTES,
   };
   memcpy (fc->allow_ports, opt.allow_ports, sizeof fc->allow_ports);
 }

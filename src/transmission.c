@@ -258,8 +258,17 @@ transmission_consume (struct client *c, const uint8_t *data, size_t len)
 
   switch (type) {
   case NBD_CMD_CACHE:
-    reply_status (c, cookie, 0);       /* advisory; nothing to prefetch */
-    return r.pos;
+    /* Advice: the fetcher prefetches the range (a network export's
+     * store) and answers once it is there.  With no fetcher left there
+     * is nothing to prefetch into. */
+    if (c->fetcher_failed) {
+      reply_status (c, cookie, 0);
+      return r.pos;
+    }
+    /* More than any read may be is more than the store holds. */
+    if (count > NBD_MAX_REQUEST_SIZE)
+      count = NBD_MAX_REQUEST_SIZE;
+    break;
   case NBD_CMD_BLOCK_STATUS:
     reply_block_status (c, cookie, count);
     return r.pos;
@@ -290,6 +299,9 @@ transmission_consume (struct client *c, const uint8_t *data, size_t len)
     break;
   case NBD_CMD_FLUSH:
     send_to_fetcher (c, slot, IPC_FLUSH, 0);
+    break;
+  case NBD_CMD_CACHE:
+    send_to_fetcher (c, slot, IPC_CACHE, 0);
     break;
   case NBD_CMD_WRITE:
     c->payload = area_address (&c->slots[slot].span);

@@ -14,6 +14,11 @@
 #            nbdkit curl and nbdkit file, certificates made with certtool
 #   random   4 KiB random reads at queue depth 32 with fio's nbd engine:
 #            IOPS and 99th percentile completion latency
+#   readahead  sequential reads at queue depth 1 (one read after the
+#            other, as dd or a booting VM) with fio's nbd engine, 4 KiB,
+#            64 KiB and 1 MiB requests, one connection: MiB/s through
+#            nbdcurld (readahead built in), nbdkit curl with its readahead
+#            filter, and nbdkit curl without it
 #   memory   proportional set size (PSS) of all nbdcurld processes during
 #            a copy against nbdkit's, the front-end's with many clients
 #            connected, and the front-end after 1 and after many copies
@@ -54,7 +59,8 @@ usage: $0 [OPTIONS]
   --runs N         timed runs per command (default 5)
   --warmup N       warm-up runs per command (default 1)
   --random-time S  seconds per fio run (default 10)
-  --only LIST      comma-separated sections: copy,copy1,tls,random,memory,stall
+  --only LIST      comma-separated sections: copy,copy1,tls,random,readahead,
+                   memory,stall
                    (default: all)
   --smoke          a quick check: 64M image, 1 run, no warm-up, fio for 1 s,
                    4 clients in the memory section, 2 copies and 2 random
@@ -110,9 +116,11 @@ for n in "$runs" "$warmup" "$random_time"; do
 done
 [ "$runs" -ge 1 ] || die "--runs must be at least 1"
 [ "$random_time" -ge 1 ] || die "--random-time must be at least 1"
-: "${only:=copy,copy1,tls,random,memory,stall}"
+: "${only:=copy,copy1,tls,random,readahead,memory,stall}"
 for s in ${only//,/ }; do
-    case $s in copy|copy1|tls|random|memory|stall) ;; *) die "unknown section: $s" ;; esac
+    case $s in copy|copy1|tls|random|readahead|memory|stall) ;;
+        *) die "unknown section: $s" ;;
+    esac
 done
 want() { [[ ",$only," == *",$1,"* ]]; }
 
@@ -166,18 +174,21 @@ for t in nbdcopy /usr/sbin/nginx; do
         die "$t is needed (packages libnbd-bin, nginx-light; or --install)"
 done
 have() { command -v "$1" >/dev/null 2>&1; }
-has_hyperfine=0 has_fio=0 has_nbdkit=0 has_multiconn=0 has_qemu=0
+has_hyperfine=0 has_fio=0 has_nbdkit=0 has_multiconn=0 has_nbdkit_ra=0 has_qemu=0
 has_curl=0 has_pynbd=0
 missing_tools=()
 if have hyperfine; then has_hyperfine=1
 else missing_tools+=("hyperfine (copy, copy1)"); fi
 if have fio && fio --enghelp 2>/dev/null | grep -qw nbd; then has_fio=1
-else missing_tools+=("fio with the nbd engine (random, stall)"); fi
+else missing_tools+=("fio with the nbd engine (random, readahead, stall)"); fi
 if have nbdkit && nbdkit curl --dump-plugin >/dev/null 2>&1; then
     has_nbdkit=1
     nbdkit --filter=multi-conn curl --dump-plugin >/dev/null 2>&1 &&
         has_multiconn=1
     [ "$has_multiconn" -eq 1 ] || missing_tools+=("nbdkit's multi-conn filter")
+    nbdkit --filter=readahead curl --dump-plugin >/dev/null 2>&1 &&
+        has_nbdkit_ra=1
+    [ "$has_nbdkit_ra" -eq 1 ] || missing_tools+=("nbdkit's readahead filter")
 else missing_tools+=("nbdkit with its curl plugin"); fi
 if have qemu-nbd && qemu_curl_so; then has_qemu=1
 else missing_tools+=("qemu-nbd with the curl driver (qemu-utils, qemu-block-extra)"); fi
@@ -334,6 +345,11 @@ serve_nbdkit_mc() {
         nbdkit -f -r -U "$tmp/nbdkit-mc.sock" --filter=multi-conn \
         curl "$URL" multi-conn-mode=unsafe &&
         buri="nbd+unix:///?socket=$tmp/nbdkit-mc.sock"
+}
+serve_nbdkit_ra() {
+    start_bg nbdkit-ra "$tmp/nbdkit-ra.sock" \
+        nbdkit -f -r -U "$tmp/nbdkit-ra.sock" --filter=readahead curl "$URL" &&
+        buri="nbd+unix:///?socket=$tmp/nbdkit-ra.sock"
 }
 serve_qemu() {
     start_bg qemu-nbd "$tmp/qemu.sock" \
@@ -728,6 +744,100 @@ EOF
         report_file "$tmp/table.txt"
     else
         report "" "== random: skipped (fio with the nbd engine is not installed) =="
+    fi
+fi
+
+# ---- sequential reads at queue depth 1 (readahead) ----
+
+# fio_seq URI BS JSON SECONDS: sequential reads of BS at QD1 (wrapping
+# round at the end of the image); prints "KIB_PER_S IOS" or fails.
+fio_seq() {
+    local uri=$1 bs=$2 json=$3 secs=$4
+    timeout -k 5 "$((secs + 30))" fio --name=seqread --ioengine=nbd \
+        --uri="$uri" --rw=read --bs="$bs" --iodepth=1 --time_based \
+        --runtime="$secs" --output-format=json --output="$json" \
+        >/dev/null 2>>"$tmp/fio.log" || return 1
+    "$PY" - "$json" <<'EOF'
+import json, sys
+text = open(sys.argv[1]).read()
+j = json.loads(text[text.index('{'):])   # fio may print notes first
+job = j['jobs'][0]
+r = job['read']
+if job['error'] or r['total_ios'] == 0:
+    sys.exit(1)
+print('%d %d' % (r['bw'], r['total_ios']))
+EOF
+}
+
+if want readahead; then
+    if [ "$has_fio" -eq 1 ]; then
+        : > "$tmp/readahead.tsv"
+        seq_sizes="4k 64k 1m"
+        for server in nbdcurld nbdkit_ra nbdkit; do
+            case $server in
+                nbdcurld) name=nbdcurld ;;
+                nbdkit_ra) name="nbdkit curl readahead"
+                    [ "$has_nbdkit_ra" -eq 1 ] || { printf '%s\tskipped: not installed\n' "$name" >> "$tmp/readahead.tsv"; continue; } ;;
+                nbdkit) name="nbdkit curl"
+                    [ "$has_nbdkit" -eq 1 ] || { printf '%s\tskipped: not installed\n' "$name" >> "$tmp/readahead.tsv"; continue; } ;;
+            esac
+            if ! "serve_$server"; then
+                printf '%s\tfailed: did not start\n' "$name" >> "$tmp/readahead.tsv"
+                [ "$server" != nbdcurld ] || broken+=("readahead: nbdcurld did not start")
+                continue
+            fi
+            spid=$bg_pid
+            fields=()
+            status=ok
+            for bs in $seq_sizes; do
+                results=()
+                for i in $(seq "$runs"); do
+                    say "readahead: $name, $bs reads, run $i of $runs (${random_time}s)"
+                    if line=$(fio_seq "$buri" "$bs" "$tmp/seq-$server-$bs-$i.json" "$random_time"); then
+                        results+=("$line")
+                    else
+                        status="failed ($bs run $i timed out or had errors)"
+                        break 2
+                    fi
+                done
+                fields+=("$(IFS=,; echo "${results[*]}")")
+            done
+            stop_bg "$spid"
+            if [ "$status" = ok ]; then
+                printf '%s\tok\t%s\n' "$name" "$(IFS=$'\t'; echo "${fields[*]}")" >> "$tmp/readahead.tsv"
+            else
+                printf '%s\t%s\n' "$name" "$status" >> "$tmp/readahead.tsv"
+                [ "$server" != nbdcurld ] || broken+=("readahead: nbdcurld $status")
+            fi
+        done
+        report ""
+        report "== readahead: fio nbd engine, sequential reads at QD1, 1 connection, ${random_time}s each (median of $runs runs) =="
+        "$PY" - "$tmp/readahead.tsv" <<'EOF' > "$tmp/table.txt"
+import statistics, sys
+sizes = ['4 KiB', '64 KiB', '1 MiB']
+rows = []
+for line in open(sys.argv[1]):
+    f = line.rstrip('\n').split('\t')
+    if f[1] != 'ok':
+        rows.append((f[0], f[1], None))
+        continue
+    mib = [statistics.median(float(r.split()[0]) / 1024 for r in col.split(','))
+           for col in f[2:]]
+    rows.append((f[0], 'ok', mib))
+base = next((r for r in rows if r[0] == 'nbdcurld' and r[2]), None)
+print('%-24s %s   %s' % ('server', ' '.join('%10s' % ('MiB/s ' + s.split()[0] + s.split()[1][0]) for s in sizes),
+                           ' '.join('%9s' % ('nbdc/peer') for s in sizes)))
+for name, status, mib in rows:
+    if mib is None:
+        print('%-24s %s' % (name, status))
+        continue
+    rel = ' '.join('%9.2f' % (b / m) if base and m else '%9s' % '-'
+                   for b, m in zip(base[2] if base else mib, mib))
+    print('%-24s %s   %s' % (name, ' '.join('%10.1f' % m for m in mib), rel))
+EOF
+        report_file "$tmp/table.txt"
+    else
+        report "" "== readahead: skipped (fio with the nbd engine is not installed) =="
     fi
 fi
 

@@ -21,7 +21,7 @@ grep -Eq "^nbdcurld +$n +$n +$n +[0-9]+ +1\.00 +1\.00$" "$tmp/stdout.log" ||
 # copy, copy1, and tls when certtool can make its certificates.
 tables=2
 command -v certtool >/dev/null && tables=3
-[ "$(grep -Ec "^nbdcurld +$n +$n +$n " "$tmp/stdout.log")" -eq "$tables" ] ||
+[ "$(grep -Ec "^nbdcurld +$n +$n +$n +[0-9]+ " "$tmp/stdout.log")" -eq "$tables" ] ||
     fail "expected nbdcurld in $tables copy tables (copy, copy1, tls)"
 [ "$tables" -eq 2 ] || grep -q '^== tls: ' "$tmp/stdout.log" || fail "no tls table"
 grep -Eq "^nbdkit curl +$n " "$tmp/stdout.log" || fail "no nbdkit curl line"
@@ -30,6 +30,11 @@ if fio --enghelp 2>/dev/null | grep -qw nbd; then
         fail "no nbdcurld line in the random-read table"
     grep -Eq '^random-read runs: 2 finished, 0 failed' "$tmp/stdout.log" ||
         fail "random-read runs in the stall section failed"
+fi
+if fio --enghelp 2>/dev/null | grep -qw nbd; then
+    # The readahead table: MiB/s for 4 KiB, 64 KiB and 1 MiB reads.
+    grep -Eq "^nbdcurld +$n +$n +$n +1\.00 +1\.00 +1\.00$" "$tmp/stdout.log" ||
+        fail "no nbdcurld line in the readahead table"
 fi
 grep -Eq '^nbdcurld peak PSS, all processes \([0-9]+\): +[0-9.]+ MiB' "$tmp/stdout.log" ||
     fail "no memory line for nbdcurld"

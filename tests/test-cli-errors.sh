@@ -57,7 +57,9 @@ bad 'psk:alice.*--tls-psk'         --allow psk:alice "file://$img"
 bad 'cert:CN=x.*--tls-verify-peer' --allow cert:CN=x "file://$img"
 # nbdkit's server options that would change what is served are refused
 # with what to use instead.
-bad 'filter=cache.*no filters'    --filter=cache "file://$img"
+bad 'filter=cache.*readahead and NBD_CMD_CACHE are built in'  --filter=cache "file://$img"
+bad 'filter=exportname.*--export NAME=URL'  --filter=exportname "file://$img"
+bad 'filter=cow.*no filters'  --filter=cow "file://$img"
 # Retries (built in, --filter=retry is taken): the numbers are checked.
 bad 'retries must be a number from 0 to 100'  --retries 101 "file://$img"
 bad 'retry-delay must be a number of seconds'  --retry-delay 1.2345 "file://$img"

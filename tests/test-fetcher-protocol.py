@@ -43,7 +43,7 @@ WEB_SERVER = os.path.join(HERE, "web-server.py")
 # nbdcurld.h
 HEADER = struct.Struct("=HHIQQIIQ")     # struct ipc_header
 assert HEADER.size == 40
-FETCHER_WIRE = struct.Struct("=28I8H")  # struct fetcher_config_wire
+FETCHER_WIRE = struct.Struct("=29I8H")  # struct fetcher_config_wire
 IPC_CONFIG_FETCHER = 3
 IPC_CONFIG_END = 4
 IPC_FETCHER_OPENED = 32
@@ -52,6 +52,8 @@ IPC_READ = 33
 IPC_WRITE = 34
 IPC_FLUSH = 35
 IPC_REPLY = 36
+IPC_CACHE = 39
+READAHEAD_MAX_BYTES = 16 * 1024 * 1024
 FETCHER_CAN_WRITE, FETCHER_CAN_FLUSH, FETCHER_CAN_FUA = 1, 2, 4
 FETCHER_READONLY, FETCHER_VERBOSE = 1, 2
 IPC_FLAG_FUA = 1
@@ -81,7 +83,7 @@ F_ADD_SEALS, F_SEAL_SEAL, F_SEAL_SHRINK, F_SEAL_GROW = 1033, 1, 2, 4
 
 
 def config_bytes(url, flags=0, connections=4, timeout=0, cainfo="", retries=0,
-                 retry_delay_ms=0):
+                 retry_delay_ms=0, readahead=0):
     # url, cainfo, capath, export name, auth user, auth password, headers,
     # cookie, user agent, resolve entries; the IP version (any), the oldest
     # TLS (libcurl's); the cipher lists; retries (none unless asked: the
@@ -98,6 +100,7 @@ def config_bytes(url, flags=0, connections=4, timeout=0, cainfo="", retries=0,
                              *[len(s) for s in route], 0,
                              retries, retry_delay_ms,
                              0,                 # cookie file: none
+                             readahead,
                              *[0] * 8)          # allow_ports: none
     strings += ciphers + route
     payload = wire + b"".join(strings)
@@ -409,6 +412,12 @@ BAD_REQUESTS = [
      header(IPC_READ, id_=1, offset=0, length=11, area_offset=DATA_AREA_SIZE - 10)),
     ("data area offset overflows",
      header(IPC_READ, id_=1, offset=0, length=2, area_offset=2**64 - 1)),
+    ("CACHE with a data area offset",
+     header(IPC_CACHE, id_=1, offset=0, length=1, area_offset=65536)),
+    ("CACHE past the end", header(IPC_CACHE, id_=1, offset=IMAGE_SIZE - 1, length=2)),
+    ("CACHE of length 0", header(IPC_CACHE, id_=1, offset=0, length=0)),
+    ("CACHE with FUA", header(IPC_CACHE, flags=IPC_FLAG_FUA, id_=1, offset=0, length=1)),
+    ("CACHE longer than 32 MiB", header(IPC_CACHE, id_=1, offset=0, length=MAX_REQUEST + 1)),
     ("WRITE outside the data area",
      header(IPC_WRITE, id_=1, offset=0, length=1, area_offset=DATA_AREA_SIZE)),
 ]
@@ -452,21 +461,52 @@ def start_web_server():
     web_url = "http://127.0.0.1:%d" % int(web.stdout.readline())
 
 
-def http_open_ok(mode, connections=4):
-    fx = Fetcher("%s/%s/disk.img" % (web_url, mode), connections=connections)
+def http_open_ok(mode, connections=4, **config):
+    fx = Fetcher("%s/%s/disk.img" % (web_url, mode), connections=connections, **config)
     check_opened(fx, IMAGE_SIZE, 0)
     return fx
 
 
-def make_http_good_test(mode, connections):
+def make_http_good_test(mode, connections, readahead=0):
     def test():
-        with http_open_ok(mode, connections) as fx:
+        with http_open_ok(mode, connections, readahead=readahead) as fx:
             reads = ODD_READS + [(i * 65536 + 17, 65536) for i in range(40)]
             check_reads(fx, IMAGE, reads)
+            # One at a time, in order: the store answers most.
+            for off in range(0, IMAGE_SIZE, 100000):
+                check_reads(fx, IMAGE, [(off, min(100000, IMAGE_SIZE - off))])
             fx.sock.shutdown(socket.SHUT_WR)
             check(fx.wait() == 0, "exit status %s" % fx.status)
-    test.__name__ = "http %s: open and pipelined reads (%d connections)" % (mode, connections)
+    test.__name__ = "http %s: open and pipelined reads (%d connections%s)" % (
+        mode, connections, ", readahead" if readahead else "")
     return test
+
+
+def web_gets():
+    with open(os.path.join(tmpdir, "web.log")) as f:
+        return sum(1 for line in f if line.startswith("GET /good/disk.img range=bytes="))
+
+
+def t_http_cache():
+    """CACHE is answered once its range is stored; reads of it then send
+    no request; a file: export answers CACHE at once."""
+    with Fetcher(URL) as fx:
+        check_opened(fx, IMAGE_SIZE, 7)
+        fx.send(header(IPC_CACHE, id_=7, offset=0, length=IMAGE_SIZE))
+        check(fx.reply()[:2] == (7, 0), "file: CACHE not answered with 0")
+    with http_open_ok("good", 2, readahead=READAHEAD_MAX_BYTES) as fx:
+        fx.send(header(IPC_CACHE, id_=7, offset=4096, length=1 << 20))
+        check(fx.reply()[:2] == (7, 0), "http: CACHE not answered with 0")
+        before = web_gets()
+        check(before >= 1, "the CACHE sent no range request")
+        # Backwards, so that no read looks sequential.
+        reads = [(4096 + (1 << 20) - (i + 1) * 65536, 65536) for i in range(16)]
+        for r in reads:
+            check_reads(fx, IMAGE, [r])
+        check(web_gets() == before, "reads of a cached range sent %d requests"
+              % (web_gets() - before))
+        fx.sock.shutdown(socket.SHUT_WR)
+        check(fx.wait() == 0, "exit status %s" % fx.status)
 
 
 def t_http_queue_full():
@@ -590,6 +630,10 @@ def main():
     http_tests = [
         make_http_good_test("good", 4),
         make_http_good_test("good", 1),
+        make_http_good_test("good", 4, READAHEAD_MAX_BYTES),
+        make_http_good_test("good", 1, READAHEAD_MAX_BYTES),
+        make_http_good_test("redirect", 2, READAHEAD_MAX_BYTES),
+        t_http_cache,
         make_http_good_test("no-length", 4),
         make_http_good_test("head-403", 2),
         make_http_good_test("head-405", 2),
@@ -619,7 +663,8 @@ def main():
              t_http_half_close: "http: replies still come after a half-close",
              t_http_close_while_stalled: "http: full close with a stalled read exits at once",
              t_http_queue_full: "http good: 200 reads at once (queue full, then drains)",
-             t_python_http_server_refused: "http python http.server: open refused"}
+             t_python_http_server_refused: "http python http.server: open refused",
+             t_http_cache: "CACHE: answered once stored, its reads send nothing"}
 
     print("1..%d" % len(tests))
     if not os.access(NBDCURLD, os.X_OK):

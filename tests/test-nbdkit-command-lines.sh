@@ -187,6 +187,11 @@ url=$(url_of retry-request-filter)
 ok retry-request-filter <<'EOF'
 nbdkit --filter=retry-request -r curl "$url" retry-request-retries=2 retry-request-delay=1 retry-request-open=false --run 'nbdcopy "$uri" out.img'
 EOF
+# The readahead filter, as nbdkit's manual pairs it with curl: built in.
+url=$(url_of readahead-filter)
+ok readahead-filter <<'EOF'
+nbdkit -r --filter=readahead curl "$url" --run 'nbdcopy --requests=1 "$uri" out.img'
+EOF
 url=$(url_of no-redirects)
 ok no-redirects <<'EOF'
 nbdkit -r curl "$url" followlocation=false --run 'nbdinfo --size "$uri"'

@@ -470,6 +470,9 @@ fetcher_receives (const struct ipc_header *h)
     FUZZ_CHECK ((c->fetcher_caps & FETCHER_CAN_FLUSH) && h->flags == 0 &&
                 h->offset == 0 && h->length == 0 && h->area_offset == 0, "FLUSH");
     break;
+  case IPC_CACHE:
+    FUZZ_CHECK (h->flags == 0 && h->area_offset == 0, "CACHE flags or data area offset");
+    break;
   default:
     FUZZ_CHECK (false, "request type %u to the fetcher", h->type);
   }
@@ -481,7 +484,8 @@ fetcher_receives (const struct ipc_header *h)
                 (unsigned long long) h->offset, (unsigned long long) fz.setup.size);
     FUZZ_CHECK (h->area_offset % DATA_AREA_CHUNK == 0 &&
                 h->area_offset <= DATA_AREA_SIZE - h->length, "data area offset");
-    for (a = h->area_offset; a < h->area_offset + h->length; a += DATA_AREA_CHUNK)
+    for (a = h->area_offset; h->type != IPC_CACHE && a < h->area_offset + h->length;
+         a += DATA_AREA_CHUNK)
       FUZZ_CHECK (c->area && c->area->used[a / DATA_AREA_CHUNK], "request's data in "
                   "a part of the data area it does not hold");
   }
@@ -492,6 +496,10 @@ fetcher_receives (const struct ipc_header *h)
   r->at_fetcher = true;
   FUZZ_CHECK (r->committed && !r->answered && r->offset == h->offset &&
               (h->type == IPC_FLUSH ? r->type == NBD_CMD_FLUSH && r->count == 0
+               : h->type == IPC_CACHE
+               ? r->type == NBD_CMD_CACHE &&
+                 h->length == (r->count < NBD_MAX_REQUEST_SIZE ? r->count
+                                                               : NBD_MAX_REQUEST_SIZE)
                : r->count == h->length &&
                r->type == (h->type == IPC_READ ? NBD_CMD_READ : NBD_CMD_WRITE)),
               "the fetcher is asked something other than the client asked");

@@ -189,6 +189,7 @@ fetcher (void)
               a.tls_min == b.tls_min && a.http_version == b.http_version &&
               a.http_version <= FETCHER_HTTP_3ONLY && a.retries == b.retries &&
               a.retry_delay_ms == b.retry_delay_ms &&
+              a.readahead == b.readahead && a.readahead <= READAHEAD_MAX_BYTES &&
               memcmp (a.allow_ports, b.allow_ports, sizeof a.allow_ports) == 0,
               "configuration changed in a round trip");
   for (i = 0; i < sizeof sa / sizeof sa[0]; i++) {

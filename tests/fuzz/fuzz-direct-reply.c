@@ -940,6 +940,7 @@ setup (struct fuzz_input *in, struct fetcher *f, struct fetcher_config *cfg)
   cfg->http_version = FETCHER_HTTP_NONE;
   /* Every reply's header section through the trace's masks too. */
   cfg->flags = FETCHER_CURL_VERBOSE;
+  cfg->readahead = 0;               /* the direct path only */
   f->cfg = cfg;
   f->export_name = "fuzz";
   f->log_url = (char *) "http://127.0.0.1:8080" URL_PATH;

@@ -62,6 +62,9 @@ allowed (const struct ipc_header *h, const struct fetcher *f)
   case IPC_FLUSH:
     return (f->can & FETCHER_CAN_FLUSH) && h->flags == 0 && h->offset == 0 &&
       h->length == 0 && h->area_offset == 0;
+  case IPC_CACHE:
+    return h->flags == 0 && h->length >= 1 && h->length <= NBD_MAX_REQUEST_SIZE &&
+      end <= f->size && h->area_offset == 0;
   default:
     return false;
   }
@@ -132,7 +135,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
                   (unsigned long long) h.offset, (unsigned long long) h.area_offset);
       FUZZ_CHECK (req.type == h.type && req.flags == h.flags && req.id == h.id &&
                   req.offset == h.offset && req.length == h.length &&
-                  req.data == (h.type == IPC_FLUSH ? NULL : data_area + h.area_offset),
+                  req.data == (h.type == IPC_FLUSH || h.type == IPC_CACHE ? NULL
+                               : data_area + h.area_offset),
                   "request fields differ from those sent");
     }
     FUZZ_CHECK (r == -1 && taken == len, "stopped at %zu of %zu bytes (%d)", taken, len, r);

@@ -24,7 +24,8 @@ FLAG_FUA, FLAG_DF, FLAG_REQ_ONE = 1, 4, 8
 # Internal messages (native order), from src/nbdcurld.h.
 IPC = dict(CONFIG_FRONTEND=1, CONFIG_EXPORT=2, CONFIG_FETCHER=3, CONFIG_END=4,
            URL_CHECKED=8, CONFIG_TLS=9, CONFIG_ACCESS=10, FETCHER_OPENED=32, READ=33,
-           WRITE=34, FLUSH=35, REPLY=36, PIPE_DISCARD=37, KEY_SIGN=48, KEY_PSK=50)
+           WRITE=34, FLUSH=35, REPLY=36, PIPE_DISCARD=37, CACHE=39, KEY_SIGN=48,
+           KEY_PSK=50)
 
 
 def option(code, data=b''):
@@ -118,6 +119,8 @@ def fetcher_requests():
         ipc(IPC['FLUSH'], id_=3)
     yield 'read-only-write', bytes([2, 0]) + ipc(IPC['READ'], id_=9, length=1) + \
         ipc(IPC['WRITE'], id_=10, length=1)
+    yield 'cache', bytes([3, 7]) + ipc(IPC['CACHE'], id_=4, offset=4096, length=1 << 20) + \
+        ipc(IPC['READ'], id_=5, offset=4096, length=4096, area=0)
     yield 'partial', bytes([4, 1]) + ipc(IPC['READ'], id_=1, length=1 << 20)[:30]
 
 
@@ -158,6 +161,7 @@ def config():
         struct.pack('<5I', *map(len, route)) + struct.pack('<I', 2) + \
         struct.pack('<2I', 5, 2000) + \
         struct.pack('<I', *map(len, cookies)) + \
+        struct.pack('<I', 16 << 20) + \
         struct.pack('<8H', 8080, 8443, 0, 0, 0, 0, 0, 0)
     strings += ciphers + route + cookies
     yield 'fetcher', b'\x01' + ipc(IPC['CONFIG_FETCHER'], payload=fw + b''.join(strings)) + \

@@ -1,0 +1,582 @@
+/*
+ * fetcher-readahead.c: the network fetcher's prefetch store: readahead
+ * for sequential readers, and NBD_CMD_CACHE (IPC_CACHE).
+ *
+ * A reader at queue depth 1 (dd, a booting VM) asks for one small range
+ * at a time; without this each costs a whole HTTP round trip.  So the
+ * reads are watched: after READAHEAD_TRIGGER_READS reads that each start
+ * where the last ended, each asked for once the one before was answered
+ * (a client with several reads in flight gains nothing from this), a read that misses the store fetches a window
+ * starting at its offset instead of just itself, and waits for it; a read
+ * answered from the store that comes near the end of what is stored or
+ * coming fetches the next window.  Each new window is twice the last, up
+ * to the store's quarter.  A read anywhere else ends the run: the window
+ * starts small again and nothing more is fetched ahead, so a random
+ * reader pays nothing (its reads go out exactly as before).
+ *
+ * The store is a few segments in the fetcher's own memory, at most
+ * http.ra_max bytes (READAHEAD_MAX_BYTES, and no more than the client's
+ * --client-memory).  A segment is fetched by an ordinary range transfer
+ * through libcurl (never the data pipe: the bytes must land here), with
+ * the same preconditions, and its reply goes through the same checks
+ * (web-reply.c) as any read's: a segment's bytes are used only once its
+ * reply's headers passed every check, and its last byte only once the
+ * transfer ended with the body exactly as long as asked (the rule for a
+ * coalesced read's parts): a read waiting for a segment is answered as
+ * soon as its bytes are there.  Reads that need a segment still in
+ * flight wait for it; none is fetched twice.  When a segment fails, the
+ * reads waiting for it are fetched on their own (they then succeed or
+ * fail by their own replies) and a CACHE waiting for it gets EIO.
+ *
+ * A read is answered from the store by copying into its place in the
+ * data area; a read whose start is stored but not its end gets the stored
+ * part copied and fetches the rest through libcurl into the data area.
+ * A segment is freed once reads took as many bytes as it holds; when room
+ * is needed, the oldest complete segments go first.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "fetcher-http.h"
+
+enum segment_state { SEG_FREE, SEG_FETCHING, SEG_READY };
+
+struct ra_segment {
+  enum segment_state state;
+  uint64_t offset;
+  uint32_t length;
+  uint64_t serial;            /* when made: the oldest is evicted first */
+  uint64_t taken;             /* bytes copied out: at length, it is freed */
+  uint32_t arrived;           /* fetching: body bytes in data, from a reply
+                                 that passed its checks */
+  uint8_t *data;              /* length bytes (malloc'd) */
+};
+
+/* A request that waits for segments in flight: a READ (its data area
+ * place in req.data) or a CACHE. */
+struct waiter {
+  struct fetcher_request req;
+  bool failed;                /* a segment it waited for failed */
+  uint64_t budget;            /* a CACHE: bytes it may still fetch */
+};
+
+static struct {
+  uint32_t max;               /* store bytes, 0: readahead off */
+  uint64_t used;              /* bytes of the segments not free */
+  uint64_t serial;
+  struct ra_segment seg[READAHEAD_MAX_SEGMENTS];
+  unsigned fetching;          /* segments in flight */
+  struct waiter waiters[QUEUE_SIZE];
+  unsigned nwaiters;
+  /* The sequential run: reads that each started where the last ended. */
+  uint64_t run_start, run_end;
+  unsigned run_reads;
+  uint32_t window;            /* the next window's length, 0: none yet */
+} ra;
+
+void
+readahead_init (uint32_t max)
+{
+  ra.max = max;
+}
+
+static unsigned
+free_transfers (void)
+{
+  unsigned n = 0;
+  for (struct transfer *t = http.free_list; t != NULL; t = t->next_free)
+    n++;
+  return n;
+}
+
+static void
+segment_free (struct ra_segment *s)
+{
+  free (s->data);
+  s->data = NULL;
+  ra.used -= s->length;
+  s->state = SEG_FREE;
+}
+
+/* The segment holding byte pos, or NULL. */
+static struct ra_segment *
+segment_at (uint64_t pos)
+{
+  for (unsigned i = 0; i < READAHEAD_MAX_SEGMENTS; i++) {
+    struct ra_segment *s = &ra.seg[i];
+    if (s->state != SEG_FREE && pos >= s->offset && pos - s->offset < s->length)
+      return s;
+  }
+  return NULL;
+}
+
+/* Make room for len more bytes and a free slot, evicting the oldest
+ * complete segments that do not overlap [keep_lo, keep_hi).  Returns the
+ * free slot, or NULL when there is no room. */
+static struct ra_segment *
+make_room (uint32_t len, uint64_t keep_lo, uint64_t keep_hi)
+{
+  /* Each pass frees one segment or ends: at most READAHEAD_MAX_SEGMENTS. */
+  for (;;) {
+    struct ra_segment *slot = NULL, *oldest = NULL;
+    for (unsigned i = 0; i < READAHEAD_MAX_SEGMENTS; i++) {
+      struct ra_segment *s = &ra.seg[i];
+      if (s->state == SEG_FREE)
+        slot = slot ? slot : s;
+      else if (s->state == SEG_READY &&
+               (s->offset >= keep_hi || s->offset + s->length <= keep_lo) &&
+               (oldest == NULL || s->serial < oldest->serial))
+        oldest = s;
+    }
+    if (slot != NULL && ra.used + len <= ra.max)
+      return slot;
+    if (oldest == NULL)
+      return NULL;
+    segment_free (oldest);
+  }
+}
+
+/* len, or less: up to the next stored (or coming) byte after pos, which
+ * is not stored itself: no byte is fetched twice. */
+static uint32_t
+up_to_next (uint64_t pos, uint32_t len)
+{
+  for (unsigned i = 0; i < READAHEAD_MAX_SEGMENTS; i++)
+    if (ra.seg[i].state != SEG_FREE && ra.seg[i].offset > pos &&
+        ra.seg[i].offset - pos < len)
+      len = (uint32_t) (ra.seg[i].offset - pos);
+  return len;
+}
+
+/* Fetch [offset, offset + len) into a new segment (len clipped to the
+ * export's end).  Needs a free transfer.  Returns the segment, or NULL
+ * when there is no room. */
+static struct ra_segment *
+prefetch (uint64_t offset, uint32_t len, uint64_t keep_lo, uint64_t keep_hi)
+{
+  struct ra_segment *s;
+
+  if (offset >= http.f->size || http.free_list == NULL)
+    return NULL;
+  if (len > http.f->size - offset)
+    len = (uint32_t) (http.f->size - offset);
+  len = up_to_next (offset, len);
+  if ((s = make_room (len, keep_lo, keep_hi)) == NULL)
+    return NULL;
+  s->data = malloc (len);
+  if (s->data == NULL)
+    return NULL;                /* no memory: read as if there were no store */
+  s->state = SEG_FETCHING;
+  s->offset = offset;
+  s->length = len;
+  s->serial = ++ra.serial;
+  s->taken = 0;
+  s->arrived = 0;
+  ra.used += len;
+  ra.fetching++;
+  debug ("readahead: fetching %" PRIu32 " bytes at offset %" PRIu64, len, offset);
+  start_prefetch (s, offset, len, s->data);   /* may end it at once */
+  return s;
+}
+
+/* The largest window the store allows: two fit, one read while the
+ * next is fetched; and what one range GET should carry at most. */
+static uint32_t
+max_window (void)
+{
+  uint32_t w = ra.max / 4;
+  return w < READAHEAD_MAX_WINDOW ? w : READAHEAD_MAX_WINDOW;
+}
+
+static uint32_t
+next_window (uint32_t read_length)
+{
+  uint32_t w = ra.window;
+
+  /* The first: four reads' worth, READAHEAD_MIN_WINDOW at least
+   * (read_length <= NBD_MAX_REQUEST_SIZE: no overflow). */
+  if (w == 0)
+    w = read_length <= READAHEAD_MIN_WINDOW / 4 ? READAHEAD_MIN_WINDOW : read_length * 4;
+  if (w > max_window ())
+    w = max_window ();
+  ra.window = w <= UINT32_MAX / 2 ? w * 2 : w;
+  return w;
+}
+
+/* Is a read the only one the client has asked for and not been answered
+ * (besides prefetches)?  A client that keeps several in flight is read
+ * ahead already, by the coalescing of queued reads (start_read) and the
+ * direct reads' splicing; windows through the store would only slow it. */
+static bool
+alone (void)
+{
+  for (unsigned i = 0; i < ra.nwaiters; i++)
+    if (ra.waiters[i].req.type == IPC_READ)
+      return false;
+  return http.queue_len == 0 && http.active == ra.fetching;
+}
+
+/* Watch a new read: is it part of a sequential run? */
+static void
+observe (const struct fetcher_request *req)
+{
+  uint64_t end = req->offset + req->length;
+
+  if (!alone ()) {
+    ra.run_reads = 0;           /* a pipelining client: no readahead */
+    ra.window = 0;
+  }
+  else if (ra.run_reads > 0 && req->offset == ra.run_end) {
+    ra.run_reads++;
+    ra.run_end = end;
+  }
+  else if (ra.run_reads > 0 && req->offset >= ra.run_start && end <= ra.run_end) {
+    /* Inside the run (a read handed back by the direct path): neither
+     * breaks it nor moves it on. */
+  }
+  else {
+    ra.run_start = req->offset;
+    ra.run_end = end;
+    ra.run_reads = 1;
+    ra.window = 0;
+  }
+}
+
+static bool
+sequential (void)
+{
+  return ra.run_reads > READAHEAD_TRIGGER_READS;
+}
+
+/* The bytes of s that may be read now: all once complete; while it is
+ * fetched, those that arrived but the last (as with a read's parts,
+ * fetcher-http.c: only the end of the transfer proves the body was no
+ * longer than asked). */
+static uint64_t
+usable (const struct ra_segment *s)
+{
+  if (s->state == SEG_READY)
+    return s->length;
+  return s->arrived < s->length ? s->arrived : s->length - 1;
+}
+
+/* How much of [offset, offset + length) the store holds or fetches from
+ * offset on, without a gap; *fetching: some of it has yet to arrive. */
+static uint64_t
+covered (uint64_t offset, uint64_t length, bool *fetching)
+{
+  uint64_t pos = offset, end = offset + length;
+  struct ra_segment *s;
+
+  *fetching = false;
+  while (pos < end && (s = segment_at (pos)) != NULL) {
+    uint64_t seg_end = s->offset + s->length;
+    if ((seg_end < end ? seg_end : end) - s->offset > usable (s))
+      *fetching = true;
+    pos = seg_end;
+  }
+  return (pos < end ? pos : end) - offset;
+}
+
+/* Walk [offset, offset + n) over complete segments (covered said so):
+ * each piece's segment, its offset in it, and its length. */
+static struct ra_segment *
+piece (uint64_t pos, uint64_t end, uint64_t *in, uint64_t *take)
+{
+  struct ra_segment *s = segment_at (pos);
+
+  if (s == NULL)
+    fatal ("internal error: readahead copy from a gap at %" PRIu64, pos);
+  *in = pos - s->offset;
+  *take = s->length - *in < end - pos ? s->length - *in : end - pos;
+  if (*in + *take > usable (s))
+    fatal ("internal error: readahead copy of bytes still to come at %" PRIu64, pos);
+  return s;
+}
+
+/* Count a piece as read; free its segment once read through (a byte
+ * read twice counts twice: then it goes a little early, and is fetched
+ * again if it is read once more). */
+static void
+consume (struct ra_segment *s, uint64_t take)
+{
+  s->taken += take;
+  /* Never while it is fetched: its transfer writes into it
+   * (readahead_finished frees it then). */
+  if (s->taken >= s->length && s->state == SEG_READY)
+    segment_free (s);
+}
+
+/* Copy [offset, offset + n) from the store to dst. */
+static void
+copy_out (uint8_t *dst, uint64_t offset, uint64_t n)
+{
+  uint64_t pos = offset, end = offset + n, in = 0, take = 0;
+
+  while (pos < end) {
+    struct ra_segment *s = piece (pos, end, &in, &take);
+    memcpy (dst + (pos - offset), s->data + in, take);
+    pos += take;
+    consume (s, take);
+  }
+}
+
+/* Answer a read that the data pipe takes through it, when no direct read
+ * is using it: the front-end splices the bytes on to the client, and its
+ * data area is not touched (shared memory pages cost a fault each time
+ * the front-end gives them back, as it does for reads of this size).
+ * Returns false when the pipe cannot take it all now: whatever went in
+ * is announced as discarded, and the caller copies to the data area. */
+static bool
+pipe_out (const struct fetcher_request *req)
+{
+  struct iovec iov[READAHEAD_MAX_SEGMENTS];
+  uint64_t pos = req->offset, end = req->offset + req->length, in = 0, take = 0;
+  unsigned n = 0;
+  ssize_t r;
+
+  if (fetcher_pipe_fd < 0 || !http.direct || req->length > fetcher_pipe_read_max ||
+      !direct_pipe_idle ())
+    return false;
+  /* Each piece is a different segment: at most READAHEAD_MAX_SEGMENTS. */
+  while (pos < end) {
+    struct ra_segment *s = piece (pos, end, &in, &take);
+    iov[n++] = (struct iovec) { .iov_base = s->data + in, .iov_len = take };
+    pos += take;
+  }
+  do
+    r = writev (fetcher_pipe_fd, iov, (int) n);
+  while (r == -1 && errno == EINTR);
+  if (r != (ssize_t) req->length) {
+    if (r > 0)
+      fetcher_pipe_discard ((uint32_t) r);
+    return false;
+  }
+  for (pos = req->offset; pos < end; pos += take)
+    consume (piece (pos, end, &in, &take), take);
+  fetcher_reply_piped (req->id);
+  return true;
+}
+
+/* Keep the sequential reader ahead: when less than the next window is
+ * stored or coming after its read, fetch it (so up to two windows are
+ * ahead: a window takes longer to fetch than to read from here). */
+static void
+keep_ahead (uint64_t read_end, unsigned spare_transfers)
+{
+  bool fetching;
+  uint64_t have;
+  uint32_t w;
+
+  if (!sequential () || ra.fetching >= READAHEAD_MAX_INFLIGHT ||
+      free_transfers () <= spare_transfers || read_end >= http.f->size)
+    return;
+  have = covered (read_end, http.f->size - read_end, &fetching);
+  if (have >= ra.window)
+    return;
+  w = next_window (0);
+  (void) prefetch (read_end + have, w, read_end, read_end + have);
+}
+
+enum outcome { ANSWERED, WAITING, FETCH };
+
+/* A read, new or waiting: answer it from the store, let it wait, or
+ * leave it (or its part past the stored start) to be fetched. */
+static enum outcome
+try_read (struct fetcher_request *req, bool fresh)
+{
+  bool fetching;
+  uint64_t have = covered (req->offset, req->length, &fetching);
+
+  if (have == req->length) {
+    if (fetching)
+      return WAITING;
+    if (!pipe_out (req)) {
+      copy_out (req->data, req->offset, have);
+      fetcher_reply (req->id, 0);
+    }
+    if (fresh)
+      keep_ahead (req->offset + req->length, 0);
+    return ANSWERED;
+  }
+  if (have == 0 && fresh && sequential () && ra.fetching < READAHEAD_MAX_INFLIGHT) {
+    /* A sequential miss: fetch a window from here and wait for it.  A
+     * transfer stays for the reads after it unless this is the only one. */
+    uint32_t w = next_window (req->length);
+    if (w >= req->length && prefetch (req->offset, w, req->offset, req->offset) != NULL)
+      return segment_at (req->offset) != NULL ? WAITING : FETCH;
+  }
+  if (fetching)
+    return WAITING;             /* the stored start is still coming */
+  if (have > 0) {
+    /* The start is here: copy it, fetch the rest into the data area. */
+    copy_out (req->data, req->offset, have);
+    req->offset += have;
+    req->length -= (uint32_t) have;
+    req->data += have;
+    req->flags |= REQ_READAHEAD_SEEN | REQ_NOT_PIPED;
+  }
+  return FETCH;
+}
+
+/* A CACHE, new or waiting: fetch what is missing of its range (as much as
+ * the store holds), answer once all of it is stored. */
+static enum outcome
+try_cache (struct fetcher_request *req, uint64_t *budget)
+{
+  uint64_t pos = req->offset;
+  uint64_t end = req->offset + (req->length < ra.max ? req->length : ra.max);
+  bool waiting = false;
+
+  /* Each pass moves pos past a segment, or starts one, or ends. */
+  while (pos < end) {
+    struct ra_segment *s = segment_at (pos);
+    if (s != NULL) {
+      waiting |= s->state == SEG_FETCHING;
+      pos = s->offset + s->length;
+      continue;
+    }
+    if (http.free_list == NULL || ra.fetching >= READAHEAD_MAX_INFLIGHT) {
+      waiting = true;           /* again when a transfer is free */
+      break;
+    }
+    /* A window at most (prefetch stops it at the next stored byte);
+     * and no more than twice the range in all, should other prefetches
+     * evict what this one fetched before it is complete. */
+    {
+      uint64_t gap = end - pos < max_window () ? end - pos : max_window ();
+      if (*budget < gap)
+        break;                  /* advice: what could be done is done */
+      s = prefetch (pos, (uint32_t) gap, req->offset, end);
+      if (s == NULL)
+        break;                  /* no room: the rest is not cached (advice) */
+      if (segment_at (pos) == NULL)
+        break;                  /* failed at once */
+      *budget -= s->length;
+      waiting = true;
+      pos = s->offset + s->length;
+    }
+  }
+  if (waiting)
+    return WAITING;
+  fetcher_reply (req->id, 0);
+  return ANSWERED;
+}
+
+static void
+wait_for_store (const struct fetcher_request *req, uint64_t budget)
+{
+  if (ra.nwaiters == QUEUE_SIZE) {
+    /* Only a front-end past MAX_INFLIGHT_PER_CLIENT gets here. */
+    fetcher_reply (req->id, EIO);
+    return;
+  }
+  ra.waiters[ra.nwaiters++] = (struct waiter) { .req = *req, .budget = budget };
+}
+
+bool
+readahead_take (struct fetcher_request *req)
+{
+  enum outcome o;
+  uint64_t budget = 2 * (uint64_t) req->length;
+
+  if (req->type == IPC_CACHE) {
+    if (ra.max == 0) {
+      fetcher_reply (req->id, 0);    /* advice nothing here can take */
+      return true;
+    }
+    o = try_cache (req, &budget);
+  }
+  else {
+    if (ra.max == 0 || (req->flags & REQ_READAHEAD_SEEN))
+      return false;
+    observe (req);
+    o = try_read (req, true);
+  }
+  if (o == WAITING)
+    wait_for_store (req, budget);
+  return o != FETCH;
+}
+
+/* A waiting read that is to be fetched after all goes back to the head
+ * of the queue, marked so that it is fetched into the data area. */
+static void
+refetch (struct fetcher_request *req)
+{
+  req->flags |= REQ_READAHEAD_SEEN | REQ_NOT_PIPED;
+  if (http.queue_len == QUEUE_SIZE) {
+    fetcher_reply (req->id, EIO);    /* a front-end past its limit */
+    return;
+  }
+  queue_push_front (req);
+}
+
+void
+readahead_progress (void)
+{
+  unsigned i = 0;
+
+  /* Each pass answers or keeps one waiter. */
+  while (i < ra.nwaiters) {
+    struct waiter *w = &ra.waiters[i];
+    enum outcome o;
+
+    if (w->req.type == IPC_CACHE) {
+      if (w->failed) {
+        fetcher_reply (w->req.id, EIO);
+        o = ANSWERED;
+      }
+      else
+        o = try_cache (&w->req, &w->budget);
+    }
+    else {
+      o = try_read (&w->req, false);
+      if (o == FETCH)
+        refetch (&w->req);
+    }
+    if (o == WAITING)
+      i++;
+    else
+      ra.waiters[i] = ra.waiters[--ra.nwaiters];
+  }
+}
+
+void
+readahead_finished (struct ra_segment *s, const char *why)
+{
+  ra.fetching--;
+  if (why == NULL) {
+    s->state = SEG_READY;
+    if (s->taken >= s->length)
+      segment_free (s);         /* read through while it came */
+    return;
+  }
+  warn ("export \"%s\" (%s): readahead of %" PRIu32 " bytes at offset %" PRIu64
+        " failed: %s", http.f->export_name, http.f->log_url, s->length, s->offset, why);
+  /* The waiters that needed it: a CACHE fails, reads go out on their own
+   * (readahead_progress finds them uncovered). */
+  for (unsigned i = 0; i < ra.nwaiters; i++) {
+    const struct fetcher_request *r = &ra.waiters[i].req;
+    if (r->offset < s->offset + s->length && s->offset < r->offset + r->length)
+      ra.waiters[i].failed = true;
+  }
+  segment_free (s);
+  /* A failing server: start small again. */
+  ra.run_reads = 0;
+  ra.window = 0;
+}
+
+void
+readahead_arrived (struct ra_segment *s, size_t bytes)
+{
+  s->arrived = (uint32_t) bytes;    /* <= s->length: the write callback's check */
+}
+
+bool
+readahead_idle (void)
+{
+  return ra.nwaiters == 0 && ra.fetching == 0;
+}
