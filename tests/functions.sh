@@ -183,6 +183,46 @@ start_web_server() {
     WEB_URL=http://127.0.0.1:$WEB_PORT
 }
 
+# start_tinyproxy NAME [CONFIG LINES]: Debian's tinyproxy on a free port of
+# 127.0.0.1, its configuration NAME.conf and log NAME-proxy.log in the
+# current directory; sets PROXY_PORT (tests/test-proxy.sh,
+# test-nbdkit-command-lines.sh).
+start_tinyproxy() {
+    local name=$1 extra=${2:-} port i user=""
+    # Unprivileged: as root, tinyproxy becomes nobody (its log is made
+    # writable for that).
+    [ "$(id -u)" -ne 0 ] || user=$'User nobody\nGroup nogroup'
+    for attempt in 1 2 3 4 5; do
+        port=$(free_port)
+        cat > "$name.conf" <<EOF
+Port $port
+Listen 127.0.0.1
+Timeout 60
+LogFile "$tmp/$name-proxy.log"
+LogLevel Info
+MaxClients 64
+Allow 127.0.0.1
+$user
+$extra
+EOF
+        : > "$name-proxy.log"
+        chmod 666 "$name-proxy.log"
+        tinyproxy -d -c "$name.conf" > "$name-proxy.out" 2>&1 &
+        local pid=$!
+        kill_on_exit "$pid"
+        for i in $(seq 50); do
+            if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+                PROXY_PORT=$port
+                return 0
+            fi
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        stop_pid "$pid"
+    done
+    fail "tinyproxy did not start: $(tail -n 5 "$name-proxy.out")"
+}
+
 # ---- nbdcurld ----
 
 # start_nbdcurld ARGS...: run nbdcurld in the foreground on the Unix socket

@@ -244,6 +244,21 @@ ok header-script ' authz="Bearer tok-Compat-9d2e" ' <<'EOF'
 nbdkit -r curl "$url" header-script='printf "Authorization: Bearer %s\n" "$(cat '"$token"')"' header-script-renew=600 --run 'nbdinfo --size "$uri"'
 EOF
 
+# A proxy that wants credentials (a corporate network), with Debian's
+# tinyproxy: the web server sees its Via header.
+if command -v tinyproxy >/dev/null; then
+    chmod 711 "$tmp"            # tinyproxy runs as nobody when we are root
+    start_tinyproxy cmdline 'BasicAuth me pw-C0mpat-2b7d'
+    url=$(url_of proxied)
+    ok proxied ' via="' <<'EOF'
+nbdkit -r curl "$url" proxy="http://127.0.0.1:$PROXY_PORT" proxy-user=me proxy-password=+"$tmp/password.txt" --run 'nbdcopy "$uri" out.img'
+EOF
+    grep -q 'proxied.img' cmdline-proxy.log || fail "proxied: the proxy logged no request"
+    ! grep -q 'pw-C0mpat' proxied.log || fail "proxied: the password is in nbdcurld's log"
+else
+    echo "SKIP (part): a proxy line needs tinyproxy"
+fi
+
 # ---- lines that must be refused, and how ----
 url=$(url_of literal-password)
 refused literal-password '\+FILE|-FD|file|descriptor' <<'EOF'
