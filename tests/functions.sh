@@ -223,6 +223,36 @@ EOF
     fail "tinyproxy did not start: $(tail -n 5 "$name-proxy.out")"
 }
 
+# copy_checked NAME ARGS...: nbdcurld -v -r ARGS serves an export while
+# nbdcopy copies it to NAME.img, which must match $sum; nbdcurld's stderr
+# goes to NAME.log (tests/test-proxy.sh, test-unix-socket.sh,
+# test-cookies.sh).
+copy_checked() {
+    local name=$1
+    shift
+    echo "== $name"
+    rm -f "$name.img"
+    "$NBDCURLD" -v -r --run "nbdcopy \"\$uri\" $name.img" "$@" 2>"$name.log" </dev/null ||
+        fail "$name: nbdcurld $* failed: $(tail -n 5 "$name.log")"
+    [ "$(md5_of "$name.img")" = "$sum" ] || fail "$name: the copy differs"
+    sleep 0.2       # servers log a request once its reply is out
+}
+
+# refused_at_start NAME PATTERN ARGS...: nbdcurld -r ARGS fails at start
+# (--run's command never runs) with a message matching PATTERN (grep -iE),
+# in refused-NAME.log (tests/test-http-version.sh, test-unix-socket.sh).
+refused_at_start() {
+    local name=$1 pattern=$2 rc=0
+    shift 2
+    echo "== refused $name"
+    "$NBDCURLD" -r --run "touch '$tmp/ran'" "$@" </dev/null >"refused-$name.log" 2>&1 || rc=$?
+    [ "$rc" -ne 0 ] || fail "$name: accepted: nbdcurld $*"
+    [ "$rc" -lt 128 ] || fail "$name: killed by signal $((rc - 128))"
+    [ ! -e ran ] || fail "$name: refused only after serving"
+    grep -qiE -- "$pattern" "refused-$name.log" ||
+        fail "$name: the message does not match /$pattern/: $(cat "refused-$name.log")"
+}
+
 # ---- nbdcurld ----
 
 # start_nbdcurld ARGS...: run nbdcurld in the foreground on the Unix socket

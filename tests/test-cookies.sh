@@ -25,18 +25,6 @@ url() {
     echo "$WEB_URL/$2/$1.img"
 }
 
-# copy NAME ARGS...: nbdcurld -v -r ARGS serves the export while nbdcopy
-# copies it to NAME.img, byte-exact; nbdcurld's stderr goes to NAME.log.
-copy() {
-    local name=$1
-    shift
-    echo "== $name"
-    "$NBDCURLD" -v -r --run "nbdcopy \"\$uri\" $name.img" "$@" 2>"$name.log" </dev/null ||
-        fail "$name: nbdcurld $* failed: $(tail -n 5 "$name.log")"
-    [ "$(md5_of "$name.img")" = "$sum" ] || fail "$name: the copy differs"
-    sleep 0.1           # the web server logs a request once it is answered
-}
-
 # every NAME STRING: requests for NAME.img were made, a range read among
 # them, and each log line has STRING.
 every() {
@@ -80,7 +68,7 @@ refused() {
     printf 'other.invalid\tFALSE\t/\tFALSE\t0\tother\tnot-for-this-host\n'
     printf 'Set-Cookie: lang=en; domain=127.0.0.1; path=/\n'
 } > cookies.txt
-copy file "$(url file good)" cookiefile="$tmp/cookies.txt"
+copy_checked file "$(url file good)" cookiefile="$tmp/cookies.txt"
 every file 'file=S3cret-from-file'
 every file 'lang=en'
 none file 'not-for-this-host'
@@ -89,7 +77,7 @@ grep -q 'reads go through libcurl (cookiefile=' file.log ||
     fail "file: the reads did not go through libcurl: $(grep -i 'reads' file.log)"
 ! grep -q 'S3cret-from-file' file.log || fail "file: the cookie is in nbdcurld's log"
 # /chunked/: every read through libcurl, on more than one handle.
-copy file-chunked "$(url file-chunked chunked)" cookiefile="$tmp/cookies.txt" connections=4
+copy_checked file-chunked "$(url file-chunked chunked)" cookiefile="$tmp/cookies.txt" connections=4
 every file-chunked 'file=S3cret-from-file'
 
 # In a --config file, cookiefile is a path relative to the file.
@@ -98,14 +86,14 @@ cp cookies.txt etc/session.txt
 ln -s disk.img www/conf.img
 printf '[export conf]\nurl = %s\ncookiefile = session.txt\n' "$WEB_URL/good/conf.img" \
     > etc/nbdcurld.conf
-(cd elsewhere && copy conf --config ../etc/nbdcurld.conf) || exit 1
+(cd elsewhere && copy_checked conf --config ../etc/nbdcurld.conf) || exit 1
 every conf 'file=S3cret-from-file'
 
 # A redirect to another origin (127.0.0.2): the cookie for 127.0.0.1 is
 # not sent there, neither on the open nor on the reads.
 start_two_origins "$tmp/www" first.log second.log
 ln -s disk.img www/origin.img
-copy origin "http://127.0.0.1:$TWO_ORIGINS_PORT/redirect-to/127.0.0.2:$TWO_ORIGINS_PORT/origin.img" \
+copy_checked origin "http://127.0.0.1:$TWO_ORIGINS_PORT/redirect-to/127.0.0.2:$TWO_ORIGINS_PORT/origin.img" \
     cookiefile="$tmp/cookies.txt"
 grep '^HEAD ' first.log | grep 'file=S3cret-from-file' | grep -q 'lang=en' ||
     fail "origin: the first origin did not get the cookies: $(cat first.log)"
@@ -114,7 +102,7 @@ grep -q '^GET /good/origin.img range=bytes=' second.log || fail "origin: no read
     fail "origin: the cookies went to the other origin: $(grep S3cret second.log | head -n 2)"
 
 # ---- cookies the server sets go back only with the engine on ----
-copy engine "$(url engine set-cookie)" cookiefile=
+copy_checked engine "$(url engine set-cookie)" cookiefile=
 web_requests engine | grep -q '^HEAD .* cookie=- ' ||
     fail "engine: the HEAD carried a cookie nobody set: $(web_requests engine | head -n 1)"
 lines=$(web_requests engine | grep '^GET ')
@@ -131,7 +119,7 @@ none no-engine 'srv=granted'
 
 # A cookie set on a redirect goes with the request it leads to, and with
 # the reads of the final URL.
-copy redirect "$(url redirect cookie-redirect)" cookiefile=
+copy_checked redirect "$(url redirect cookie-redirect)" cookiefile=
 lines=$(web_requests redirect | grep ' /cookie-required/')
 grep -q '^GET ' <<<"$lines" || fail "redirect: no read of the final URL"
 bad=$(grep -vF 'cookie="srv=granted"' <<<"$lines" || true)

@@ -94,22 +94,11 @@ grep -q 'reads of up to .* go direct' plain11.log ||
     fail "plain11: the direct path is off: $(grep 'reads go' plain11.log)"
 
 # ---- refused at start ----
-refused() {
-    local name=$1 pattern=$2 rc=0
-    shift 2
-    echo "== refused $name"
-    "$NBDCURLD" -r --run "touch '$tmp/ran'" "$@" </dev/null >"refused-$name.log" 2>&1 || rc=$?
-    [ "$rc" -ne 0 ] || fail "$name: accepted: nbdcurld $*"
-    [ "$rc" -lt 128 ] || fail "$name: killed by signal $((rc - 128))"
-    [ ! -e ran ] || fail "$name: refused only after serving"
-    grep -qiE -- "$pattern" "refused-$name.log" ||
-        fail "$name: the message does not match /$pattern/: $(cat "refused-$name.log")"
-}
-refused bad 'http-version= takes none, 1.0, 1.1, 2.0, 2TLS, 2-prior-knowledge, 3 or 3only' \
+refused_at_start bad 'http-version= takes none, 1.0, 1.1, 2.0, 2TLS, 2-prior-knowledge, 3 or 3only' \
     "$tls_url/disk.img" http-version=2
 if ! curl -V | grep -q '^Features:.* HTTP3'; then
-    refused v3 'HTTP/3, which this libcurl .* was built without' "$tls_url/disk.img" http-version=3
-    refused v3only 'HTTP/3, which this libcurl .* was built without' "$tls_url/disk.img" \
+    refused_at_start v3 'HTTP/3, which this libcurl .* was built without' "$tls_url/disk.img" http-version=3
+    refused_at_start v3only 'HTTP/3, which this libcurl .* was built without' "$tls_url/disk.img" \
         http-version=3only
 fi
 

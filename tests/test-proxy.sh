@@ -29,19 +29,6 @@ url() {
     echo "$WEB_URL/$2/$1.img"
 }
 
-# copy NAME ARGS...: nbdcurld -v -r ARGS serves the export while nbdcopy
-# copies it to NAME.img, byte-exact; nbdcurld's stderr goes to NAME.log.
-copy() {
-    local name=$1
-    shift
-    echo "== $name"
-    rm -f "$name.img"
-    "$NBDCURLD" -v -r --run "nbdcopy \"\$uri\" $name.img" "$@" 2>"$name.log" </dev/null ||
-        fail "$name: nbdcurld $* failed: $(tail -n 5 "$name.log")"
-    [ "$(md5_of "$name.img")" = "$sum" ] || fail "$name: the copy differs"
-    sleep 0.2       # the servers log a request once its reply is out
-}
-
 # proxied NAME LOG: every request for NAME.img went through the proxy
 # logging to LOG (the proxy logged them, and the web server saw its Via).
 proxied() {
@@ -64,26 +51,26 @@ auth_log=$tmp/auth-proxy.log
 auth_port=$PROXY_PORT
 
 # ---- proxy= ----
-copy plain "$(url plain good)" proxy=http://127.0.0.1:$open_port
+copy_checked plain "$(url plain good)" proxy=http://127.0.0.1:$open_port
 proxied plain "$open_log"
 # Through a proxy, reads go through libcurl (not the direct path).
 grep -q 'reads go through libcurl (through a proxy)' plain.log ||
     fail "plain: the direct path was not turned off: $(grep 'reads go' plain.log)"
 # Reads that libcurl handles whatever the path (chunked replies) too.
-copy chunked "$(url chunked chunked)" proxy=http://127.0.0.1:$open_port
+copy_checked chunked "$(url chunked chunked)" proxy=http://127.0.0.1:$open_port
 proxied chunked "$open_log"
 # A proxy URL without a scheme is an http:// proxy (libcurl's reading).
-copy noscheme "$(url noscheme good)" proxy=127.0.0.1:$open_port
+copy_checked noscheme "$(url noscheme good)" proxy=127.0.0.1:$open_port
 proxied noscheme "$open_log"
 
 # ---- proxy-user= and proxy-password= ----
 printf 'Pr0xy-pw-7d2\n' > proxy-pw.txt
 chmod 644 proxy-pw.txt
-copy auth "$(url auth good)" proxy=http://127.0.0.1:$auth_port proxy-user=alice \
+copy_checked auth "$(url auth good)" proxy=http://127.0.0.1:$auth_port proxy-user=alice \
     proxy-password=+proxy-pw.txt
 proxied auth "$auth_log"
 # From a descriptor too.
-copy auth-fd "$(url auth-fd good)" proxy=http://127.0.0.1:$auth_port proxy-user=alice \
+copy_checked auth-fd "$(url auth-fd good)" proxy=http://127.0.0.1:$auth_port proxy-user=alice \
     proxy-password=-5 5<proxy-pw.txt
 proxied auth-fd "$auth_log"
 ! grep -qF 'Pr0xy-pw-7d2' ./*.log || fail "the proxy password is in a log"
@@ -107,20 +94,20 @@ done
 
 # ---- the environment: only with --proxy-from-env ----
 export http_proxy=http://127.0.0.1:$open_port
-copy env-ignored "$(url env-ignored good)"
+copy_checked env-ignored "$(url env-ignored good)"
 direct env-ignored "$open_log"
 grep -q 'reads of up to .* go direct' env-ignored.log ||
     fail "env-ignored: the direct path is off without a proxy"
-copy env-used "$(url env-used good)" --proxy-from-env
+copy_checked env-used "$(url env-used good)" --proxy-from-env
 proxied env-used "$open_log"
 # proxy= wins over the environment.
-copy env-overridden "$(url env-overridden good)" --proxy-from-env \
+copy_checked env-overridden "$(url env-overridden good)" --proxy-from-env \
     proxy=http://127.0.0.1:$auth_port proxy-user=alice proxy-password=+proxy-pw.txt
 proxied env-overridden "$auth_log"
 ! grep -qF env-overridden.img "$open_log" || fail "env-overridden: the environment's proxy was used"
 # no_proxy exempts the web server's address: connected to directly (its
 # port is allowed too).
-no_proxy=127.0.0.1 copy env-noproxy "$(url env-noproxy good)" --proxy-from-env
+no_proxy=127.0.0.1 copy_checked env-noproxy "$(url env-noproxy good)" --proxy-from-env
 direct env-noproxy "$open_log"
 unset http_proxy
 
@@ -132,7 +119,7 @@ if command -v certtool >/dev/null && /usr/sbin/nginx -V 2>&1 | grep -q -- --with
     start_nginx "$tmp/www" ssl "ssl_certificate $tmp/keys/server-cert.pem;
         ssl_certificate_key $tmp/keys/server-key.pem;"
     start_tinyproxy connect "ConnectPort $NGINX_PORT"
-    copy https "https://localhost:$NGINX_PORT/disk.img" proxy=http://127.0.0.1:$PROXY_PORT \
+    copy_checked https "https://localhost:$NGINX_PORT/disk.img" proxy=http://127.0.0.1:$PROXY_PORT \
         cainfo="$tmp/keys/ca-cert.pem"
     grep -q "CONNECT localhost:$NGINX_PORT" connect-proxy.log ||
         fail "https: the proxy was not asked to CONNECT: $(tail -n 5 connect-proxy.log)"

@@ -31,18 +31,7 @@ url() {
     echo "http://disk.nbdcurld.invalid/$2/$1.img"
 }
 
-copy() {
-    local name=$1
-    shift
-    echo "== $name"
-    rm -f "$name.img"
-    "$NBDCURLD" -v -r --run "nbdcopy \"\$uri\" $name.img" "$@" 2>"$name.log" </dev/null ||
-        fail "$name: nbdcurld $* failed: $(tail -n 5 "$name.log")"
-    [ "$(md5_of "$name.img")" = "$sum" ] || fail "$name: the copy differs"
-    sleep 0.2
-}
-
-copy direct "$(url direct good)" unix-socket-path="$sock"
+copy_checked direct "$(url direct good)" unix-socket-path="$sock"
 web_every direct 'host="disk.nbdcurld.invalid"'
 grep -q 'reads of up to .* go direct' direct.log ||
     fail "direct: reads did not go direct: $(grep 'reads go' direct.log)"
@@ -51,10 +40,10 @@ if [ -n "$landlock" ]; then
     ! grep -v 'TCP: bind and connect refused' <<<"$landlock" ||
         fail "direct: a fetcher may connect to TCP ports"
 fi
-copy chunked "$(url chunked chunked)" unix-socket-path="$sock"
+copy_checked chunked "$(url chunked chunked)" unix-socket-path="$sock"
 web_every chunked 'host="disk.nbdcurld.invalid"'
 # A relative path is relative to where nbdcurld was started.
-copy relative "$(url relative good)" unix-socket-path=web.sock
+copy_checked relative "$(url relative good)" unix-socket-path=web.sock
 web_every relative 'host="disk.nbdcurld.invalid"'
 
 # The fetcher's user (nobody, when started as root) may not connect; and
@@ -74,22 +63,11 @@ expect_fail "$NBDCURLD" -r --run 'nbdcopy "$uri" missing.img' \
 grep -qi "couldn't connect" missing.log || fail "missing: the log does not say why: $(cat missing.log)"
 [ ! -s missing.img ] || fail "missing: data was copied"
 
-refused() {
-    local name=$1 pattern=$2 rc=0
-    shift 2
-    echo "== refused $name"
-    "$NBDCURLD" -r --run "touch '$tmp/ran'" "$@" </dev/null >"refused-$name.log" 2>&1 || rc=$?
-    [ "$rc" -ne 0 ] || fail "$name: accepted: nbdcurld $*"
-    [ "$rc" -lt 128 ] || fail "$name: killed by signal $((rc - 128))"
-    [ ! -e ran ] || fail "$name: refused only after serving"
-    grep -qiE -- "$pattern" "refused-$name.log" ||
-        fail "$name: the message does not match /$pattern/: $(cat "refused-$name.log")"
-}
-refused ftp 'unix-socket-path= serves http and https URLs only' \
+refused_at_start ftp 'unix-socket-path= serves http and https URLs only' \
     ftp://127.0.0.1/disk.img unix-socket-path="$sock"
-refused long 'unix-socket-path= takes a path of 1 to 107 bytes' \
+refused_at_start long 'unix-socket-path= takes a path of 1 to 107 bytes' \
     "$(url long good)" unix-socket-path="/$(printf 'x%.0s' $(seq 120))"
-refused proxy 'cannot be combined' "$(url proxy good)" unix-socket-path="$sock" \
+refused_at_start proxy 'cannot be combined' "$(url proxy good)" unix-socket-path="$sock" \
     proxy=http://127.0.0.1:3128
 
 if grep -h 'killed by signal' ./*.log; then
