@@ -3,10 +3,12 @@
  *
  * Peers (see fetcher.h):
  *   supervisor  CHILD_FD_CONFIG: IPC_CONFIG_FETCHER, IPC_CONFIG_END, EOF
- *   front-end   CHILD_FD_PEER:   requests in, replies out
+ *               CHILD_FD_PEER:   IPC_FETCHER_OPEN, the first message
+ *   front-end   CHILD_FD_PEER:   requests in, replies out (after it)
  *   the export  fetcher-file.c or fetcher-http.c
  *
- * Start: read the configuration, (sandbox), open the export, tell the
+ * Start: read the configuration, (sandbox), wait for the supervisor's
+ * IPC_FETCHER_OPEN (a spare waits long), open the export, tell the
  * front-end IPC_FETCHER_OPENED, then let the backend serve requests until
  * the front-end closes its end.
  *
@@ -350,10 +352,45 @@ send_opened (uint64_t size, uint32_t can, uint32_t piped_read_max)
     }, NULL);
 }
 
+/* IPC_FETCHER_OPEN, the supervisor's go-ahead: the first message on our
+ * socket, written before the front-end had it, so read whole and exactly
+ * (nothing of the front-end's is consumed with it).  A spare fetcher
+ * waits here, for as long as nobody needs it (nbdcurld.h, SPARE_FETCHERS);
+ * at end of file the supervisor let it go, which is no error. */
+static void
+wait_for_open (const struct fetcher *f)
+{
+  uint8_t raw[IPC_HEADER_SIZE];
+  struct ipc_header h;
+  size_t got = 0;
+
+  while (got < sizeof raw) {
+    ssize_t r = recv (CHILD_FD_PEER, raw + got, sizeof raw - got, 0);
+    if (r == -1 && errno == EINTR)
+      continue;
+    if (r == -1 && errno != ECONNRESET)
+      fatal_errno ("waiting for the word to open the export");
+    if (r <= 0) {
+      if (got > 0)
+        fatal ("end of stream inside the word to open the export");
+      debug ("export \"%s\": not needed after all; exiting", f->export_name);
+      exit (EXIT_SUCCESS);
+    }
+    got += (size_t) r;
+  }
+  ipc_decode_header (raw, &h);
+  if (h.type != IPC_FETCHER_OPEN || h.flags != 0 || h.payload_len != 0 || h.id != 0 ||
+      h.offset != 0 || h.length != 0 || h.error != 0 || h.area_offset != 0)
+    fatal ("the first message is not the word to open (type %u): stopping", h.type);
+}
+
 static void
 open_or_exit (struct fetcher *f, const struct fetcher_backend *backend)
 {
-  int error = backend->open (f);
+  int error;
+
+  wait_for_open (f);
+  error = backend->open (f);
   if (error != 0) {
     /* Why goes with the errno; a backend that did not say has logged it. */
     size_t len = strnlen (f->open_failure, MAX_OPEN_FAILURE_MESSAGE);

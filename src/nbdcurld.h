@@ -86,6 +86,26 @@
  * holds no one else's. */
 #define FETCHER_STARTS_PER_CPU    2u
 #define MIN_FETCHER_STARTS        4u
+/* Spare fetchers (supervisor.c): fetchers started ahead of need, one
+ * export's each, that have done the costly part of a start (exec,
+ * libcurl's 35 libraries, curl_global_init, the sandbox: 24 ms of CPU and
+ * 23 ms of a client's GO measured, 100 connections one after the other,
+ * tests/load.py's `serial` section) and wait, reading nothing, for
+ * IPC_FETCHER_OPEN.  The next client of that export gets one at once and
+ * a replacement starts.  A spare opens nothing before it is handed on, so
+ * it holds no stale size or validator and no web connection.  At most
+ * --spare-fetchers (default DEFAULT_SPARE_FETCHERS, at most
+ * MAX_SPARE_FETCHERS, never more than --max-clients) wait at once, over
+ * all exports: nbdcopy opens 4 connections at once where multi-conn is
+ * offered, so 4 spares serve its start; each costs about 2.5 MiB of
+ * memory of its own and three of the supervisor's descriptors. */
+#define DEFAULT_SPARE_FETCHERS    4u
+#define MAX_SPARE_FETCHERS        32u
+/* When every spare's place is taken and a client comes for an export
+ * that has none, the spare that has waited longest gives way to one of
+ * that export, but only after waiting this long: with more exports in use
+ * than places, each place costs at most one wasted start per period. */
+#define SPARE_REBALANCE_SECONDS   30u
 /* Seconds a client may wait for its export to open (the fetcher's connect
  * and stall timeouts bound it in practice); the handshake timeout does not
  * run meanwhile, since that time is the server's, not the client's. */
@@ -473,6 +493,12 @@ enum ipc_type {
                               the range (what fits the store); answered by
                               IPC_REPLY once it is stored (or at once when
                               there is no store) */
+  IPC_FETCHER_OPEN,        /* 40, sup -> fetcher, the first message on its
+                              CHILD_FD_PEER socket, written by the
+                              supervisor before it hands the socket on:
+                              open the export now (a spare fetcher waits
+                              for it, see SPARE_FETCHERS); every other
+                              field 0, payload 0 */
 
   /* Keys, front-end <-> key holder on a SOCK_SEQPACKET socket: one message
    * per packet, header and payload together, one request at a time. */

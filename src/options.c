@@ -23,7 +23,7 @@ enum {
   OPT_EXPORT = 256, OPT_EXPORT_RO, OPT_DESCRIPTION, OPT_RUN, OPT_EXIT_WITH_PARENT,
   OPT_PRINT_URI, OPT_CAINFO, OPT_CAPATH, OPT_INSECURE, OPT_CONNECTIONS,
   OPT_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_STALL_TIMEOUT, OPT_HANDSHAKE_TIMEOUT, OPT_HELP,
-  OPT_USER, OPT_GROUP, OPT_SANDBOX_DEBUG, OPT_CLIENT_MEMORY, OPT_MAX_CLIENTS, OPT_AUTH_USER,
+  OPT_USER, OPT_GROUP, OPT_SANDBOX_DEBUG, OPT_CLIENT_MEMORY, OPT_MAX_CLIENTS, OPT_SPARE_FETCHERS, OPT_AUTH_USER,
   OPT_AUTH_PASSWORD, OPT_TLS, OPT_TLS_CERTIFICATES, OPT_TLS_PSK, OPT_TLS_VERIFY_PEER,
   OPT_TLS_PRIORITY, OPT_ALLOW, OPT_FILTER, OPT_LOG, OPT_PROXY_FROM_ENV, OPT_ALLOW_PORT,
   OPT_ALLOW_LOCAL_REDIRECTS,
@@ -65,6 +65,7 @@ static const struct option long_options[] = {
   { "connections",       required_argument, NULL, OPT_CONNECTIONS },
   { "client-memory",     required_argument, NULL, OPT_CLIENT_MEMORY },
   { "max-clients",       required_argument, NULL, OPT_MAX_CLIENTS },
+  { "spare-fetchers",    required_argument, NULL, OPT_SPARE_FETCHERS },
   { "auth-user",         required_argument, NULL, OPT_AUTH_USER },
   { "auth-password",     required_argument, NULL, OPT_AUTH_PASSWORD },
   { "timeout",           required_argument, NULL, OPT_TIMEOUT },
@@ -160,6 +161,8 @@ usage (FILE *fp)
 "                            https_proxy, all_proxy, no_proxy) where proxy= is\n"
 "                            not given; without it they are ignored\n"
 "      --max-clients N       clients served at once (default %u)\n"
+"      --spare-fetchers N    fetchers kept started ahead of need, so that a\n"
+"                            client's export opens at once (default %u; 0: none)\n"
 "      --allow-port PORT[,PORT...]  a redirect may lead to these ports too\n"
 "                            (besides the URL's, 80 and 443)\n"
 "      --allow-local-redirects  a redirect may lead from another host to\n"
@@ -194,7 +197,7 @@ usage (FILE *fp)
            DEFAULT_CONNECTIONS, DEFAULT_CLIENT_MEMORY / (1024 * 1024),
            DEFAULT_CONNECT_TIMEOUT, MIN_TRANSFER_RATE, DEFAULT_STALL_TIMEOUT,
            DEFAULT_RETRIES, RETRY_BASE_DELAY_MS / 1000,
-           DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_MAX_CLIENTS);
+           DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_MAX_CLIENTS, DEFAULT_SPARE_FETCHERS);
 }
 
 /* While a --config file's settings are taken: the file and line of the
@@ -1319,6 +1322,7 @@ options_parse (int argc, char **argv, struct options *o)
   o->retry_delay_ms = RETRY_BASE_DELAY_MS;
   o->client_memory = DEFAULT_CLIENT_MEMORY;
   o->max_clients = DEFAULT_MAX_CLIENTS;
+  o->spare_fetchers = DEFAULT_SPARE_FETCHERS;
   no_keys (&defaults);
 
   for (;;) {
@@ -1486,6 +1490,9 @@ options_parse (int argc, char **argv, struct options *o)
       break;
     case OPT_MAX_CLIENTS:
       o->max_clients = parse_uint ("--max-clients", optarg, 1, MAX_MAX_CLIENTS);
+      break;
+    case OPT_SPARE_FETCHERS:
+      o->spare_fetchers = parse_uint ("--spare-fetchers", optarg, 0, MAX_SPARE_FETCHERS);
       break;
     case OPT_STALL_TIMEOUT:
       o->stall_timeout = parse_uint ("--stall-timeout", optarg, 1, MAX_TIMEOUT);

@@ -1302,19 +1302,202 @@ launch_fetcher (unsigned idx, int fds[3])
   return -1;
 }
 
-/* IPC_SPAWN_FETCHER: start a fetcher for export `length` and give the
- * front-end its socket.  Returns the errno to report, 0 on success. */
+/* The word that lets a fetcher open its export (IPC_FETCHER_OPEN), on
+ * our end of its socket, before anyone else has that end: so it is the
+ * first message the fetcher reads.  The socket is new and empty, so the
+ * write does not block. */
+static int
+tell_fetcher_to_open (int fd)
+{
+  const struct ipc_header h = { .type = IPC_FETCHER_OPEN };
+
+  if (ipc_send (fd, &h, NULL) == -1) {
+    warn_errno ("telling a fetcher to open its export");
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- Spare fetchers (nbdcurld.h, SPARE_FETCHERS). ---- */
+
+/* A fetcher started ahead of need for one export, waiting for
+ * IPC_FETCHER_OPEN; we hold its three descriptors as launch_fetcher gave
+ * them.  Closing its socket lets it go: it exits at the end of file. */
+static struct spare {
+  unsigned export;
+  pid_t pid;
+  int fds[3];
+  uint64_t since_ms;            /* started then: the longest waiting goes first */
+} spares[MAX_SPARE_FETCHERS];
+static unsigned nspares;
+static unsigned spare_target;   /* 0 until every export has been opened once */
+
+static void
+spare_drop (unsigned i)
+{
+  close (spares[i].fds[0]);
+  close (spares[i].fds[1]);
+  close (spares[i].fds[2]);
+  spares[i] = spares[--nspares];
+}
+
+/* Start a spare for export idx, if there is room.  A failure is logged
+ * and costs nothing else: the next client's fetcher starts on demand. */
+/* Network exports only.  A file: export's fetcher checks its image
+ * before it enters its sandbox (fetcher.c), so a spare of one would wait
+ * unsandboxed.  Exports with header-script= or cookie-script= have none
+ * either: a fetcher must open with the scripts' values of the moment it
+ * is needed (a renewal time may have passed, or a token changed, since a
+ * spare started), and their run costs more than a fetcher's start. */
+static bool
+spare_allowed (unsigned idx)
+{
+  return opt.exports[idx].kind != URL_FILE && !scripts_configured (idx);
+}
+
+static void
+spare_start (unsigned idx)
+{
+  struct spare *sp;
+
+  if (nspares >= spare_target || !spare_allowed (idx))
+    return;
+  sp = &spares[nspares];
+  sp->pid = launch_fetcher (idx, sp->fds);
+  if (sp->pid == -1)
+    return;
+  sp->export = idx;
+  sp->since_ms = monotonic_ms ();
+  nspares++;
+}
+
+/* Take the spare of export idx that has waited longest, if any: its pid,
+ * and its descriptors in fds. */
+static pid_t
+spare_take (unsigned idx, int fds[3])
+{
+  unsigned i, best = nspares;
+  pid_t pid;
+
+  for (i = 0; i < nspares; i++)
+    if (spares[i].export == idx &&
+        (best == nspares || spares[i].since_ms < spares[best].since_ms))
+      best = i;
+  if (best == nspares)
+    return -1;
+  pid = spares[best].pid;
+  memcpy (fds, spares[best].fds, sizeof spares[best].fds);
+  spares[best] = spares[--nspares];
+  return pid;
+}
+
+/* A client of export idx found no spare: when every place is taken, the
+ * spare that has waited longest, if it has waited SPARE_REBALANCE_SECONDS,
+ * makes room for one of idx.  The wait bounds what changing demand can
+ * waste: at most one start per place per that time. */
+static void
+spare_follow_demand (unsigned idx)
+{
+  uint64_t now = monotonic_ms ();
+  unsigned i, oldest = 0;
+
+  if (spare_target == 0 || !spare_allowed (idx))
+    return;
+  if (nspares >= spare_target) {
+    for (i = 1; i < nspares; i++)
+      if (spares[i].since_ms < spares[oldest].since_ms)
+        oldest = i;
+    if (now - spares[oldest].since_ms < SPARE_REBALANCE_SECONDS * 1000ull)
+      return;
+    debug ("export \"%s\" has clients: its spare fetcher replaces one of \"%s\"",
+           opt.exports[idx].name, opt.exports[spares[oldest].export].name);
+    spare_drop (oldest);
+  }
+  spare_start (idx);
+}
+
+/* Once every export has been opened (or needed no check): the spares
+ * start, shared out among the exports in turn.  With -s the one client
+ * has its fetcher already, and none start. */
+static void
+spares_begin (void)
+{
+  unsigned i;
+
+  static bool begun;
+  unsigned eligible = 0, k;
+
+  if (begun || opt.single)
+    return;
+  begun = true;
+  for (i = 0; i < opt.nexports; i++)
+    eligible += spare_allowed (i);
+  if (eligible == 0)
+    return;
+  spare_target = opt.spare_fetchers < opt.max_clients ? opt.spare_fetchers : opt.max_clients;
+  /* In turn over the exports that may have spares. */
+  for (i = 0, k = 0; nspares < spare_target && k < spare_target; i = (i + 1) % opt.nexports)
+    if (spare_allowed (i)) {
+      spare_start (i);
+      k++;
+    }
+  if (spare_target > 0)
+    debug ("%u spare fetchers started", nspares);
+}
+
+/* A graceful stop: no client will want one now. */
+static void
+spares_end (void)
+{
+  spare_target = 0;
+  while (nspares > 0)
+    spare_drop (0);
+}
+
+/* Process pid ended: if it was a spare, forget it.  It is not replaced
+ * (a spare that cannot live must not start over and over); the next
+ * client's fetcher starts on demand and brings a new spare with it. */
+static void
+spare_exited (pid_t pid)
+{
+  unsigned i;
+
+  for (i = 0; i < nspares; i++)
+    if (spares[i].pid == pid) {
+      warn ("spare fetcher %d for export \"%s\" ended before it was needed",
+            (int) pid, opt.exports[spares[i].export].name);
+      spare_drop (i);
+      return;
+    }
+}
+
+/* IPC_SPAWN_FETCHER: give the front-end a fetcher for export `length`,
+ * a spare if there is one, else started now, and tell it to open.
+ * Returns the errno to report, 0 on success. */
 static int
 spawn_fetcher (const struct ipc_header *req)
 {
   struct ipc_header reply = { .type = IPC_FETCHER_SPAWNED, .id = req->id };
   int fds[3], err = 0;
+  bool took_spare = false;
   pid_t pid;
 
   /* The export index was checked by the caller. */
-  pid = launch_fetcher (req->length, fds);
+  pid = spare_take (req->length, fds);
+  if (pid != -1)
+    took_spare = true;
+  else
+    pid = launch_fetcher (req->length, fds);
   if (pid == -1) {
     err = errno;
+    goto reply;
+  }
+  if (tell_fetcher_to_open (fds[0]) == -1) {
+    err = EIO;
+    kill (pid, SIGTERM);
+    close (fds[0]);
+    close (fds[1]);
+    close (fds[2]);
     goto reply;
   }
   if (ipc_send_packet (control_fd, &reply, fds, data_pipe_usable ? 3 : 2) == -1) {
@@ -1330,8 +1513,15 @@ spawn_fetcher (const struct ipc_header *req)
   close (fds[0]);
   close (fds[1]);
   close (fds[2]);
-  if (err == 0)
+  if (err == 0) {
+    /* After the hand-over, so that the client does not wait for a fork:
+     * a spare in its place, or one for this export from now on. */
+    if (took_spare)
+      spare_start (req->length);
+    else
+      spare_follow_demand (req->length);
     return 0;
+  }
  reply:
   reply.error = (uint32_t) err;
   if (ipc_send_packet (control_fd, &reply, NULL, 0) == -1)
@@ -1380,7 +1570,7 @@ open_checks_start (void)
     if (opt.exports[i].kind == URL_FILE)
       continue;
     debug ("export \"%s\": opening it once before serving", opt.exports[i].name);
-    if (launch_fetcher (i, fds) == -1)
+    if (launch_fetcher (i, fds) == -1 || tell_fetcher_to_open (fds[0]) == -1)
       fatal ("export \"%s\": cannot start a fetcher to open it", opt.exports[i].name);
     close (fds[1]);
     close (fds[2]);
@@ -1471,6 +1661,7 @@ open_check_input (struct open_check *c)
 static void
 open_checks_done (void)
 {
+  spares_begin ();
   if (run_gate_fd >= 0) {
     if (write (run_gate_fd, "r", 1) != 1)
       warn_errno ("starting --run's command");
@@ -1864,6 +2055,7 @@ stop_on_signal (uint32_t sig)
     shutdown_and_exit (stop_status ());
   }
   stopping = true;
+  spares_end ();
   stop_deadline_ms = monotonic_ms () + (uint64_t) SHUTDOWN_GRACE_SECONDS * 1000;
   notice ("stopping on signal %u: no new connections; requests in flight have "
           "%u seconds to finish (send the signal again to stop at once)",
@@ -1925,6 +2117,7 @@ reap_children (void)
     if (scripts_child_exited (pid, status))
       continue;
     remove_fetcher (pid);
+    spare_exited (pid);
     scripts_fetcher_exited (pid);
     if (WIFSIGNALED (status))
       warn ("fetcher %d was killed by signal %d (%s)", (int) pid,

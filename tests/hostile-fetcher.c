@@ -115,6 +115,15 @@ hostile_fetcher_main (const char *mode)
 
   if (area == MAP_FAILED)
     exit (EXIT_FAILURE);
+  /* As a real fetcher, it is told to open first (IPC_FETCHER_OPEN); its
+   * misbehaviour is towards the front-end, after that. */
+  {
+    struct ipc_header go;
+    uint8_t *none = NULL;
+    if (ipc_recv (CHILD_FD_PEER, &go, &none, 0) == -1 || go.type != IPC_FETCHER_OPEN)
+      exit (EXIT_FAILURE);
+    free (none);
+  }
   if (strncmp (mode, "script-", 7) == 0)
     script_misbehave (mode);
   if (strcmp (mode, "bad-open") == 0)

@@ -1,13 +1,19 @@
 #!/usr/bin/python3
 """load.py: nbdcurld under load, in figures (issue 10).  Not a test.
 
-    tests/load.py [--only SECTIONS] [--peers LIST] [--clients N]
+    tests/load.py [--only SECTIONS] [--peers LIST] [--serial N] [--clients N]
                   [--idle N] [--disconnects N] [--size MIB] [--read-kib K]
 
 Serves a random image (--size MiB, default 256) with a private nginx on
 127.0.0.1 (tests/web-server.py when nginx is missing) and measures, for
 nbdcurld -r and, where installed, nbdkit -r curl side by side:
 
+  serial   --serial (100) clients one after the other, 50 ms apart (as
+           users, scripts and nbdcopy's reconnections come): each
+           connects, negotiates, GOes and reads 4 KiB: the GO-to-first-
+           byte latency (p50 p90) and the server's CPU time per
+           connection (every process of it, fetchers included); nbdcurld
+           with its spare fetchers and without (--spare-fetchers 0)
   many     --clients (256) raw clients connect, then all at once negotiate,
            GO and read --read-kib (1024) KiB each at their own offset,
            byte-exact: how many were served, the wall time, GO-to-first-
@@ -47,7 +53,7 @@ sys.path.insert(0, HERE)
 import nbdraw as N                                       # noqa: E402
 
 MIB = 1024 * 1024
-SECTIONS = ["many", "idle", "abrupt", "unread"]
+SECTIONS = ["serial", "many", "idle", "abrupt", "unread"]
 
 
 class Nbdkit(N.Server):
@@ -145,6 +151,57 @@ def fmt_state(s):
                                                s["rss"] / 1024)
 
 
+def cpu_seconds(pid, children=False):
+    """utime + stime of pid (plus its reaped children's), in seconds."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    ticks = int(fields[11]) + int(fields[12])
+    if children:
+        ticks += int(fields[13]) + int(fields[14])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def server_cpu(srv):
+    """CPU time of the server so far: every live process, and the
+    processes its supervisor (or nbdkit) reaped."""
+    root = srv.proc.pid
+    return cpu_seconds(root, children=True) + sum(
+        cpu_seconds(p) for p in srv.processes() if p != root)
+
+
+def section_serial(name, srv, ctx, args):
+    image = ctx["image"]
+    time.sleep(1)               # spares (nbdcurld) have started
+    lat, bad = [], 0
+    cpu0 = server_cpu(srv)
+    for i in range(args.serial):
+        off = (i * 7919 * 4096) % (len(image) - 4096)
+        c = N.Conn(srv.sock, 30)
+        try:
+            c.start()
+            c.structured_reply()
+            t0 = time.monotonic()
+            c.go()
+            r = c.read(off, 4096)
+            lat.append(time.monotonic() - t0)
+            if r.error or r.data != image[off:off + 4096]:
+                bad += 1
+        finally:
+            c.close()
+        time.sleep(0.05)
+    time.sleep(0.5)             # the last fetchers are reaped
+    cpu = (server_cpu(srv) - cpu0) / args.serial
+    p = N.percentiles(lat)
+    print("  %-8s %d/%d byte-exact; GO to first byte p50 %.2f ms p90 %.2f ms; "
+          "server CPU %.1f ms per connection" % (
+              name, args.serial - bad, args.serial, p[50] * 1e3, p[90] * 1e3,
+              cpu * 1e3))
+    return bad == 0
+
+
 def section_many(name, srv, ctx, args):
     image = ctx["image"]
     with Sampler(srv) as smp:
@@ -235,7 +292,7 @@ def section_unread(name, srv, ctx, args):
     return True
 
 
-RUN = {"many": section_many, "idle": section_idle, "abrupt": section_abrupt,
+RUN = {"serial": section_serial, "many": section_many, "idle": section_idle, "abrupt": section_abrupt,
        "unread": section_unread}
 TCP = {"idle", "abrupt"}
 
@@ -244,9 +301,10 @@ def main():
     ap = argparse.ArgumentParser(description="nbdcurld under load, in figures")
     ap.add_argument("--only", default=",".join(SECTIONS),
                     help="comma-separated sections: " + ",".join(SECTIONS))
-    ap.add_argument("--peers", default="nbdcurld,nbdkit",
-                    help="servers to measure: nbdcurld,nbdkit")
+    ap.add_argument("--peers", default="nbdcurld,nbdcurld-nospare,nbdkit",
+                    help="servers to measure: nbdcurld,nbdcurld-nospare,nbdkit")
     ap.add_argument("--clients", type=int, default=256)
+    ap.add_argument("--serial", type=int, default=100)
     ap.add_argument("--idle", type=int, default=500)
     ap.add_argument("--disconnects", type=int, default=200)
     ap.add_argument("--size", type=int, default=256, help="image size in MiB")
@@ -255,7 +313,8 @@ def main():
     only = args.only.split(",")
     peers = args.peers.split(",")
     if any(s not in SECTIONS for s in only) or \
-            any(p not in ("nbdcurld", "nbdkit") for p in peers) or args.size < 64:
+            any(p not in ("nbdcurld", "nbdkit", "nbdcurld-nospare") for p in peers) \
+            or args.size < 64:
         ap.print_usage(sys.stderr)
         return 2
     if not os.access(N.nbdcurld_path(), os.X_OK):
@@ -300,6 +359,9 @@ def main():
                 tcp = sec in TCP
                 if peer == "nbdcurld":
                     srv = N.Server(["-r", url], tmp, "nbdcurld-" + sec, tcp=tcp)
+                elif peer == "nbdcurld-nospare":
+                    srv = N.Server(["-r", "--spare-fetchers", "0", url], tmp,
+                                   "nbdcurld-nospare-" + sec, tcp=tcp)
                 else:
                     srv = Nbdkit(url, tmp, "nbdkit-" + sec, tcp=tcp)
                 try:
@@ -315,7 +377,7 @@ def main():
                     ok = False
                 finally:
                     srv.stop()
-                if peer == "nbdcurld" and not ok:
+                if peer.startswith("nbdcurld") and not ok:
                     failed = True
                 sys.stdout.flush()
     finally:

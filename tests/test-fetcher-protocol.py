@@ -48,6 +48,7 @@ IPC_CONFIG_FETCHER = 3
 IPC_CONFIG_END = 4
 IPC_FETCHER_OPENED = 32
 IPC_FETCHER_STARTED = 38
+IPC_FETCHER_OPEN = 40
 IPC_READ = 33
 IPC_WRITE = 34
 IPC_FLUSH = 35
@@ -111,7 +112,9 @@ def config_bytes(url, flags=0, connections=4, timeout=0, cainfo="", retries=0,
 class Fetcher:
     """One fetcher process and our end of its socket."""
 
-    def __init__(self, url, flags=0, connections=4, **config):
+    def __init__(self, url, flags=0, connections=4, go=True, **config):
+        """go: send IPC_FETCHER_OPEN first, as the supervisor does before
+        it hands the socket on; False leaves that to the test."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         cfg_r, cfg_w = os.pipe()
         self.log = tempfile.TemporaryFile()
@@ -162,6 +165,8 @@ class Fetcher:
         theirs.close()
         os.write(cfg_w, config_bytes(url, flags, connections, **config))
         os.close(cfg_w)
+        if go:
+            ours.sendall(header(IPC_FETCHER_OPEN))
         self.sock = ours
         self.sock.settimeout(TIMEOUT)
         self.status = None
@@ -594,6 +599,62 @@ def t_http_ignore_range_not_downloaded():
           "the server sent %s bytes of a %d byte object" % (sent, IMAGE_SIZE))
 
 
+def web_requests_now():
+    with open(os.path.join(tmpdir, "web.log")) as f:
+        return len(f.readlines())
+
+
+def t_spare_waits():
+    """A fetcher not yet told to open (a spare) starts, enters its sandbox,
+    says STARTED, and then sends nothing to the web server however long
+    it waits; at end of file it exits 0, quietly."""
+    before = web_requests_now()
+    with Fetcher("%s/good/disk.img" % web_url, go=False) as fx:
+        h, _ = fx.recv_message()
+        check(h[0] == IPC_FETCHER_STARTED, "STARTED first, not %d" % h[0])
+        r, _, _ = select.select([fx.sock], [], [], 1.0)
+        check(not r, "a spare sent something before it was told to open")
+        check(web_requests_now() == before, "a spare went to the web server")
+        fx.sock.shutdown(socket.SHUT_WR)
+        check(fx.wait() == 0, "exit status %s after EOF" % fx.status)
+        check("error" not in fx.stderr().lower(), "it complained: %s" % fx.stderr())
+    # Told later, it opens then.
+    with Fetcher("%s/good/disk.img" % web_url, go=False) as fx:
+        h, _ = fx.recv_message()
+        check(h[0] == IPC_FETCHER_STARTED, "STARTED first, not %d" % h[0])
+        time.sleep(0.3)
+        fx.send(header(IPC_FETCHER_OPEN))
+        h, _ = fx.recv_message()
+        check(h[0] == IPC_FETCHER_OPENED and h[6] == 0 and h[4] == IMAGE_SIZE,
+              "OPENED after the word: %r" % (h,))
+        check_reads(fx, IMAGE, [(4097, 70000)])
+
+
+def make_bad_open_test(name, data):
+    """Anything but a whole IPC_FETCHER_OPEN first ends the fetcher with
+    a nonzero status and no request to the web server."""
+    def test():
+        for url in ("%s/good/disk.img" % web_url, URL):
+            before = web_requests_now()
+            with Fetcher(url, go=False) as fx:
+                fx.send(data)
+                if len(data) < HEADER.size:
+                    fx.sock.shutdown(socket.SHUT_WR)
+                status = fx.wait()
+                check(status not in (0, None), "%s: exit status %s" % (url[:4], status))
+            check(web_requests_now() == before, "the web server was asked")
+    test.__name__ = "the word to open: " + name
+    return test
+
+
+BAD_OPENS = [
+    ("a READ instead", header(IPC_READ, id_=1, offset=0, length=512)),
+    ("OPEN with a field set", header(IPC_FETCHER_OPEN, length=1)),
+    ("OPEN with a payload", header(IPC_FETCHER_OPEN, payload_len=4) + b"abcd"),
+    ("half an OPEN, then EOF", header(IPC_FETCHER_OPEN)[:20]),
+]
+
+
 def t_python_http_server_refused():
     # python3 -m http.server ignores Range and says nothing about it.
     port_sock = socket.socket()
@@ -651,7 +712,8 @@ def main():
         make_http_refused_test("/status-500/disk.img", errno.EIO, "HTTP 500"),
         make_http_refused_test("/redirect-file/disk.img", errno.EIO, "redirects may lead only"),
         t_python_http_server_refused,
-    ]
+        t_spare_waits,
+    ] + [make_bad_open_test(n, d) for n, d in BAD_OPENS]
     have_web = os.path.exists(WEB_SERVER)
     tests += http_tests
     names = {t_opened_and_reads: "file: OPENED size and flags, odd reads batched",
@@ -664,7 +726,8 @@ def main():
              t_http_close_while_stalled: "http: full close with a stalled read exits at once",
              t_http_queue_full: "http good: 200 reads at once (queue full, then drains)",
              t_python_http_server_refused: "http python http.server: open refused",
-             t_http_cache: "CACHE: answered once stored, its reads send nothing"}
+             t_http_cache: "CACHE: answered once stored, its reads send nothing",
+             t_spare_waits: "spare: sandboxed, waits without a request, exits 0 at EOF, opens when told"}
 
     print("1..%d" % len(tests))
     if not os.access(NBDCURLD, os.X_OK):

@@ -11,6 +11,7 @@ TAP output; exit 0 only if every case passes (77: server not built).
 
 import errno
 import os
+import re
 import signal
 import sys
 import time
@@ -46,9 +47,9 @@ def run_until(h, done, timeout=TIMEOUT, what="operation"):
         h.poll(100)
 
 
-def connect():
+def connect(sock=None):
     h = nbd.NBD()
-    h.aio_connect_unix(SRV.sock)
+    h.aio_connect_unix(sock or SRV.sock)
     run_until(h, lambda: not h.aio_is_connecting(), what="connect")
     assert h.aio_is_ready(), "handshake failed"
     return h
@@ -235,9 +236,74 @@ def test_abrupt_close():
     assert frontends() == [STATE["fe"]]
 
 
+def tcp_socket_inodes():
+    """Inodes of every TCP socket of this network namespace."""
+    inodes = set()
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(name) as f:
+                for line in f.readlines()[1:]:
+                    inodes.add(line.split()[9])
+        except OSError:
+            pass
+    return inodes
+
+
+def socket_inodes(pid):
+    out = set()
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            target = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            out.add(target[8:-1])
+    return out
+
+
+def test_spares():
+    """--spare-fetchers 2 with an http export: the idle server has its
+    front-end and exactly 2 fetchers, each locked down already (seccomp,
+    no capabilities) and with no TCP socket, and the web server got no
+    request; a client takes one (it reads right) and a new one takes its
+    place: 3 fetchers while it is connected, 2 once it has gone."""
+    www = os.path.join(TMP, "spare-www")
+    os.makedirs(www, exist_ok=True)
+    os.link(IMG, os.path.join(www, "disk.img"))
+    log = os.path.join(TMP, "spare-web.log")
+    web, port = N.start_web_server(www, log)
+    srv = N.Server(["--spare-fetchers", "2", "-r",
+                    "http://127.0.0.1:%d/good/disk.img" % port], TMP, "spares").start()
+    try:
+        spares = lambda: [p for p, comm in N.children(srv.pid) if comm == "nbdcurld-fetch"]
+        assert N.wait_until(lambda: len(spares()) == 2, 5), "spares: %r" % N.children(srv.pid)
+        time.sleep(0.5)
+        tcp = tcp_socket_inodes()
+        for pid in spares():
+            with open("/proc/%d/status" % pid) as f:
+                status = f.read()
+            assert "\nSeccomp:\t2" in status, "spare %d has no seccomp filter" % pid
+            assert re.search(r"\nCapEff:\s*0+\n", status), "spare %d has capabilities" % pid
+            assert not (socket_inodes(pid) & tcp), "spare %d has a TCP socket" % pid
+        assert not os.path.exists(log) or os.path.getsize(log) == 0, \
+            "a spare went to the web server: %s" % open(log).read()
+        h = connect(srv.sock)
+        try:
+            assert read_ok(h), "wrong data through a spare"
+            assert N.wait_until(lambda: len(spares()) == 3, 5), "not replaced: %r" % spares()
+        finally:
+            disconnect(h)
+        assert N.wait_until(lambda: len(spares()) == 2, 5), "after: %r" % spares()
+    finally:
+        srv.stop()
+        web.kill()
+        web.wait()
+
+
 CASES = [
     test_idle_tree,
     test_handshake_spawns_no_fetcher,
+    test_spares,
     test_one_fetcher_per_client,
     test_libcurl_only_in_fetchers,
     test_close_one_client,
@@ -253,7 +319,10 @@ def disconnect_all():
 
 
 def main():
-    return N.run_cases_against_server(CASES, IMG_SIZE, 120, globals(), teardown=disconnect_all)
+    # Per-client fetchers are what these cases count: no spares here
+    # (test_spares has its own server with them).
+    return N.run_cases_against_server(CASES, IMG_SIZE, 120, globals(), teardown=disconnect_all,
+                                      args=["--spare-fetchers", "0"])
 
 
 if __name__ == "__main__":
