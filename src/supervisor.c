@@ -1484,15 +1484,23 @@ spawn_fetcher (const struct ipc_header *req)
 
   /* The export index was checked by the caller. */
   pid = spare_take (req->length, fds);
+  if (pid != -1 && tell_fetcher_to_open (fds[0]) == -1) {
+    /* It died and is not reaped yet: SIGCHLD tells of it; a new one. */
+    close (fds[0]);
+    close (fds[1]);
+    close (fds[2]);
+    pid = -1;
+  }
   if (pid != -1)
     took_spare = true;
-  else
+  else {
     pid = launch_fetcher (req->length, fds);
-  if (pid == -1) {
-    err = errno;
-    goto reply;
+    if (pid == -1) {
+      err = errno;
+      goto reply;
+    }
   }
-  if (tell_fetcher_to_open (fds[0]) == -1) {
+  if (!took_spare && tell_fetcher_to_open (fds[0]) == -1) {
     err = EIO;
     kill (pid, SIGTERM);
     close (fds[0]);
