@@ -94,12 +94,17 @@
  * IPC_FETCHER_OPEN.  The next client of that export gets one at once and
  * a replacement starts.  A spare opens nothing before it is handed on, so
  * it holds no stale size or validator and no web connection.  At most
- * --spare-fetchers (default DEFAULT_SPARE_FETCHERS, at most
- * MAX_SPARE_FETCHERS, never more than --max-clients) wait at once, over
- * all exports: nbdcopy opens 4 connections at once where multi-conn is
- * offered, so 4 spares serve its start; each costs about 2.5 MiB of
- * memory of its own and three of the supervisor's descriptors. */
-#define DEFAULT_SPARE_FETCHERS    4u
+ * --spare-fetchers (at most MAX_SPARE_FETCHERS, never more than
+ * --max-clients, none with -s) wait at once, over all exports.  None by
+ * default: each costs about 2.8 MiB of PSS (1.4 MiB private, mostly the
+ * loader's relocations of libcurl's libraries and OpenSSL's start, and
+ * its share of their pages) and three of the supervisor's descriptors,
+ * and the memory a copy takes is a promise (README, Performance: peak
+ * PSS of all processes at most nbdkit's RSS; measured 9.6 MiB without
+ * spares, 14.3 with one, 20.7 with four, nbdkit 9.9).  nbdcopy opens 4
+ * connections at once where multi-conn is offered: 4 spares serve its
+ * start. */
+#define DEFAULT_SPARE_FETCHERS    0u
 #define MAX_SPARE_FETCHERS        32u
 /* When every spare's place is taken and a client comes for an export
  * that has none, the spare that has waited longest gives way to one of

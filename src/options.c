@@ -162,7 +162,7 @@ usage (FILE *fp)
 "                            not given; without it they are ignored\n"
 "      --max-clients N       clients served at once (default %u)\n"
 "      --spare-fetchers N    fetchers kept started ahead of need, so that a\n"
-"                            client's export opens at once (default %u; 0: none)\n"
+"                            client's export opens at once (default %u)\n"
 "      --allow-port PORT[,PORT...]  a redirect may lead to these ports too\n"
 "                            (besides the URL's, 80 and 443)\n"
 "      --allow-local-redirects  a redirect may lead from another host to\n"

@@ -1434,7 +1434,9 @@ spares_begin (void)
     eligible += spare_allowed (i);
   if (eligible == 0)
     return;
-  spare_target = opt.spare_fetchers < opt.max_clients ? opt.spare_fetchers : opt.max_clients;
+  spare_target = opt.spare_fetchers;
+  if (spare_target > opt.max_clients)
+    spare_target = opt.max_clients;
   /* In turn over the exports that may have spares. */
   for (i = 0, k = 0; nspares < spare_target && k < spare_target; i = (i + 1) % opt.nexports)
     if (spare_allowed (i)) {

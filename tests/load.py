@@ -13,7 +13,8 @@ nbdcurld -r and, where installed, nbdkit -r curl side by side:
            connects, negotiates, GOes and reads 4 KiB: the GO-to-first-
            byte latency (p50 p90) and the server's CPU time per
            connection (every process of it, fetchers included); nbdcurld
-           with its spare fetchers and without (--spare-fetchers 0)
+           without spare fetchers (its default) and with 4
+           (--spare-fetchers 4, peer nbdcurld-spares)
   many     --clients (256) raw clients connect, then all at once negotiate,
            GO and read --read-kib (1024) KiB each at their own offset,
            byte-exact: how many were served, the wall time, GO-to-first-
@@ -174,7 +175,7 @@ def server_cpu(srv):
 
 def section_serial(name, srv, ctx, args):
     image = ctx["image"]
-    time.sleep(1)               # spares (nbdcurld) have started
+    time.sleep(1)               # spares (nbdcurld-spares) have started
     lat, bad = [], 0
     cpu0 = server_cpu(srv)
     for i in range(args.serial):
@@ -301,8 +302,8 @@ def main():
     ap = argparse.ArgumentParser(description="nbdcurld under load, in figures")
     ap.add_argument("--only", default=",".join(SECTIONS),
                     help="comma-separated sections: " + ",".join(SECTIONS))
-    ap.add_argument("--peers", default="nbdcurld,nbdcurld-nospare,nbdkit",
-                    help="servers to measure: nbdcurld,nbdcurld-nospare,nbdkit")
+    ap.add_argument("--peers", default="nbdcurld,nbdcurld-spares,nbdkit",
+                    help="servers to measure: nbdcurld,nbdcurld-spares,nbdkit")
     ap.add_argument("--clients", type=int, default=256)
     ap.add_argument("--serial", type=int, default=100)
     ap.add_argument("--idle", type=int, default=500)
@@ -313,7 +314,7 @@ def main():
     only = args.only.split(",")
     peers = args.peers.split(",")
     if any(s not in SECTIONS for s in only) or \
-            any(p not in ("nbdcurld", "nbdkit", "nbdcurld-nospare") for p in peers) \
+            any(p not in ("nbdcurld", "nbdkit", "nbdcurld-spares") for p in peers) \
             or args.size < 64:
         ap.print_usage(sys.stderr)
         return 2
@@ -359,9 +360,9 @@ def main():
                 tcp = sec in TCP
                 if peer == "nbdcurld":
                     srv = N.Server(["-r", url], tmp, "nbdcurld-" + sec, tcp=tcp)
-                elif peer == "nbdcurld-nospare":
-                    srv = N.Server(["-r", "--spare-fetchers", "0", url], tmp,
-                                   "nbdcurld-nospare-" + sec, tcp=tcp)
+                elif peer == "nbdcurld-spares":
+                    srv = N.Server(["-r", "--spare-fetchers", "4", url], tmp,
+                                   "nbdcurld-spares-" + sec, tcp=tcp)
                 else:
                     srv = Nbdkit(url, tmp, "nbdkit-" + sec, tcp=tcp)
                 try:

@@ -1016,9 +1016,9 @@ def run_cases_with_image(cases, img_size, watchdog_seconds, namespace,
 
 
 def run_cases_against_server(cases, img_size, watchdog_seconds, namespace, teardown=None,
-                             tcp=False, args=()):
+                             tcp=False):
     """The main of a test over one read-only file: export: make the image,
-    start the server (on TCP with tcp set, with args before its URL), set TMP, IMG and SRV in namespace (the test module's
+    start the server (on TCP with tcp set), set TMP, IMG and SRV in namespace (the test module's
     globals(), which its cases read) to the directory, the image and the
     server, run the cases
     as TAP (a case during which the server died fails), then teardown()
@@ -1029,7 +1029,7 @@ def run_cases_against_server(cases, img_size, watchdog_seconds, namespace, teard
     tmp = tmpdir()
     img = os.path.join(tmp, "disk.img")
     make_image(img, img_size)
-    srv = Server(list(args) + ["-r", "file://" + img], tmp, tcp=tcp)
+    srv = Server(["-r", "file://" + img], tmp, tcp=tcp)
     try:
         srv.start()
     except RuntimeError as e:

@@ -320,9 +320,8 @@ def disconnect_all():
 
 def main():
     # Per-client fetchers are what these cases count: no spares here
-    # (test_spares has its own server with them).
-    return N.run_cases_against_server(CASES, IMG_SIZE, 120, globals(), teardown=disconnect_all,
-                                      args=["--spare-fetchers", "0"])
+    # (the default; test_spares has its own server with them).
+    return N.run_cases_against_server(CASES, IMG_SIZE, 120, globals(), teardown=disconnect_all)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 # ahead of need, shared out among the exports, sandboxed and silent until
 # a client takes one (no request reaches the web server before), replaced
 # when taken, forgotten when they die (a client never gets a dead one),
-# let go at a stop; none with --spare-fetchers 0.
+# let go at a stop; none by default.
 source "$(dirname "$0")/functions.sh"
 set -euo pipefail
 requires nbdinfo nbdcopy
@@ -83,11 +83,11 @@ done
 sleep 0.3
 [ -z "$(leftover_processes)" ] || fail "left behind: $(leftover_processes)"
 
-# --spare-fetchers 0: a fetcher starts only for a client.
+# By default there are none: a fetcher starts only for a client.
 : > "$WEB_LOG"
-start_nbdcurld -r --spare-fetchers 0 "$WEB_URL/good/disk.img"
+start_nbdcurld -r "$WEB_URL/good/disk.img"
 sleep 1
-[ "$(count_fetchers)" -eq 0 ] || fail "fetchers run with --spare-fetchers 0"
+[ "$(count_fetchers)" -eq 0 ] || fail "fetchers run without --spare-fetchers"
 [ "$(nbdinfo --size "$NBD_URI")" = "$size" ] || fail "wrong size without spares"
 wait_fetchers 0
 stop_nbdcurld
@@ -107,11 +107,20 @@ done
 stop_nbdcurld
 
 # --max-clients bounds them.
-start_nbdcurld -r --max-clients 1 "$WEB_URL/good/disk.img"
+start_nbdcurld -r --max-clients 1 --spare-fetchers 4 "$WEB_URL/good/disk.img"
 sleep 1
 [ "$(count_fetchers)" -eq 1 ] || fail "$(count_fetchers) spares with --max-clients 1"
 copy_exact "$NBD_URI" www/disk.img --connections=1
 stop_nbdcurld
+
+# --run: asked for, they come too.  The command's parent is the
+# supervisor.
+count_in_run() {
+    "$NBDCURLD" -r "$WEB_URL/good/disk.img" "$@" \
+        --run 'sleep 1; pgrep -P $PPID -x nbdcurld-fetch | wc -l > run-count.txt'
+    cat run-count.txt
+}
+[ "$(count_in_run --spare-fetchers 2)" -eq 2 ] || fail "no spares with --run --spare-fetchers 2"
 
 # Out of range is refused by name.
 expect_fail "$NBDCURLD" --spare-fetchers 33 -r "$WEB_URL/good/disk.img"
