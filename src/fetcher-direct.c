@@ -1185,8 +1185,17 @@ direct_progress (const struct curl_waitfd *fds, unsigned n)
       /* Polled only with its part all here (start_waiting): it may
        * go before an owner whose server is slow. */
       for (j = 0; j < n; j++)
-        if (fds[j].fd == t->sock && fds[j].revents != 0)
-          run_owners ();
+        if (fds[j].fd == t->sock && fds[j].revents != 0) {
+          if (!part_here (t)) {
+            /* Readable without its part: the server closed or reset
+             * the connection.  Polled no more (it would be ready for
+             * ever); its turn finds out. */
+            (void) set_wake_mark (t, 1);
+            t->wake_on_part = false;
+          }
+          else
+            run_owners ();
+        }
       continue;
     }
     if (now >= t->deadline_ms && !(t->dstate == DIRECT_BODY && direct.owner_wants_pipe) &&
