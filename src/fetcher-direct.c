@@ -331,7 +331,8 @@ quick_ack (struct transfer *t)
 {
   int one = 1;
 
-  (void) setsockopt (t->sock, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
+  if (direct.addr.ss_family != AF_UNIX)
+    (void) setsockopt (t->sock, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
 }
 
 static int
@@ -827,7 +828,9 @@ static void
 start_waiting (struct transfer *t)
 {
   t->dstate = DIRECT_QUEUED;
-  t->wake_on_part = !part_here (t) &&
+  /* Not over a Unix socket (unix-socket-path=): its poll ignores the
+   * mark. */
+  t->wake_on_part = direct.addr.ss_family != AF_UNIX && !part_here (t) &&
     set_wake_mark (t, t->parts[t->next_part].length - t->part_received);
 }
 
