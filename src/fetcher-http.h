@@ -101,6 +101,7 @@ struct transfer {
   uint64_t retry_at_ms;
   bool retry_direct;
   struct transfer *next_owner;  /* the queue for the data pipe */
+  bool wake_on_part;          /* queued: SO_RCVLOWAT is its next part */
   struct ra_segment *prefetch;  /* a readahead's segment (its buffer is
                                    data), or NULL: a read */
   char errbuf[CURL_ERROR_SIZE];

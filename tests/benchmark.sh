@@ -19,6 +19,11 @@
 #            64 KiB and 1 MiB requests, one connection: MiB/s through
 #            nbdcurld (readahead built in), nbdkit curl with its readahead
 #            filter, and nbdkit curl without it
+#   latency  completion latency (IOPS, MiB/s, p50 and p99) of sequential
+#            reads at queue depth 16 on one connection, 4 KiB, 64 KiB and
+#            256 KiB, and of 4 KiB random reads while 1 MiB sequential
+#            reads run on a second connection: nbdcurld and nbdkit curl,
+#            with fio's nbd engine
 #   memory   proportional set size (PSS) of all nbdcurld processes during
 #            a copy against nbdkit's, the front-end's with many clients
 #            connected, and the front-end after 1 and after many copies
@@ -60,7 +65,7 @@ usage: $0 [OPTIONS]
   --warmup N       warm-up runs per command (default 1)
   --random-time S  seconds per fio run (default 10)
   --only LIST      comma-separated sections: copy,copy1,tls,random,readahead,
-                   memory,stall
+                   latency,memory,stall
                    (default: all)
   --smoke          a quick check: 64M image, 1 run, no warm-up, fio for 1 s,
                    4 clients in the memory section, 2 copies and 2 random
@@ -116,9 +121,10 @@ for n in "$runs" "$warmup" "$random_time"; do
 done
 [ "$runs" -ge 1 ] || die "--runs must be at least 1"
 [ "$random_time" -ge 1 ] || die "--random-time must be at least 1"
-: "${only:=copy,copy1,tls,random,readahead,memory,stall}"
+: "${only:=copy,copy1,tls,random,readahead,latency,memory,stall}"
 for s in ${only//,/ }; do
     case $s in copy|copy1|tls|random|readahead|memory|stall) ;;
+        latency) ;;
         *) die "unknown section: $s" ;;
     esac
 done
@@ -180,7 +186,7 @@ missing_tools=()
 if have hyperfine; then has_hyperfine=1
 else missing_tools+=("hyperfine (copy, copy1)"); fi
 if have fio && fio --enghelp 2>/dev/null | grep -qw nbd; then has_fio=1
-else missing_tools+=("fio with the nbd engine (random, readahead, stall)"); fi
+else missing_tools+=("fio with the nbd engine (random, readahead, latency, stall)"); fi
 if have nbdkit && nbdkit curl --dump-plugin >/dev/null 2>&1; then
     has_nbdkit=1
     nbdkit --filter=multi-conn curl --dump-plugin >/dev/null 2>&1 &&
@@ -839,6 +845,137 @@ EOF
     else
         report "" "== readahead: skipped (fio with the nbd engine is not installed) =="
     fi
+fi
+
+# ---- completion latency at queue depth 16 (latency) ----
+
+# fio_lat URI JSON SECONDS JOB...: fio's nbd engine with the given job
+# options (each "--name=..." starts a job; they all share the URI, one
+# connection per job); prints one "NAME IOPS KIB_PER_S P50_US P99_US IOS"
+# line per job, or fails (timeout, error, a job read nothing).
+fio_lat() {
+    local uri=$1 json=$2 secs=$3
+    shift 3
+    timeout -k 5 "$((secs + 30))" fio --ioengine=nbd --uri="$uri" \
+        --time_based --runtime="$secs" --output-format=json \
+        --output="$json" "$@" >/dev/null 2>>"$tmp/fio.log" || return 1
+    "$PY" - "$json" <<'EOF'
+import json, sys
+text = open(sys.argv[1]).read()
+j = json.loads(text[text.index('{'):])   # fio may print notes first
+for job in j['jobs']:
+    r = job['read']
+    if job['error'] or r['total_ios'] == 0:
+        sys.exit(1)
+    p = r['clat_ns']['percentile']
+    print('%s %.0f %d %.0f %.0f %d' % (job['jobname'], r['iops'], r['bw'],
+          p['50.000000'] / 1000, p['99.000000'] / 1000, r['total_ios']))
+EOF
+}
+
+# The latency cases: a label, then fio's job options.  Sequential reads
+# at QD16 on one connection (what a guest's readahead or a copy tool
+# queues), and a mixed case: a big sequential reader and a small random
+# reader at once.  fio's nbd engine opens one connection per job, so the
+# mixed case runs on two connections of one server (nbdcurld gives each
+# its own fetcher; they share the front-end).
+latency_cases() {
+    local q="--rw=read --iodepth=16"
+    printf '%s\n' \
+        "seq4k|--name=seq $q --bs=4k" \
+        "seq64k|--name=seq $q --bs=64k" \
+        "seq256k|--name=seq $q --bs=256k" \
+        "mixed|--name=big --rw=read --bs=1m --iodepth=8 --name=small --rw=randread --bs=4k --iodepth=8"
+}
+
+latency_section() {
+    if [ "$has_fio" -ne 1 ]; then
+        report "" "== latency: skipped (fio with the nbd engine is not installed) =="
+        return 0
+    fi
+    local server name spid status case label opts i line results
+    : > "$tmp/latency.tsv"
+    for server in nbdcurld nbdkit; do
+        case $server in
+            nbdcurld) name=nbdcurld ;;
+            nbdkit) name="nbdkit curl"
+                [ "$has_nbdkit" -eq 1 ] || { printf '%s\tskipped: not installed\n' "$name" >> "$tmp/latency.tsv"; continue; } ;;
+        esac
+        if ! "serve_$server"; then
+            printf '%s\tfailed: did not start\n' "$name" >> "$tmp/latency.tsv"
+            [ "$server" != nbdcurld ] || broken+=("latency: nbdcurld did not start")
+            continue
+        fi
+        spid=$bg_pid
+        status=ok
+        while IFS='|' read -r label opts; do
+            for i in $(seq "$runs"); do
+                say "latency: $name, $label, run $i of $runs (${random_time}s)"
+                # shellcheck disable=SC2086 # opts are words on purpose
+                if line=$(fio_lat "$buri" "$tmp/lat-$server-$label-$i.json" \
+                              "$random_time" $opts); then
+                    printf '%s\t%s\t%s\n' "$name" "$label" "${line//$'\n'/;}" >> "$tmp/latency.tsv"
+                else
+                    status="failed ($label run $i timed out or had errors)"
+                    break 2
+                fi
+            done
+        done < <(latency_cases)
+        stop_bg "$spid"
+        if [ "$status" != ok ]; then
+            printf '%s\t%s\n' "$name" "$status" >> "$tmp/latency.tsv"
+            [ "$server" != nbdcurld ] || broken+=("latency: nbdcurld $status")
+        fi
+    done
+    report ""
+    report "== latency: fio nbd engine, sequential reads at QD16 on 1 connection; mixed: 1 MiB sequential (QD8) and 4 KiB random (QD8) reads on 2 connections; ${random_time}s each (median of $runs runs) =="
+    "$PY" - "$tmp/latency.tsv" <<'EOF' > "$tmp/table.txt"
+import statistics, sys
+cases = [('seq4k', 'seq', '4 KiB seq'), ('seq64k', 'seq', '64 KiB seq'),
+         ('seq256k', 'seq', '256 KiB seq'), ('mixed', 'big', 'mixed: 1 MiB seq'),
+         ('mixed', 'small', 'mixed: 4 KiB rand')]
+runs, failed, servers = {}, {}, []
+for line in open(sys.argv[1]):
+    f = line.rstrip('\n').split('\t')
+    if f[0] not in servers:
+        servers.append(f[0])
+    if len(f) == 2:
+        failed[f[0]] = f[1]
+        continue
+    for job in f[2].split(';'):
+        j = job.split()
+        runs.setdefault((f[0], f[1], j[0]), []).append([float(x) for x in j[1:5]])
+def med(server, case, job):
+    r = runs.get((server, case, job))
+    if not r:
+        return None
+    return [statistics.median(x[k] for x in r) for k in range(4)]
+print('%-20s %-12s %9s %9s %9s %9s   %s' % ('case', 'server', 'IOPS', 'MiB/s',
+      'p50 us', 'p99 us', 'nbdc/peer: IOPS p50 p99'))
+for case, job, label in cases:
+    base = med('nbdcurld', case, job)
+    for s in servers:
+        m = med(s, case, job)
+        if m is None:
+            print('%-20s %-12s %s' % (label, s, failed.get(s, 'no result')))
+            continue
+        rel = ''
+        if base and s != 'nbdcurld' and all(m):
+            rel = '%.2f %.2f %.2f' % (base[0] / m[0], base[2] / m[2], base[3] / m[3])
+        print('%-20s %-12s %9.0f %9.1f %9.0f %9.0f   %s' % (label, s, m[0],
+              m[1] / 1024, m[2], m[3], rel))
+base, peer = med('nbdcurld', 'seq256k', 'seq'), med('nbdkit curl', 'seq256k', 'seq')
+if base and peer:
+    print('target 256 KiB seq QD16 p99 <= nbdkit curl: %.0f vs %.0f us (%s)'
+          % (base[3], peer[3], 'met' if base[3] <= peer[3] else 'NOT met'))
+else:
+    print('target 256 KiB seq QD16 p99 <= nbdkit curl: not measured')
+EOF
+    report_file "$tmp/table.txt"
+}
+
+if want latency; then
+    latency_section
 fi
 
 # ---- memory ----

@@ -36,6 +36,16 @@ if fio --enghelp 2>/dev/null | grep -qw nbd; then
     grep -Eq "^nbdcurld +$n +$n +$n +1\.00 +1\.00 +1\.00$" "$tmp/stdout.log" ||
         fail "no nbdcurld line in the readahead table"
 fi
+if fio --enghelp 2>/dev/null | grep -qw nbd; then
+    # The latency table: one line per case and server, p50 and p99 in us.
+    for c in '4 KiB seq' '64 KiB seq' '256 KiB seq' 'mixed: 1 MiB seq' \
+             'mixed: 4 KiB rand'; do
+        grep -Eq "^$c +nbdcurld +[0-9]+ +$n +[0-9]+ +[0-9]+ *$" "$tmp/stdout.log" ||
+            fail "no nbdcurld line for $c in the latency table"
+    done
+    grep -Eq '^target 256 KiB seq QD16 p99 <= nbdkit curl: [0-9]+ vs [0-9]+ us' \
+        "$tmp/stdout.log" || fail "no latency target line"
+fi
 grep -Eq '^nbdcurld peak PSS, all processes \([0-9]+\): +[0-9.]+ MiB' "$tmp/stdout.log" ||
     fail "no memory line for nbdcurld"
 grep -Eq '^copies: 2 finished, 0 failed, 0 timed out' "$tmp/stdout.log" ||

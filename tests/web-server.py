@@ -81,6 +81,11 @@
 #   /delay/FILE         correct, but every GET waits DELAY_SECONDS before its
 #                       reply: a read that is in flight for a while
 #                       (tests/test-graceful-stop.sh)
+#   /late-body/FILE     206 replies to ranges of LATE_BODY_MIN bytes or more
+#                       send their headers at once and their body
+#                       LATE_BODY_SECONDS later; smaller ranges as /good/:
+#                       a big read whose body is slow, and small reads
+#                       behind it (tests/test-small-reads-first.sh)
 #   /slow-body/FILE     206 bodies of one byte every SLOW_BYTE_GAP seconds
 #                       (below nbdcurld's minimum rate), SLOW_BYTES of them,
 #                       then the connection is closed
@@ -179,7 +184,7 @@ MODES = {
     "nul-header", "many-interim", "mangle", "folded-first", "mixed-line-ends",
     "fallback-500", "fallback-range", "fallback-etag", "interim-segments",
     "interim-flood", "slow-body", "reuse-damaged", "unknown-total",
-    "unknown-total-unpinned", "delay", "token", "flaky",
+    "unknown-total-unpinned", "delay", "token", "flaky", "late-body",
     "set-cookie", "cookie-redirect", "cookie-required",
 }
 SESSION_COOKIE = "srv=granted"
@@ -189,6 +194,8 @@ INTERIM_FEW = 3             # nbdcurld takes MAX_INTERIM_RESPONSES (4)
 INTERIM_FLOOD = 300
 INTERIM_FLOOD_GAP = 0.2
 SLOW_BYTE_GAP = 2.0
+LATE_BODY_MIN = 65536
+LATE_BODY_SECONDS = 3.0
 SLOW_BYTES = 60
 # /fallback-*/: what every GET of a range after the first gets.
 FALLBACK_DAMAGE = {"fallback-500": "500", "fallback-range": "range",
@@ -701,6 +708,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             sent_head = len(head)
         else:
             sent_head = 0
+
+        if mode == "late-body" and count >= LATE_BODY_MIN:
+            time.sleep(LATE_BODY_SECONDS)
 
         if mode == "slow-body":
             with open(path, "rb") as f:
