@@ -236,6 +236,7 @@ done
 tmp=$(mktemp -d "${TMPDIR:-/var/tmp}/nbdcurld-bench.XXXXXX")
 bg_pids=()
 nginx_pid=""
+ca_dir=""
 
 cleanup() {
     local status=$? p
@@ -247,6 +248,7 @@ cleanup() {
     [ -z "$nginx_pid" ] || stop_pid "$nginx_pid"
     cd /
     rm -rf "$tmp"
+    [ -z "$ca_dir" ] || rm -rf "$ca_dir"
     exit "$status"
 }
 trap cleanup EXIT
@@ -834,15 +836,13 @@ if want https; then
             bg_pids+=("$https_pid")
             hurl=https://localhost:$NGINX_PORT/disk.img
             # nbdcurld started as root reads the CA in its fetchers, as
-            # nobody: a world-readable copy, $tmp passable (the keys stay
-            # in pki/, which is not).
-            mkdir -p "$tmp/ca"
-            cp "$tmp/pki/ca-cert.pem" "$tmp/ca/"
-            chmod 711 "$tmp"
-            chmod 700 "$tmp/pki"
-            chmod 755 "$tmp/ca"
-            chmod 644 "$tmp/ca/ca-cert.pem"
-            ca=$tmp/ca/ca-cert.pem
+            # nobody: a world-readable copy in a directory of /tmp ($tmp
+            # may sit in a private one, TMPDIR's, as in the smoke test).
+            ca_dir=$(mktemp -d /tmp/nbdcurld-bench-ca.XXXXXX)
+            cp "$tmp/pki/ca-cert.pem" "$ca_dir/"
+            chmod 755 "$ca_dir"
+            chmod 644 "$ca_dir/ca-cert.pem"
+            ca=$ca_dir/ca-cert.pem
             timed https nbdcurld "$NBDCURLD -r --cainfo $ca $hurl --run 'nbdcopy \"\$uri\" null:'"
             if [ "$has_curl" -eq 1 ]; then
                 timed https "curl -o /dev/null" "curl -sSf --cacert $ca -o /dev/null $hurl"
