@@ -12,6 +12,15 @@
 #   copy1    the same with nbdcopy --connections=1
 #   tls      nbdcopy over NBD TLS (X.509, --tls=require) through nbdcurld,
 #            nbdkit curl and nbdkit file, certificates made with certtool
+#   wan, wan-cap  nbdcopy of a 512 MiB image (--wan-size) through
+#            tests/wan-proxy in front of the same nginx: 20 ms added to
+#            the round trip, without and with a 50 MB/s cap per TCP
+#            connection (as CDNs and object stores): nbdcurld, nbdkit
+#            curl with and without the multi-conn filter (and its
+#            connections= where nbdkit has it, 1.34 on), qemu-nbd curl
+#   https    nbdcopy over https (a second nginx, a certificate made at run
+#            time) through nbdcurld against one curl -o /dev/null stream,
+#            and the CPU seconds per GiB of all nbdcurld processes
 #   random   4 KiB random reads at queue depth 32 with fio's nbd engine:
 #            IOPS and 99th percentile completion latency
 #   readahead  sequential reads at queue depth 1 (one read after the
@@ -64,9 +73,14 @@ usage: $0 [OPTIONS]
   --runs N         timed runs per command (default 5)
   --warmup N       warm-up runs per command (default 1)
   --random-time S  seconds per fio run (default 10)
-  --only LIST      comma-separated sections: copy,copy1,tls,random,readahead,
-                   latency,memory,stall
+  --only LIST      comma-separated sections: copy,copy1,tls,wan,https,random,
+                   readahead,latency,memory,stall
                    (default: all)
+  --wan-size SIZE  image size of the wan sections (default 512M; the
+                   main image's size with --smoke)
+  --wan-rtt MS     milliseconds added to the round trip (default 20)
+  --wan-cap MBPS   the per-connection cap of wan-cap, 10^6 bytes/s
+                   (default 50)
   --smoke          a quick check: 64M image, 1 run, no warm-up, fio for 1 s,
                    4 clients in the memory section, 2 copies and 2 random
                    runs in the stall section
@@ -74,7 +88,8 @@ usage: $0 [OPTIONS]
   --install        install missing tools (hyperfine, fio, nbdkit,
                    qemu-block-extra, ...) with apt-get first
   -h, --help       this text
-The binary is \$NBDCURLD, or build/src/nbdcurld.
+The binary is \$NBDCURLD, or build/src/nbdcurld; the proxy \$WAN_PROXY, or
+build/tests/wan-proxy.
 EOF
 }
 
@@ -84,7 +99,7 @@ say() { printf '==> %s\n' "$*" >&2; }
 # ---- options ----
 
 size="" image="" runs="" warmup="" random_time="" only="" smoke=0 out=""
-install=0
+install=0 wan_size="" wan_rtt=20 wan_cap=50
 while [ $# -gt 0 ]; do
     case $1 in
         --size) size=${2:?--size needs a value}; shift ;;
@@ -101,6 +116,12 @@ while [ $# -gt 0 ]; do
         --only=*) only=${1#*=} ;;
         --out) out=${2:?--out needs a value}; shift ;;
         --out=*) out=${1#*=} ;;
+        --wan-size) wan_size=${2:?--wan-size needs a value}; shift ;;
+        --wan-size=*) wan_size=${1#*=} ;;
+        --wan-rtt) wan_rtt=${2:?--wan-rtt needs a value}; shift ;;
+        --wan-rtt=*) wan_rtt=${1#*=} ;;
+        --wan-cap) wan_cap=${2:?--wan-cap needs a value}; shift ;;
+        --wan-cap=*) wan_cap=${1#*=} ;;
         --smoke) smoke=1 ;;
         --install) install=1 ;;
         -h|--help) usage; exit 0 ;;
@@ -116,15 +137,14 @@ else
     : "${size:=2G}" "${runs:=5}" "${warmup:=1}" "${random_time:=10}"
     mem_clients=64 growth_copies=10 stall_copies=50 stall_random=20
 fi
-for n in "$runs" "$warmup" "$random_time"; do
+for n in "$runs" "$warmup" "$random_time" "$wan_rtt" "$wan_cap"; do
     [[ $n =~ ^[0-9]+$ ]] || die "not a number: $n"
 done
 [ "$runs" -ge 1 ] || die "--runs must be at least 1"
 [ "$random_time" -ge 1 ] || die "--random-time must be at least 1"
-: "${only:=copy,copy1,tls,random,readahead,latency,memory,stall}"
+: "${only:=copy,copy1,tls,wan,https,random,readahead,latency,memory,stall}"
 for s in ${only//,/ }; do
-    case $s in copy|copy1|tls|random|readahead|memory|stall) ;;
-        latency) ;;
+    case $s in copy|copy1|tls|wan|https|random|readahead|latency|memory|stall) ;;
         *) die "unknown section: $s" ;;
     esac
 done
@@ -140,6 +160,15 @@ else
     size_bytes=$(stat -c %s "$image")
 fi
 [ -z "$out" ] || : > "$out" || die "cannot write $out"
+if [ -z "$wan_size" ]; then
+    if [ "$smoke" -eq 1 ]; then wan_bytes=$size_bytes; else wan_bytes=536870912; fi
+else
+    wan_bytes=$(numfmt --from=iec "${wan_size%B}" 2>/dev/null) ||
+        die "bad size: $wan_size"
+    [ "$wan_bytes" -ge 1048576 ] || die "--wan-size must be at least 1M"
+fi
+wan_size=$(( wan_bytes / 1048576 ))M
+WAN_PROXY=${WAN_PROXY:-$root/build/tests/wan-proxy}
 
 NBDCURLD=${NBDCURLD:-$root/build/src/nbdcurld}
 [ -x "$NBDCURLD" ] ||
@@ -181,7 +210,7 @@ for t in nbdcopy /usr/sbin/nginx; do
 done
 have() { command -v "$1" >/dev/null 2>&1; }
 has_hyperfine=0 has_fio=0 has_nbdkit=0 has_multiconn=0 has_nbdkit_ra=0 has_qemu=0
-has_curl=0 has_pynbd=0
+has_curl=0 has_pynbd=0 has_nbdkit_conns=0
 missing_tools=()
 if have hyperfine; then has_hyperfine=1
 else missing_tools+=("hyperfine (copy, copy1)"); fi
@@ -195,6 +224,8 @@ if have nbdkit && nbdkit curl --dump-plugin >/dev/null 2>&1; then
     nbdkit --filter=readahead curl --dump-plugin >/dev/null 2>&1 &&
         has_nbdkit_ra=1
     [ "$has_nbdkit_ra" -eq 1 ] || missing_tools+=("nbdkit's readahead filter")
+    # connections= (nbdkit 1.34 on): one curl handle pool for all clients.
+    nbdkit curl --help 2>&1 | grep -q 'connections=' && has_nbdkit_conns=1
 else missing_tools+=("nbdkit with its curl plugin"); fi
 if have qemu-nbd && qemu_curl_so; then has_qemu=1
 else missing_tools+=("qemu-nbd with the curl driver (qemu-utils, qemu-block-extra)"); fi
@@ -210,6 +241,7 @@ done
 tmp=$(mktemp -d "${TMPDIR:-/var/tmp}/nbdcurld-bench.XXXXXX")
 bg_pids=()
 nginx_pid=""
+ca_dir=""
 
 cleanup() {
     local status=$? p
@@ -221,6 +253,7 @@ cleanup() {
     [ -z "$nginx_pid" ] || stop_pid "$nginx_pid"
     cd /
     rm -rf "$tmp"
+    [ -z "$ca_dir" ] || rm -rf "$ca_dir"
     exit "$status"
 }
 trap cleanup EXIT
@@ -542,7 +575,7 @@ copy_section() {
 
 # The table of medians and ratios of one section.
 copy_table() {
-    "$PY" - "$tmp/copy.tsv" "$1" "$size_bytes" <<'EOF' > "$tmp/table.txt"
+    "$PY" - "$tmp/copy.tsv" "$1" "${2:-$size_bytes}" <<'EOF' > "$tmp/table.txt"
 import json, sys
 tsv, section, size = sys.argv[1], sys.argv[2], int(sys.argv[3])
 rows = []
@@ -581,7 +614,16 @@ if section == 'copy':
     target('nbdcurld <= 0.6 x fastest peer (nbdkit multi-conn, qemu-nbd)',
            ['nbdkit curl multi-conn', 'qemu-nbd curl'], 0.6)
     target('nbdcurld <= 1.5 x nbdkit file', ['nbdkit file'], 1.5)
-else:
+elif section == 'wan-cap':
+    # Issue 13: 2.5 x the 140 MiB/s measured before requests were sized
+    # to the link (RTT +20 ms, 50 MB/s per connection, 512 MiB).
+    if base:
+        rate = size / 1048576 / base
+        print('target nbdcurld >= 350 MiB/s (2.5 x 140): %.0f MiB/s (%s)'
+              % (rate, 'met' if rate >= 350 else 'NOT met'))
+elif section == 'https':
+    target('nbdcurld <= 1.0 x one curl stream', ['curl -o /dev/null'], 1.0)
+elif section != 'wan':
     target('nbdcurld <= 0.6 x nbdkit curl', ['nbdkit curl'], 0.6)
 EOF
     report_file "$tmp/table.txt"
@@ -648,6 +690,195 @@ if want tls; then
         copy_table tls
     else
         report "" "== tls: skipped (hyperfine or certtool is not installed) =="
+    fi
+fi
+
+# ---- a distant web server (tests/wan-proxy.c) ----
+
+# wan_proxy NAME DELAY [RATE]: start tests/wan-proxy in front of the
+# benchmark's nginx; sets WAN_PORT (and bg_pid).
+wan_proxy() {
+    local name=$1 delay=$2 rate=${3:-} i
+    rm -f "$tmp/$name.port"
+    "$WAN_PROXY" --listen 127.0.0.1:0 --target "127.0.0.1:$NGINX_PORT" \
+        --delay-ms "$delay" ${rate:+--rate-mbps "$rate"} \
+        --port-file "$tmp/$name.port" </dev/null >"$tmp/$name.log" 2>&1 &
+    bg_pid=$!
+    bg_pids+=("$bg_pid")
+    for i in $(seq 100); do
+        [ -s "$tmp/$name.port" ] && { WAN_PORT=$(cat "$tmp/$name.port"); return 0; }
+        kill -0 "$bg_pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    say "wan-proxy $name did not start: $(tail -n 3 "$tmp/$name.log")"
+    return 1
+}
+
+# wan_section SECTION URL: nbdcopy through each server reading URL.
+wan_section() {
+    local section=$1 url=$2 q saved=$URL
+    timed "$section" nbdcurld "$NBDCURLD -r $url --run 'nbdcopy \"\$uri\" null:'"
+    if [ "$has_nbdkit" -eq 1 ]; then
+        timed "$section" "nbdkit curl" \
+            "nbdkit -r -U - curl $url --run 'nbdcopy \"\$uri\" null:'"
+    else
+        skipped "$section" "nbdkit curl" "nbdkit not installed"
+    fi
+    if [ "$has_multiconn" -eq 1 ]; then
+        timed "$section" "nbdkit curl multi-conn" \
+            "nbdkit -r -U - --filter=multi-conn curl $url multi-conn-mode=unsafe --run 'nbdcopy \"\$uri\" null:'"
+    else
+        skipped "$section" "nbdkit curl multi-conn" "not installed"
+    fi
+    if [ "$has_nbdkit_conns" -eq 1 ]; then
+        timed "$section" "nbdkit curl connections=16" \
+            "nbdkit -r -U - --filter=multi-conn curl $url connections=16 multi-conn-mode=unsafe --run 'nbdcopy \"\$uri\" null:'"
+    fi
+    if [ "$has_qemu" -eq 1 ]; then
+        URL=$url
+        if serve_qemu; then
+            q=$bg_pid
+            timed "$section" "qemu-nbd curl" "nbdcopy --requests=8 $buri null:"
+            stop_bg "$q"
+        else
+            skipped "$section" "qemu-nbd curl" "did not start"
+        fi
+        URL=$saved
+    else
+        skipped "$section" "qemu-nbd curl" "not installed"
+    fi
+}
+
+if want wan; then
+    if [ "$has_hyperfine" -eq 1 ] && [ -x "$WAN_PROXY" ]; then
+        if [ "$wan_bytes" -eq "$size_bytes" ]; then
+            wan_file=disk.img
+        else
+            say "making a $wan_size image for the wan section"
+            head -c "$wan_bytes" "$image" > "$tmp/www/wan.img" 2>/dev/null || true
+            [ "$(stat -c %s "$tmp/www/wan.img")" -eq "$wan_bytes" ] ||
+                { openssl enc -aes-128-ctr -nosalt -pbkdf2 -pass "pass:$RANDOM" \
+                      -in /dev/zero 2>/dev/null || true; } |
+                    head -c "$wan_bytes" > "$tmp/www/wan.img"
+            wan_file=wan.img
+        fi
+        for kind in wan wan-cap; do
+            if [ "$kind" = wan ]; then
+                wan_proxy "$kind" "$wan_rtt" || continue
+                what="RTT +$wan_rtt ms, no cap"
+            else
+                wan_proxy "$kind" "$wan_rtt" "$wan_cap" || continue
+                what="RTT +$wan_rtt ms, $wan_cap MB/s per TCP connection"
+            fi
+            p=$bg_pid
+            wan_section "$kind" "http://127.0.0.1:$WAN_PORT/$wan_file"
+            stop_bg "$p"
+            report ""
+            report "== $kind: nbdcopy URI null: through tests/wan-proxy ($what; $(( wan_bytes / 1048576 )) MiB; median of $runs runs) =="
+            copy_table "$kind" "$wan_bytes"
+        done
+    else
+        report "" "== wan: skipped (hyperfine or tests/wan-proxy is missing: ninja -C build) =="
+    fi
+fi
+
+# ---- https: nbdcurld against one curl stream ----
+
+# https_nginx_conf PORT: a second nginx serving the image over https.
+https_nginx_conf() {
+    local user=""
+    [ "$(id -u)" -eq 0 ] && user="user root;"
+    cat <<EOF2
+$(nginx_main_conf "$tmp/https")
+master_process on;
+worker_processes 2;
+$user
+events { worker_connections 1024; }
+http {
+$(nginx_http_conf "$tmp/https")
+    keepalive_requests 100000;
+    keepalive_timeout 300s;
+    server {
+        listen 127.0.0.1:$1 ssl;
+        ssl_certificate $tmp/pki/server-cert.pem;
+        ssl_certificate_key $tmp/pki/server-key.pem;
+        root $tmp/www;
+    }
+}
+EOF2
+}
+
+# tree_cpu PID: CPU seconds of PID and all its descendants, with the
+# children they have already reaped (a finished client's fetcher).
+tree_cpu() {
+    "$PY" - "$1" <<'EOF2'
+import os, sys
+root = int(sys.argv[1])
+kids, stat = {}, {}
+for d in os.listdir('/proc'):
+    if not d.isdigit():
+        continue
+    try:
+        s = open('/proc/%s/stat' % d).read()
+    except OSError:
+        continue
+    f = s[s.rindex(')') + 2:].split()
+    kids.setdefault(int(f[1]), []).append(int(d))
+    stat[int(d)] = sum(int(x) for x in f[11:15])   # utime stime cutime cstime
+out, i = [root], 0
+while i < len(out):
+    out += kids.get(out[i], [])
+    i += 1
+print('%.3f' % (sum(stat.get(p, 0) for p in out) / os.sysconf('SC_CLK_TCK')))
+EOF2
+}
+
+if want https; then
+    if [ "$has_hyperfine" -eq 1 ] && have certtool && { [ -d "$tmp/pki" ] || make_pki; }; then
+        mkdir -p "$tmp/https"
+        if nginx_launch "$tmp/https" https_nginx_conf; then
+            https_pid=$NGINX_PID
+            bg_pids+=("$https_pid")
+            hurl=https://localhost:$NGINX_PORT/disk.img
+            # nbdcurld started as root reads the CA in its fetchers, as
+            # nobody: a world-readable copy in a directory of /tmp ($tmp
+            # may sit in a private one, TMPDIR's, as in the smoke test).
+            ca_dir=$(mktemp -d /tmp/nbdcurld-bench-ca.XXXXXX)
+            cp "$tmp/pki/ca-cert.pem" "$ca_dir/"
+            chmod 755 "$ca_dir"
+            chmod 644 "$ca_dir/ca-cert.pem"
+            ca=$ca_dir/ca-cert.pem
+            timed https nbdcurld "$NBDCURLD -r --cainfo $ca $hurl --run 'nbdcopy \"\$uri\" null:'"
+            if [ "$has_curl" -eq 1 ]; then
+                timed https "curl -o /dev/null" "curl -sSf --cacert $ca -o /dev/null $hurl"
+            else
+                skipped https "curl -o /dev/null" "not installed"
+            fi
+            report ""
+            report "== https: nbdcopy URI null: over https (nginx, ECDSA P-256 test certificate) ($size_mib MiB; median of $runs runs) =="
+            copy_table https
+            # Server CPU: every nbdcurld process, one copy.
+            if start_bg nbdcurld-https "$tmp/nbdcurld-https.sock" "$NBDCURLD" -f -r \
+                    --cainfo "$ca" -U "$tmp/nbdcurld-https.sock" "$hurl"; then
+                hp=$bg_pid
+                c0=$(tree_cpu "$hp")
+                if timeout -k 10 "$copy_timeout" nbdcopy \
+                        "nbd+unix:///?socket=$tmp/nbdcurld-https.sock" null:; then
+                    c1=$(tree_cpu "$hp")
+                    report "$(awk -v a="$c0" -v b="$c1" -v s="$size_bytes" 'BEGIN {
+                        printf "nbdcurld CPU per GiB over https (all its processes, one copy): %.2f s (target <= 1.2 s: %s)", (b - a) * 1073741824 / s, ((b - a) * 1073741824 / s <= 1.2) ? "met" : "NOT met" }')"
+                else
+                    report "nbdcurld over https: the copy FAILED"
+                    broken+=("https: nbdcurld copy")
+                fi
+                stop_bg "$hp"
+            fi
+            stop_bg "$https_pid"
+        else
+            report "" "== https: skipped (nginx did not start with ssl: $(tail -n 2 "$tmp/https/nginx-error.log" 2>/dev/null)) =="
+        fi
+    else
+        report "" "== https: skipped (hyperfine or certtool is not installed) =="
     fi
 fi
 

@@ -183,6 +183,23 @@ start_web_server() {
     WEB_URL=http://127.0.0.1:$WEB_PORT
 }
 
+# start_wan_proxy NAME TARGET_PORT DELAY_MS [RATE_MBPS]: tests/wan-proxy.c
+# on a free port of 127.0.0.1 in front of 127.0.0.1:TARGET_PORT, adding
+# DELAY_MS to every round trip and, with RATE_MBPS, capping each
+# connection at RATE_MBPS * 10^6 bytes/s; sets WAN_PORT.  Its log is
+# NAME.log.
+start_wan_proxy() {
+    local name=$1 target=$2 delay=$3 rate=${4:-} pid
+    local proxy=${WAN_PROXY:-$srcdir/../build/tests/wan-proxy}
+    [ -x "$proxy" ] || fail "wan-proxy not found at $proxy (build it, or set WAN_PROXY)"
+    "$proxy" --listen 127.0.0.1:0 --target "127.0.0.1:$target" --delay-ms "$delay" \
+        ${rate:+--rate-mbps "$rate"} --port-file "$tmp/$name.port" \
+        </dev/null >"$tmp/$name.log" 2>&1 &
+    pid=$!
+    kill_on_exit "$pid"
+    WAN_PORT=$(port_from "$tmp/$name.port" "wan-proxy $name")
+}
+
 # start_tinyproxy NAME [CONFIG LINES]: Debian's tinyproxy on a free port of
 # 127.0.0.1, its configuration NAME.conf and log NAME-proxy.log in the
 # current directory; sets PROXY_PORT (tests/test-proxy.sh,

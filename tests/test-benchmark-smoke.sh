@@ -18,12 +18,23 @@ cmp -s "$tmp/stdout.log" "$tmp/results.txt" || fail "--out differs from stdout"
 n='[0-9]+\.[0-9]+'
 grep -Eq "^nbdcurld +$n +$n +$n +[0-9]+ +1\.00 +1\.00$" "$tmp/stdout.log" ||
     fail "no nbdcurld line in the copy table"
-# copy, copy1, and tls when certtool can make its certificates.
-tables=2
-command -v certtool >/dev/null && tables=3
+# copy, copy1, wan and wan-cap (through tests/wan-proxy), and tls and
+# https when certtool can make their certificates.
+tables=4
+command -v certtool >/dev/null && tables=6
 [ "$(grep -Ec "^nbdcurld +$n +$n +$n +[0-9]+ " "$tmp/stdout.log")" -eq "$tables" ] ||
-    fail "expected nbdcurld in $tables copy tables (copy, copy1, tls)"
-[ "$tables" -eq 2 ] || grep -q '^== tls: ' "$tmp/stdout.log" || fail "no tls table"
+    fail "expected nbdcurld in $tables copy tables (copy, copy1, wan, wan-cap, tls, https)"
+[ "$tables" -eq 4 ] || grep -q '^== tls: ' "$tmp/stdout.log" || fail "no tls table"
+grep -q '^== wan: .*RTT +20 ms, no cap' "$tmp/stdout.log" || fail "no wan table"
+grep -q '^== wan-cap: .*50 MB/s per TCP connection' "$tmp/stdout.log" || fail "no wan-cap table"
+grep -Eq '^target nbdcurld >= 350 MiB/s \(2.5 x 140\): [0-9]+ MiB/s' "$tmp/stdout.log" ||
+    fail "no wan-cap target line"
+if [ "$tables" -eq 6 ]; then
+    grep -q '^== https: ' "$tmp/stdout.log" || fail "no https table"
+    grep -Eq "^curl -o /dev/null +$n " "$tmp/stdout.log" || fail "no curl line in the https table"
+    grep -Eq '^nbdcurld CPU per GiB over https \(all its processes, one copy\): [0-9.]+ s' \
+        "$tmp/stdout.log" || fail "no https CPU line"
+fi
 grep -Eq "^nbdkit curl +$n " "$tmp/stdout.log" || fail "no nbdkit curl line"
 if fio --enghelp 2>/dev/null | grep -qw nbd; then
     grep -Eq '^nbdcurld +[0-9]+ +[0-9]+ +1\.00 +1\.00$' "$tmp/stdout.log" ||
