@@ -69,28 +69,29 @@ proxy = os.environ.get('WAN_PROXY', sys.argv[1] + '/../build/tests/wan-proxy')
 p = subprocess.Popen([proxy, '--listen', '127.0.0.1:0', '--target', '127.0.0.1:%d' % port,
                       '--delay-ms', '40'], stdout=subprocess.PIPE)
 pport = int(p.stdout.readline())
+
+
+def read_to_eof(sock):
+    data = b''
+    while True:
+        b = sock.recv(100)
+        if not b:
+            return data
+        data += b
+
+
 try:
     c = socket.create_connection(('127.0.0.1', pport))
     c.sendall(b'hello')
     c.shutdown(socket.SHUT_WR)
     t0 = time.monotonic()
     s, _ = srv.accept()
-    got = b''
-    while True:
-        b = s.recv(100)
-        if not b:
-            break
-        got += b
+    got = read_to_eof(s)
     assert got == b'hello', got
     # The end of file came after the bytes, passed on, not a close.
     s.sendall(b'-bye')
     s.shutdown(socket.SHUT_WR)
-    back = b''
-    while True:
-        b = c.recv(100)
-        if not b:
-            break
-        back += b
+    back = read_to_eof(c)
     took = time.monotonic() - t0
     assert back == b'-bye', back
     assert took >= 0.04, 'half-close answered in %.3f s, expected >= 0.04 + handshake' % took
