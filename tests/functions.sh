@@ -257,11 +257,13 @@ copy_checked() {
 
 # refused_at_start NAME PATTERN ARGS...: nbdcurld -r ARGS fails at start
 # (--run's command never runs) with a message matching PATTERN (grep -iE),
-# in refused-NAME.log (tests/test-http-version.sh, test-unix-socket.sh).
+# in refused-NAME.log (tests/test-http-version.sh, test-unix-socket.sh,
+# test-proxy.sh, test-cookies.sh).
 refused_at_start() {
     local name=$1 pattern=$2 rc=0
     shift 2
     echo "== refused $name"
+    rm -f "$tmp/ran"
     "$NBDCURLD" -r --run "touch '$tmp/ran'" "$@" </dev/null >"refused-$name.log" 2>&1 || rc=$?
     [ "$rc" -ne 0 ] || fail "$name: accepted: nbdcurld $*"
     [ "$rc" -lt 128 ] || fail "$name: killed by signal $((rc - 128))"

@@ -46,16 +46,8 @@ none() {
 # refused NAME PATTERN ARGS...: nbdcurld ARGS stops at start, before any
 # request, with a message matching PATTERN.
 refused() {
-    local name=$1 pattern=$2 rc=0
-    shift 2
-    echo "== refused: $name"
-    "$NBDCURLD" -r --run "touch '$tmp/ran-$name'" "$@" </dev/null >"$name.log" 2>&1 || rc=$?
-    [ "$rc" -ne 0 ] || fail "$name: accepted: nbdcurld $*"
-    [ "$rc" -lt 128 ] || fail "$name: killed by signal $((rc - 128))"
-    [ ! -e "ran-$name" ] || fail "$name: refused only after the export was served"
-    grep -qiE -- "$pattern" "$name.log" ||
-        fail "$name: the message does not match /$pattern/: $(cat "$name.log")"
-    [ -z "$(web_requests "$name")" ] || fail "$name: requests reached the web server"
+    refused_at_start "$@"
+    [ -z "$(web_requests "$1")" ] || fail "$1: requests reached the web server"
 }
 
 # ---- cookiefile=FILE: the file's cookies on every request ----

@@ -128,35 +128,23 @@ else
 fi
 
 # ---- refused at start ----
-refused() {
-    local name=$1 pattern=$2 rc=0
-    shift 2
-    echo "== refused $name"
-    rm -f ran
-    "$NBDCURLD" -r --run "touch '$tmp/ran'" "$@" </dev/null >"refused-$name.log" 2>&1 || rc=$?
-    [ "$rc" -ne 0 ] || fail "$name: accepted: nbdcurld $*"
-    [ "$rc" -lt 128 ] || fail "$name: killed by signal $((rc - 128))"
-    [ ! -e ran ] || fail "$name: refused only after serving"
-    grep -qiE -- "$pattern" "refused-$name.log" ||
-        fail "$name: the message does not match /$pattern/: $(cat "refused-$name.log")"
-}
 u=$(url refused good)
-refused socks 'socks5.*not supported.*http:// or https://' "$u" proxy=socks5://127.0.0.1:1080
-refused path 'without a path' "$u" proxy=http://127.0.0.1:3128/x
-refused url-password 'holds a password.*proxy-user= and proxy-password=' "$u" \
+refused_at_start socks 'socks5.*not supported.*http:// or https://' "$u" proxy=socks5://127.0.0.1:1080
+refused_at_start path 'without a path' "$u" proxy=http://127.0.0.1:3128/x
+refused_at_start url-password 'holds a password.*proxy-user= and proxy-password=' "$u" \
     proxy=http://alice:Pr0xy-pw-7d2@127.0.0.1:3128
 ! grep -qF 'Pr0xy-pw-7d2' refused-url-password.log || fail "url-password: the password was echoed"
-refused literal 'proxy-password= takes -, -FD or \+FILE' "$u" proxy=http://127.0.0.1:3128 \
+refused_at_start literal 'proxy-password= takes -, -FD or \+FILE' "$u" proxy=http://127.0.0.1:3128 \
     proxy-user=alice proxy-password=Pr0xy-pw-7d2
 ! grep -qF 'Pr0xy-pw-7d2' refused-literal.log || fail "literal: the password was echoed"
-refused no-user 'proxy-password= needs proxy-user=' "$u" proxy=http://127.0.0.1:3128 \
+refused_at_start no-user 'proxy-password= needs proxy-user=' "$u" proxy=http://127.0.0.1:3128 \
     proxy-password=+proxy-pw.txt
-refused no-proxy 'proxy-user= is for a proxy' "$u" proxy-user=alice
-refused ftp 'a proxy serves http and https URLs only' ftp://127.0.0.1/disk.img \
+refused_at_start no-proxy 'proxy-user= is for a proxy' "$u" proxy-user=alice
+refused_at_start ftp 'a proxy serves http and https URLs only' ftp://127.0.0.1/disk.img \
     proxy=http://127.0.0.1:3128
-refused socket 'unix-socket-path= and proxy= cannot be combined' "$u" \
+refused_at_start socket 'unix-socket-path= and proxy= cannot be combined' "$u" \
     proxy=http://127.0.0.1:3128 unix-socket-path=/tmp/none.sock
-refused empty 'proxy= takes a URL' "$u" proxy=
+refused_at_start empty 'proxy= takes a URL' "$u" proxy=
 
 if grep -h 'killed by signal' ./*.log; then
     fail "a process was killed by a signal"
