@@ -300,14 +300,8 @@ size_mib=$(( size_bytes / 1048576 ))
 
 # The benchmark's nginx: two workers, keep-alive for the whole run.
 bench_nginx_conf() {
-    local user=""
-    [ "$(id -u)" -eq 0 ] && user="user root;"
     cat <<EOF
-$(nginx_main_conf "$tmp")
-master_process on;
-worker_processes 2;
-$user
-events { worker_connections 1024; }
+$(nginx_head "$tmp" 2 1024)
 http {
 $(nginx_http_conf "$tmp")
     sendfile on;
@@ -786,14 +780,8 @@ fi
 
 # https_nginx_conf PORT: a second nginx serving the image over https.
 https_nginx_conf() {
-    local user=""
-    [ "$(id -u)" -eq 0 ] && user="user root;"
     cat <<EOF2
-$(nginx_main_conf "$tmp/https")
-master_process on;
-worker_processes 2;
-$user
-events { worker_connections 1024; }
+$(nginx_head "$tmp/https" 2 1024)
 http {
 $(nginx_http_conf "$tmp/https")
     keepalive_requests 100000;

@@ -126,16 +126,8 @@ start_nginx() {
     NGINX_URL=http://127.0.0.1:$NGINX_PORT
 }
 _nginx_conf() {
-    local user=""
-    # Workers as root can read any test directory; as non-root nginx
-    # ignores "user", and the test directory is the caller's anyway.
-    [ "$(id -u)" -eq 0 ] && user="user root;"
     cat <<EOF
-$(nginx_main_conf "$tmp")
-master_process on;
-worker_processes 1;
-$user
-events { worker_connections 256; }
+$(nginx_head "$tmp" 1 256)
 http {
 $(nginx_http_conf "$tmp")
     types { application/octet-stream img; }

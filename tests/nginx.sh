@@ -1,7 +1,7 @@
 # nginx.sh: what every private nginx of the tests, the benchmark and the
 # quick start shares: the common parts of its configuration, and starting
 # it on a free port (nginx_launch).  Sourced; each caller adds its own
-# worker, user, listen and tuning lines.
+# listen and tuning lines.
 
 source "$(dirname "${BASH_SOURCE[0]}")/process.sh"
 
@@ -9,6 +9,17 @@ source "$(dirname "${BASH_SOURCE[0]}")/process.sh"
 # in DIR.
 nginx_main_conf() {
     printf 'daemon off;\npid %s/nginx.pid;\nerror_log %s/nginx-error.log;\n' "$1" "$1"
+}
+
+# nginx_head DIR WORKERS CONNECTIONS: nginx_main_conf's lines, then a
+# master process with WORKERS workers of CONNECTIONS connections each.
+# As root the workers stay root, so they can read any test directory; as
+# another user nginx ignores "user", and the directory is that user's.
+nginx_head() {
+    nginx_main_conf "$1"
+    printf 'master_process on;\nworker_processes %s;\n' "$2"
+    [ "$(id -u)" -ne 0 ] || echo "user root;"
+    printf 'events { worker_connections %s; }\n' "$3"
 }
 
 # nginx_http_conf DIR: http-context lines: no access log, every temporary
