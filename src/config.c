@@ -476,3 +476,34 @@ config_recv_keyholder (int fd, struct keyholder_config *c)
     fatal ("configuration: bad end message");
   free (p);
 }
+
+int
+config_send_launcher (int fd, uint32_t flags)
+{
+  const struct launcher_config_wire lw = { .flags = flags };
+
+  if (send_message (fd, IPC_CONFIG_LAUNCHER, &lw, sizeof lw) == -1)
+    return -1;
+  return send_message (fd, IPC_CONFIG_END, NULL, 0);
+}
+
+uint32_t
+config_recv_launcher (int fd)
+{
+  struct launcher_config_wire lw;
+  struct reader r;
+  uint32_t len;
+  uint8_t *p;
+
+  p = recv_message (fd, IPC_CONFIG_LAUNCHER, &len);
+  reader_init (&r, p, len);
+  if (reader_get_bytes (&r, &lw, sizeof lw) == -1 || reader_end (&r) == -1 ||
+      (lw.flags & ~(LAUNCHER_VERBOSE | LAUNCHER_SANDBOX_DEBUG)) != 0)
+    fatal ("configuration: bad launcher message");
+  free (p);
+  p = recv_message (fd, IPC_CONFIG_END, &len);
+  if (len != 0)
+    fatal ("configuration: bad end message");
+  free (p);
+  return lw.flags;
+}

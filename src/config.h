@@ -96,11 +96,14 @@ struct fetcher_config {
 int config_send_frontend (int fd, const struct frontend_config *c);
 int config_send_fetcher (int fd, const struct fetcher_config *c);
 int config_send_keyholder (int fd, const struct keyholder_config *c);
+int config_send_launcher (int fd, uint32_t flags);
 
 /* Child side: read and check it all; any malformed message is fatal (the
  * supervisor is the only writer, so it is a bug, not an attack). */
 void config_recv_frontend (int fd, struct frontend_config *c);
 void config_recv_fetcher (int fd, struct fetcher_config *c);
 void config_recv_keyholder (int fd, struct keyholder_config *c);
+/* The launcher's LAUNCHER_* flags. */
+uint32_t config_recv_launcher (int fd);
 
 #endif

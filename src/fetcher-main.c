@@ -2,8 +2,9 @@
  * fetcher-main.c: the fetcher's own executable (FETCHER_EXE), the only
  * one linked with libcurl.  Only the supervisor starts it, with a role
  * argument users never type and everything else on its fixed fds
- * (nbdcurld.h): a fetcher for one client (fetcher.c), or at start the
- * URL checker (url-check.c).
+ * (nbdcurld.h): a fetcher for one client (fetcher.c), the fetcher
+ * launcher that forks them (launcher.c), or at start the URL checker
+ * (url-check.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +18,8 @@ main (int argc, char **argv)
     return fetcher_main ();
   if (argc == 2 && strcmp (argv[1], ROLE_ARG_URL_CHECK) == 0)
     return url_check_main ();
+  if (argc == 2 && strcmp (argv[1], ROLE_ARG_LAUNCHER) == 0)
+    return launcher_main ();
   fprintf (stderr, "%s: this is nbdcurld's fetcher, started by nbdcurld "
            "itself: run nbdcurld instead\n", argc > 0 ? argv[0] : "nbdcurld-fetcher");
   return 1;

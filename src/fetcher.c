@@ -631,5 +631,11 @@ fetcher_main (void)
 
   backend->serve (&f);
   debug ("the front-end closed the connection; exiting");
-  return EXIT_SUCCESS;
+  /* Without the libraries' exit handlers (OpenSSL's and libcurl's
+   * clean-up, 35 libraries' destructors): they only free memory that the
+   * exit frees anyway, and took about a fifth of a short connection's CPU.
+   * Nothing is left to write: log lines are unbuffered, a file: export's
+   * writes went out with pwrite. */
+  fflush (NULL);
+  _exit (EXIT_SUCCESS);
 }

@@ -35,7 +35,8 @@ int ipc_recv (int fd, struct ipc_header *h, uint8_t **payload, uint32_t max_payl
  * IPC_MAX_FDS fds, EMFILE when it is but some of its descriptors did not
  * fit under our RLIMIT_NOFILE (then *h holds the header).  Every fd that
  * came is closed on an error. */
-#define IPC_MAX_FDS 3
+/* The most any packet carries: a fetcher's fds to the launcher. */
+#define IPC_MAX_FDS LAUNCH_MAX_FDS
 int ipc_send_packet (int fd, const struct ipc_header *h, const int *fds, unsigned nfds);
 int ipc_recv_packet (int fd, struct ipc_header *h, int fds[IPC_MAX_FDS], unsigned *nfds);
 

@@ -111,6 +111,29 @@
  * that export, but only after waiting this long: with more exports in use
  * than places, each place costs at most one wasted start per period. */
 #define SPARE_REBALANCE_SECONDS   30u
+/* The fetcher launcher (launcher.c): one process, exec'd from
+ * nbdcurld-fetcher with libcurl and its 35 libraries loaded and started
+ * once, that forks each fetcher (CLONE_PARENT: the fetcher is the
+ * supervisor's child, reaped and signalled like any other).  A fork of it
+ * costs about 1.8 ms of CPU where an exec of nbdcurld-fetcher costs 17.8
+ * (perf stat, 50 runs), most of it the dynamic loader's relocations.
+ * The price: fetchers forked from one launcher share its address-space
+ * layout (SECURITY.md).  So a launcher forks at most
+ * LAUNCHER_GENERATION_FETCHERS fetchers and is then replaced by a newly
+ * exec'd one (a new layout), and it is replaced at once when any fetcher
+ * dies of a crash signal, so that an attacker who probes the layout by
+ * crashing fetchers meets a new one each time.  Each forked fetcher gets
+ * a stack guard of its own.  Until a launcher says it is ready, and with
+ * --exec-fetchers, fetchers are exec'd as before. */
+#define LAUNCHER_GENERATION_FETCHERS 64u
+/* The launcher answers a start at once (a clone); one that takes longer
+ * is broken, and is replaced while that fetcher is exec'd instead. */
+#define LAUNCHER_REPLY_TIMEOUT_MS 2000u
+/* A launcher that ends without being asked to is started again after
+ * LAUNCHER_RESTART_DELAY_MS; after LAUNCHER_MAX_FAILURES such ends in a
+ * row (none ready in between) every fetcher is exec'd from then on. */
+#define LAUNCHER_RESTART_DELAY_MS 1000u
+#define LAUNCHER_MAX_FAILURES     3u
 /* Seconds a client may wait for its export to open (the fetcher's connect
  * and stall timeouts bound it in practice); the handshake timeout does not
  * run meanwhile, since that time is the server's, not the client's. */
@@ -410,10 +433,17 @@ static_assert (DATA_AREA_SIZE % DATA_AREA_CHUNK == 0, "data area in chunks");
 #define KEYHOLDER_FD_KEY          5   /* key holder: the private key file */
 #define KEYHOLDER_FD_PSK          6   /* key holder: the PSK file */
 
+/* A fetcher's descriptors, CHILD_FD_PEER to CHILD_FD_EXPORT (or
+ * CHILD_FD_SCRIPTS), as the supervisor passes them to the launcher. */
+#define LAUNCH_MAX_FDS            5u
+static_assert (CHILD_FD_EXPORT - CHILD_FD_PEER + 1 == LAUNCH_MAX_FDS &&
+               CHILD_FD_SCRIPTS == CHILD_FD_EXPORT, "a fetcher's descriptors");
+
 #define ROLE_ARG_FRONTEND         "--internal-role=front-end"
 #define ROLE_ARG_FETCHER          "--internal-role=fetcher"
 #define ROLE_ARG_URL_CHECK        "--internal-role=url-check"
 #define ROLE_ARG_KEYHOLDER        "--internal-role=key-holder"
+#define ROLE_ARG_LAUNCHER         "--internal-role=launcher"
 
 /* ---- Internal message format (host byte order: same machine). ---- */
 struct ipc_header {
@@ -453,6 +483,8 @@ enum ipc_type {
                               --allow rule, struct access_rule_wire + name */
   IPC_CONFIG_KEYHOLDER,    /* to the key holder, then IPC_CONFIG_END: struct
                               keyholder_config_wire + the certificate chain */
+  IPC_CONFIG_LAUNCHER,     /* to the fetcher launcher, then IPC_CONFIG_END:
+                              struct launcher_config_wire */
 
   /* Control, front-end <-> supervisor on the SOCK_SEQPACKET socket. */
   IPC_SPAWN_FETCHER = 16,  /* fe -> sup: id = client token, length = export
@@ -521,6 +553,21 @@ enum ipc_type {
                               name a client gave (1 .. MAX_PSK_USERNAME) */
   IPC_KEY_PSK_KEY,         /* kh -> fe: id, error = 0 and payload the key
                               (1 .. MAX_PSK_KEY), or ENOENT and payload 0 */
+
+  /* The fetcher launcher, supervisor <-> launcher on its CHILD_FD_PEER
+   * (SOCK_SEQPACKET, one header per packet, payload 0, every field not
+   * named 0).  One start at a time: the supervisor waits for each answer.
+   * Anything else ends the launcher (or, from it, makes the supervisor
+   * replace it). */
+  IPC_LAUNCHER_READY = 56, /* launcher -> sup, once: loaded, sandboxed,
+                              waiting for starts */
+  IPC_LAUNCH_FETCHER,      /* sup -> launcher: length = the number of
+                              descriptors passed (SCM_RIGHTS, 2 ..
+                              LAUNCH_MAX_FDS): they become the fetcher's
+                              fds 3, 4, ... in order */
+  IPC_FETCHER_LAUNCHED,    /* launcher -> sup: id = the new fetcher's pid
+                              (a child of the supervisor), error 0; or
+                              error = an errno and id 0 */
 
   /* Scripts, supervisor <-> fetcher on the fetcher's script channel
    * (CHILD_FD_SCRIPTS, SOCK_SEQPACKET, one message per packet, no
@@ -627,6 +674,13 @@ struct keyholder_config_wire {
 #define KEYHOLDER_PSK           (1u << 1)
 #define KEYHOLDER_VERBOSE       (1u << 2)
 #define KEYHOLDER_SANDBOX_DEBUG (1u << 3)
+
+/* The fetcher launcher: how it logs and how its filter acts. */
+struct launcher_config_wire {
+  uint32_t flags;              /* LAUNCHER_* */
+};
+#define LAUNCHER_VERBOSE        (1u << 0)
+#define LAUNCHER_SANDBOX_DEBUG  (1u << 1)
 
 struct export_config_wire {
   uint32_t flags;              /* EXPORT_* */
@@ -760,6 +814,7 @@ int frontend_main (void);
 int fetcher_main (void);
 int url_check_main (void);
 int keyholder_main (void);
+int launcher_main (void);
 /* Shared start of every exec'd child (child.c): die with the supervisor,
  * name the process, check the fixed fds are there. */
 void child_start (const char *role, const char *comm);

@@ -23,7 +23,7 @@ enum {
   OPT_EXPORT = 256, OPT_EXPORT_RO, OPT_DESCRIPTION, OPT_RUN, OPT_EXIT_WITH_PARENT,
   OPT_PRINT_URI, OPT_CAINFO, OPT_CAPATH, OPT_INSECURE, OPT_CONNECTIONS,
   OPT_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_STALL_TIMEOUT, OPT_HANDSHAKE_TIMEOUT, OPT_HELP,
-  OPT_USER, OPT_GROUP, OPT_SANDBOX_DEBUG, OPT_CLIENT_MEMORY, OPT_MAX_CLIENTS, OPT_SPARE_FETCHERS, OPT_AUTH_USER,
+  OPT_USER, OPT_GROUP, OPT_SANDBOX_DEBUG, OPT_CLIENT_MEMORY, OPT_MAX_CLIENTS, OPT_SPARE_FETCHERS, OPT_EXEC_FETCHERS, OPT_AUTH_USER,
   OPT_AUTH_PASSWORD, OPT_TLS, OPT_TLS_CERTIFICATES, OPT_TLS_PSK, OPT_TLS_VERIFY_PEER,
   OPT_TLS_PRIORITY, OPT_ALLOW, OPT_FILTER, OPT_LOG, OPT_PROXY_FROM_ENV, OPT_ALLOW_PORT,
   OPT_ALLOW_LOCAL_REDIRECTS,
@@ -66,6 +66,7 @@ static const struct option long_options[] = {
   { "client-memory",     required_argument, NULL, OPT_CLIENT_MEMORY },
   { "max-clients",       required_argument, NULL, OPT_MAX_CLIENTS },
   { "spare-fetchers",    required_argument, NULL, OPT_SPARE_FETCHERS },
+  { "exec-fetchers",     no_argument,       NULL, OPT_EXEC_FETCHERS },
   { "auth-user",         required_argument, NULL, OPT_AUTH_USER },
   { "auth-password",     required_argument, NULL, OPT_AUTH_PASSWORD },
   { "timeout",           required_argument, NULL, OPT_TIMEOUT },
@@ -163,6 +164,8 @@ usage (FILE *fp)
 "      --max-clients N       clients served at once (default %u)\n"
 "      --spare-fetchers N    fetchers kept started ahead of need, so that a\n"
 "                            client's export opens at once (default %u)\n"
+"      --exec-fetchers       execute each fetcher anew (its own address-space\n"
+"                            layout; about 16 ms more CPU per connection)\n"
 "      --allow-port PORT[,PORT...]  a redirect may lead to these ports too\n"
 "                            (besides the URL's, 80 and 443)\n"
 "      --allow-local-redirects  a redirect may lead from another host to\n"
@@ -1493,6 +1496,9 @@ options_parse (int argc, char **argv, struct options *o)
       break;
     case OPT_SPARE_FETCHERS:
       o->spare_fetchers = parse_uint ("--spare-fetchers", optarg, 0, MAX_SPARE_FETCHERS);
+      break;
+    case OPT_EXEC_FETCHERS:
+      o->exec_fetchers = true;
       break;
     case OPT_STALL_TIMEOUT:
       o->stall_timeout = parse_uint ("--stall-timeout", optarg, 1, MAX_TIMEOUT);

@@ -54,5 +54,9 @@ extern const size_t keyholder_policy_nrules;
 /* The fetcher of an export with unix-socket-path= (policy/fetcher-unix.policy). */
 extern const struct policy_rule fetcher_unix_policy_rules[];
 extern const size_t fetcher_unix_policy_nrules;
+/* The fetcher launcher, whose filter its fetchers inherit
+ * (policy/launcher.policy, fetcher-unix.policy, fetcher.policy). */
+extern const struct policy_rule launcher_policy_rules[];
+extern const size_t launcher_policy_nrules;
 
 #endif

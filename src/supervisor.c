@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <netdb.h>
 #include <poll.h>
 #include <signal.h>
@@ -557,11 +558,19 @@ server_uri (void)
  * sanitizer settings, which a sanitizer build needs in every process and
  * which carry no secrets. */
 static char **
-child_environment (void)
+child_environment (const char *role_arg)
 {
   static const char *keep[] = { "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS" };
-  static char *env[sizeof keep / sizeof keep[0] + 2];
+  static char *env[sizeof keep / sizeof keep[0] + 3];
   size_t i, n = 0;
+
+  /* The fetcher launcher binds every symbol of its libraries at load,
+   * once: left lazy, each fetcher it forks would look up the functions it
+   * calls first itself, and write the answers into pages it shares with
+   * the launcher, copying them (measured: about 3% of a fetcher's CPU).
+   * An exec'd child binds lazily, which costs it less. */
+  if (strcmp (role_arg, ROLE_ARG_LAUNCHER) == 0)
+    env[n++] = (char *) "LD_BIND_NOW=1";
 
   /* GnuTLS initialises itself when it is loaded, at a cost of about
    * 120 KiB of heap in every fetcher.  Nothing there uses it: libcurl is
@@ -620,10 +629,262 @@ spawn_child (const char *role_arg, const int *fds, unsigned nfds)
     sigemptyset (&none);
     sigprocmask (SIG_SETMASK, &none, NULL);
     /* exe is close-on-exec and goes away with the exec. */
-    fexecve (exe, argv, child_environment ());
+    fexecve (exe, argv, child_environment (role_arg));
     _exit (127);
   }
   return pid;
+}
+
+/* ---- The fetcher launcher (launcher.c; nbdcurld.h, LAUNCHER_*). ---- */
+
+/* One launcher at a time.  It forks each fetcher as our child; until it
+ * has said it is ready, and whenever it fails, fetchers are exec'd
+ * (spawn_child), so a broken launcher costs speed, never a client. */
+static pid_t launcher_pid = -1;
+static int launcher_fd = -1;            /* our end of its socket */
+static bool launcher_ready;             /* it sent IPC_LAUNCHER_READY */
+static unsigned launcher_forked;        /* fetchers of this generation */
+static unsigned launcher_failures;      /* ends nobody asked for, in a row */
+static uint64_t launcher_restart_ms;    /* a new one is due then; 0: none */
+
+static bool
+launcher_wanted (void)
+{
+  return !opt.exec_fetchers && !opt.single && !stopping &&
+         launcher_failures < LAUNCHER_MAX_FAILURES;
+}
+
+static int
+send_launcher_config (int fd, const void *arg)
+{
+  (void) arg;
+  return config_send_launcher (fd, (opt.verbose ? LAUNCHER_VERBOSE : 0) |
+                                   (opt.sandbox_debug ? LAUNCHER_SANDBOX_DEBUG : 0));
+}
+
+static pid_t start_child (const char *role_arg, int peer_fd, const int *extra,
+                          unsigned nextra, int (*send_config) (int fd, const void *arg),
+                          const void *arg);
+
+static void
+launcher_start (void)
+{
+  int sv[2];
+
+  launcher_restart_ms = 0;
+  if (!launcher_wanted () || launcher_pid > 0)
+    return;
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
+    warn_errno ("socketpair for the fetcher launcher (fetchers are started "
+                "without it meanwhile)");
+    launcher_restart_ms = monotonic_ms () + LAUNCHER_RESTART_DELAY_MS;
+    return;
+  }
+  launcher_pid = start_child (ROLE_ARG_LAUNCHER, sv[1], NULL, 0, send_launcher_config, NULL);
+  close (sv[1]);
+  if (launcher_pid == -1) {
+    warn_errno ("starting the fetcher launcher (fetchers are started without "
+                "it meanwhile)");
+    close (sv[0]);
+    launcher_restart_ms = monotonic_ms () + LAUNCHER_RESTART_DELAY_MS;
+    return;
+  }
+  launcher_fd = sv[0];
+  launcher_ready = false;
+  launcher_forked = 0;
+  debug ("started the fetcher launcher, process %d", (int) launcher_pid);
+}
+
+/* Let the launcher go and reap it.  It holds nothing (no configuration,
+ * no secret, no client), so SIGKILL is its whole end; the fetchers it
+ * forked are our children and serve on. */
+static void
+launcher_retire (const char *why)
+{
+  pid_t pid = launcher_pid;
+
+  if (pid <= 0)
+    return;
+  debug ("retiring the fetcher launcher, process %d: %s", (int) pid, why);
+  close (launcher_fd);
+  launcher_fd = -1;
+  launcher_pid = -1;
+  launcher_ready = false;
+  kill (pid, SIGKILL);
+  while (waitpid (pid, NULL, 0) == -1 && errno == EINTR)
+    ;
+}
+
+/* After a launcher failed: a new one after a pause, or after
+ * LAUNCHER_MAX_FAILURES in a row, none. */
+static void
+launcher_failed (void)
+{
+  launcher_failures++;
+  if (launcher_wanted ())
+    launcher_restart_ms = monotonic_ms () + LAUNCHER_RESTART_DELAY_MS;
+  else if (!stopping && !opt.exec_fetchers)
+    warn ("the fetcher launcher failed %u times in a row: every fetcher is "
+          "executed anew from now on, as with --exec-fetchers", launcher_failures);
+}
+
+/* The launcher misbehaved: a new one. */
+static void
+launcher_broken (const char *why)
+{
+  warn ("the fetcher launcher (process %d) %s: replacing it; fetchers are "
+        "started without it meanwhile", (int) launcher_pid, why);
+  launcher_retire (why);
+  launcher_failed ();
+}
+
+/* The launcher ended without being asked to (reaped already). */
+static void
+launcher_ended (int status)
+{
+  pid_t pid = launcher_pid;
+
+  close (launcher_fd);
+  launcher_fd = -1;
+  launcher_pid = -1;
+  launcher_ready = false;
+  if (stopping)
+    return;
+  if (WIFSIGNALED (status))
+    warn ("the fetcher launcher (process %d) was killed by signal %d (%s): "
+          "fetchers are started without it until a new one is ready",
+          (int) pid, WTERMSIG (status), strsignal (WTERMSIG (status)));
+  else
+    warn ("the fetcher launcher (process %d) exited with status %d: fetchers "
+          "are started without it until a new one is ready", (int) pid,
+          WEXITSTATUS (status));
+  launcher_failed ();
+}
+
+/* A message the launcher sent unasked: only IPC_LAUNCHER_READY, once. */
+static void
+launcher_dispatch (void)
+{
+  struct ipc_header h;
+  int fds[IPC_MAX_FDS];
+  unsigned nfds, i;
+
+  if (ipc_recv_packet (launcher_fd, &h, fds, &nfds) == -1) {
+    int status, e = errno;
+    if (e == EAGAIN || e == EINTR)
+      return;
+    /* End of file mostly means it died, which SIGCHLD tells too: say
+     * how it ended rather than that its socket closed. */
+    if (e == 0) {
+      int tries;
+      for (tries = 0; tries < 100; tries++) {
+        if (waitpid (launcher_pid, &status, WNOHANG) == launcher_pid) {
+          launcher_ended (status);
+          return;
+        }
+        usleep (1000);
+      }
+    }
+    launcher_broken (e == 0 ? "closed its socket" : "sent a malformed message");
+    return;
+  }
+  for (i = 0; i < nfds; i++)
+    close (fds[i]);
+  if (h.type != IPC_LAUNCHER_READY || launcher_ready || nfds != 0 || h.flags != 0 ||
+      h.id != 0 || h.offset != 0 || h.length != 0 || h.error != 0 || h.area_offset != 0) {
+    launcher_broken ("sent an unexpected message");
+    return;
+  }
+  launcher_ready = true;
+  debug ("the fetcher launcher is ready");
+}
+
+/* Have the launcher fork a fetcher on fds[0 .. nfds) (its fds 3, 4, ...).
+ * Returns the new fetcher's pid, checked to be our child, or -1 when
+ * there is no ready launcher or it failed (the caller execs one). */
+static pid_t
+launcher_fork_fetcher (const int *fds, unsigned nfds)
+{
+  const struct ipc_header req = { .type = IPC_LAUNCH_FETCHER, .length = nfds };
+  uint64_t deadline = monotonic_ms () + LAUNCHER_REPLY_TIMEOUT_MS;
+  struct ipc_header h;
+  int got[IPC_MAX_FDS];
+  unsigned ngot, i;
+  siginfo_t si;
+  pid_t pid;
+
+  if (!launcher_ready)
+    return -1;
+  if (ipc_send_packet (launcher_fd, &req, fds, nfds) == -1) {
+    launcher_broken ("cannot be written to");
+    return -1;
+  }
+  for (;;) {
+    struct pollfd pfd = { .fd = launcher_fd, .events = POLLIN };
+    uint64_t now = monotonic_ms ();
+    int r;
+
+    if (now >= deadline) {
+      launcher_broken ("did not answer in time");
+      return -1;
+    }
+    r = poll (&pfd, 1, (int) (deadline - now));
+    if (r == -1 && errno != EINTR) {
+      launcher_broken ("cannot be waited for");
+      return -1;
+    }
+    if (r <= 0)
+      continue;
+    if (ipc_recv_packet (launcher_fd, &h, got, &ngot) == 0)
+      break;
+    if (errno == EAGAIN || errno == EINTR)
+      continue;
+    launcher_broken (errno == 0 ? "closed its socket" : "sent a malformed answer");
+    return -1;
+  }
+  for (i = 0; i < ngot; i++)
+    close (got[i]);
+  if (h.type != IPC_FETCHER_LAUNCHED || ngot != 0 || h.flags != 0 || h.offset != 0 ||
+      h.length != 0 || h.area_offset != 0 ||
+      (h.error == 0) == (h.id == 0) || h.id > (uint64_t) INT_MAX) {
+    launcher_broken ("sent an unexpected answer");
+    return -1;
+  }
+  if (h.error != 0) {
+    /* It said why (a full process table, say); an exec may still work. */
+    errno = (int) h.error;
+    return -1;
+  }
+  pid = (pid_t) h.id;
+  /* Only our own child may be counted as a fetcher: waitid answers for
+   * our children alone (a zombie included), and leaves it to be reaped. */
+  memset (&si, 0, sizeof si);
+  if (waitid (P_PID, (id_t) pid, &si, WEXITED | WNOHANG | WNOWAIT) == -1) {
+    launcher_broken ("named a process that is not ours");
+    return -1;
+  }
+  launcher_failures = 0;
+  if (++launcher_forked >= LAUNCHER_GENERATION_FETCHERS) {
+    /* A new layout for the next ones (nbdcurld.h). */
+    launcher_retire ("it has started its share of fetchers");
+    launcher_start ();
+  }
+  return pid;
+}
+
+/* A fetcher died of a signal that a crash or a refused system call
+ * sends: whoever caused it may be probing the address-space layout that
+ * the launcher's fetchers share, so the next fetchers get a new one. */
+static void
+launcher_fetcher_crashed (int sig)
+{
+  if (sig != SIGSEGV && sig != SIGBUS && sig != SIGILL && sig != SIGFPE &&
+      sig != SIGABRT && sig != SIGSYS && sig != SIGTRAP)
+    return;
+  if (launcher_pid > 0) {
+    launcher_retire ("a fetcher crashed");
+    launcher_start ();
+  }
 }
 
 /* Make a config pipe, spawn the child with its peer socket and the pipe,
@@ -642,7 +903,11 @@ start_child (const char *role_arg, int peer_fd, const int *extra, unsigned nextr
   fds[1] = pipefd[0];
   for (i = 0; i < nextra; i++)
     fds[2 + i] = extra[i];
-  pid = spawn_child (role_arg, fds, 2 + nextra);
+  pid = -1;
+  if (strcmp (role_arg, ROLE_ARG_FETCHER) == 0)
+    pid = launcher_fork_fetcher (fds, 2 + nextra);
+  if (pid == -1)
+    pid = spawn_child (role_arg, fds, 2 + nextra);
   close (pipefd[0]);
   if (pid == -1) {
     close (pipefd[1]);
@@ -1926,6 +2191,7 @@ stop_children (void)
 {
   unsigned i, tries;
 
+  launcher_retire ("stopping");
   if (frontend_pid > 0)
     kill (frontend_pid, SIGTERM);
   if (keyholder_pid > 0)
@@ -2124,8 +2390,14 @@ reap_children (void)
             "remove at exit will be left", (int) pid);
       continue;
     }
+    if (pid == launcher_pid) {
+      launcher_ended (status);
+      continue;
+    }
     if (scripts_child_exited (pid, status))
       continue;
+    if (WIFSIGNALED (status))
+      launcher_fetcher_crashed (WTERMSIG (status));
     remove_fetcher (pid);
     spare_exited (pid);
     scripts_fetcher_exited (pid);
@@ -2293,15 +2565,17 @@ supervisor_main (int argc, char **argv)
   }
 
   start_frontend ();
+  launcher_start ();
   scripts_alloc_fetchers ();
   if (opt.run || opt.single || socket_activated)
     open_checks_start ();
   if (open_checks_left == 0)
     open_checks_done ();
 
-  /* The signalfd, the control socket, the scripts' pipes and the
-   * fetchers' script channels, then the open checks' sockets. */
-  const unsigned max_pfd = 2 + 4 * MAX_EXPORTS + MAX_FETCHERS + MAX_EXPORTS;
+  /* The signalfd, the control socket, the launcher's socket, the
+   * scripts' pipes and the fetchers' script channels, then the open
+   * checks' sockets. */
+  const unsigned max_pfd = 3 + 4 * MAX_EXPORTS + MAX_FETCHERS + MAX_EXPORTS;
   struct pollfd *pfd = calloc (max_pfd, sizeof *pfd);
   if (pfd == NULL)
     fatal_errno ("calloc");
@@ -2312,14 +2586,15 @@ supervisor_main (int argc, char **argv)
 
     pfd[0] = (struct pollfd) { .fd = sfd, .events = POLLIN };
     pfd[1] = (struct pollfd) { .fd = control_fd, .events = POLLIN };
-    nscript = scripts_poll_fds (pfd + 2, max_pfd - 2 - MAX_EXPORTS);
+    pfd[2] = (struct pollfd) { .fd = launcher_fd, .events = POLLIN };
+    nscript = scripts_poll_fds (pfd + 3, max_pfd - 3 - MAX_EXPORTS);
     if (open_checks_left > 0) {
       uint64_t now = monotonic_ms ();
       for (i = 0; i < nopen_checks; i++)
         if (open_checks[i].fd >= 0) {
           if (now >= open_checks_deadline_ms)
             open_check_failed (&open_checks[i], "not open in time");
-          pfd[2 + nscript + nchecks++] = (struct pollfd) { .fd = open_checks[i].fd,
+          pfd[3 + nscript + nchecks++] = (struct pollfd) { .fd = open_checks[i].fd,
                                                            .events = POLLIN };
         }
       timeout = (int) (open_checks_deadline_ms - now);
@@ -2337,21 +2612,33 @@ supervisor_main (int argc, char **argv)
     script_timeout = scripts_timeout_ms ();
     if (script_timeout >= 0 && (timeout < 0 || script_timeout < timeout))
       timeout = script_timeout;
+    if (launcher_restart_ms != 0) {
+      uint64_t now = monotonic_ms ();
+      int until = now >= launcher_restart_ms ? 0 : (int) (launcher_restart_ms - now);
+      if (timeout < 0 || until < timeout)
+        timeout = until;
+    }
     /* A closed control socket (fd -1) is skipped by poll. */
-    if (poll (pfd, 2 + nscript + nchecks, timeout) == -1) {
+    if (poll (pfd, 3 + nscript + nchecks, timeout) == -1) {
       if (errno == EINTR)
         continue;
       fatal_errno ("poll");
     }
     if (control_fd >= 0 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)))
       supervisor_dispatch_frontend ();
-    scripts_dispatch (pfd + 2, nscript);
+    /* The same descriptor only: a start above may have replaced it. */
+    if (launcher_fd >= 0 && launcher_fd == pfd[2].fd &&
+        (pfd[2].revents & (POLLIN | POLLHUP | POLLERR)))
+      launcher_dispatch ();
+    if (launcher_restart_ms != 0 && monotonic_ms () >= launcher_restart_ms)
+      launcher_start ();
+    scripts_dispatch (pfd + 3, nscript);
     scripts_run_due ();
     if (nchecks > 0) {
       unsigned k = 0;
       for (i = 0; i < nopen_checks; i++)
-        if (open_checks[i].fd >= 0 && open_checks[i].fd == pfd[2 + nscript + k].fd) {
-          if (pfd[2 + nscript + k].revents & (POLLIN | POLLHUP | POLLERR))
+        if (open_checks[i].fd >= 0 && open_checks[i].fd == pfd[3 + nscript + k].fd) {
+          if (pfd[3 + nscript + k].revents & (POLLIN | POLLHUP | POLLERR))
             open_check_input (&open_checks[i]);
           k++;
         }

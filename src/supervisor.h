@@ -123,6 +123,7 @@ struct options {
   uint32_t client_memory;    /* --client-memory, bytes */
   uint32_t max_clients;      /* --max-clients */
   uint32_t spare_fetchers;   /* --spare-fetchers */
+  bool exec_fetchers;        /* --exec-fetchers: no launcher */
   uint32_t tls;              /* --tls: TLS_OFF, TLS_ON, TLS_REQUIRE */
   const char *tls_certificates;   /* directory */
   const char *tls_psk;            /* file */

@@ -13,8 +13,10 @@ nbdcurld -r and, where installed, nbdkit -r curl side by side:
            connects, negotiates, GOes and reads 4 KiB: the GO-to-first-
            byte latency (p50 p90) and the server's CPU time per
            connection (every process of it, fetchers included); nbdcurld
-           without spare fetchers (its default) and with 4
-           (--spare-fetchers 4, peer nbdcurld-spares)
+           as by default (fetchers forked by its launcher), with every
+           fetcher executed anew (--exec-fetchers, peer nbdcurld-exec),
+           and with 4 spare fetchers (--spare-fetchers 4, peer
+           nbdcurld-spares)
   many     --clients (256) raw clients connect, then all at once negotiate,
            GO and read --read-kib (1024) KiB each at their own offset,
            byte-exact: how many were served, the wall time, GO-to-first-
@@ -302,8 +304,9 @@ def main():
     ap = argparse.ArgumentParser(description="nbdcurld under load, in figures")
     ap.add_argument("--only", default=",".join(SECTIONS),
                     help="comma-separated sections: " + ",".join(SECTIONS))
-    ap.add_argument("--peers", default="nbdcurld,nbdcurld-spares,nbdkit",
-                    help="servers to measure: nbdcurld,nbdcurld-spares,nbdkit")
+    ap.add_argument("--peers", default="nbdcurld,nbdcurld-exec,nbdcurld-spares,nbdkit",
+                    help="servers to measure: nbdcurld,nbdcurld-exec,"
+                    "nbdcurld-spares,nbdkit")
     ap.add_argument("--clients", type=int, default=256)
     ap.add_argument("--serial", type=int, default=100)
     ap.add_argument("--idle", type=int, default=500)
@@ -314,7 +317,8 @@ def main():
     only = args.only.split(",")
     peers = args.peers.split(",")
     if any(s not in SECTIONS for s in only) or \
-            any(p not in ("nbdcurld", "nbdkit", "nbdcurld-spares") for p in peers) \
+            any(p not in ("nbdcurld", "nbdkit", "nbdcurld-exec", "nbdcurld-spares")
+                for p in peers) \
             or args.size < 64:
         ap.print_usage(sys.stderr)
         return 2
@@ -360,6 +364,9 @@ def main():
                 tcp = sec in TCP
                 if peer == "nbdcurld":
                     srv = N.Server(["-r", url], tmp, "nbdcurld-" + sec, tcp=tcp)
+                elif peer == "nbdcurld-exec":
+                    srv = N.Server(["-r", "--exec-fetchers", url], tmp,
+                                   "nbdcurld-exec-" + sec, tcp=tcp)
                 elif peer == "nbdcurld-spares":
                     srv = N.Server(["-r", "--spare-fetchers", "4", url], tmp,
                                    "nbdcurld-spares-" + sec, tcp=tcp)

@@ -13,9 +13,12 @@
  *   connect:PORT    TCP connect to 127.0.0.1:PORT
  *   fork            start a process
  *   exec            run /bin/true
+ *   stack-guard     log this process's stack protector guard (fetchers
+ *                   forked by one launcher must each have their own)
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <stdlib.h>
@@ -69,6 +72,18 @@ sandbox_probe (const char *probe)
     char *argv[] = { (char *) "true", NULL }, *envp[] = { NULL };
     execve ("/bin/true", argv, envp);
     report (probe, -1);
+  }
+  else if (strcmp (probe, "stack-guard") == 0) {
+    uintptr_t guard;
+#if defined (__x86_64__)
+    __asm__ volatile ("movq %%fs:0x28, %0" : "=r" (guard));
+#elif defined (__aarch64__)
+    extern uintptr_t __stack_chk_guard;
+    guard = __stack_chk_guard;
+#else
+#error "stack-guard probe: add this architecture's stack guard location"
+#endif
+    notice ("probe stack-guard: %#jx", (uintmax_t) guard);
   }
   else
     warn ("unknown probe %s", probe);

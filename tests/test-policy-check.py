@@ -81,6 +81,32 @@ fe = check_role('frontend', NEVER_FRONTEND)
 fetch = check_role('fetcher', NEVER_CHILDREN)
 sup = check_role('supervisor', NEVER)
 
+# The fetcher launcher: its filter is compiled from launcher.policy,
+# fetcher-unix.policy and fetcher.policy (src/meson.build), and its forked
+# fetchers run under it before their own.  It may do what a fetcher does
+# to enter its sandbox (namespaces, capabilities, Landlock, seccomp,
+# prctl), and nothing else that is forbidden to children: no exec, no
+# plain fork, no identity change, no listening.
+NEVER_LAUNCHER = NEVER_CHILDREN - {
+    'unshare', 'capset', 'seccomp', 'landlock_create_ruleset', 'landlock_add_rule',
+    'landlock_restrict_self', 'prctl'}
+launch = policy('launcher') + policy('fetcher-unix') + policy('fetcher')
+bad = sorted(allowing(launch) & NEVER_LAUNCHER)
+result(not bad, f'launcher filter allows none of {len(NEVER_LAUNCHER)} forbidden calls',
+       f'allowed: {", ".join(bad)}')
+launch_own = policy('launcher')
+result(cond_has(launch_own, 'clone', 0, 'SCMP_CMP_MASKED_EQ'),
+       'launcher.policy: clone only with a masked condition (CLONE_PARENT, no CLONE_VM, '
+       'no namespace)')
+result(all(r.name != 'clone' or 'CLONE_PARENT' in r.conds[0][2] and 'CLONE_VM' in r.conds[0][2]
+           and r.conds[0][3] == 'CLONE_PARENT' for r in launch_own),
+       'launcher.policy: clone must have CLONE_PARENT and must not have CLONE_VM',
+       [(r.name, r.conds) for r in launch_own if r.name == 'clone'])
+result(cond_has(launch_own, 'unshare', 0, 'SCMP_CMP_MASKED_EQ'),
+       'launcher.policy: unshare only for the fetchers\' namespaces')
+result(cond_has(launch_own, 'prctl', 0, 'SCMP_CMP_EQ'),
+       'launcher.policy: prctl only for named options')
+
 # Conditions that carry the security of an entry.
 for role, rules in (('frontend', fe), ('fetcher', fetch)):
     for name in ('mmap', 'mprotect'):
@@ -114,7 +140,7 @@ result(cond_has(sup, 'prctl', 0, 'SCMP_CMP_EQ'),
 
 # Every entry has a comment: the line itself, or the comment block above
 # it (a group of entries shares one).
-for role in ('frontend', 'fetcher', 'fetcher-unix', 'supervisor', 'sanitizer'):
+for role in ('frontend', 'fetcher', 'fetcher-unix', 'launcher', 'supervisor', 'sanitizer'):
     path = os.path.join(ROOT, 'policy', f'{role}.policy')
     uncommented, seen_comment = [], False
     with open(path) as f:

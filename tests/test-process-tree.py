@@ -1,9 +1,12 @@
 #!/usr/bin/python3
-"""Process tree of nbdcurld: one front-end, one fetcher per client.
+"""Process tree of nbdcurld: one front-end, one fetcher launcher, one
+fetcher per client.
 
 Starts `$NBDCURLD -f -r -U SOCK file:///IMG`, connects clients with libnbd
 (python3-libnbd) and checks in /proc that the supervisor's children are
-exactly one "nbdcurld-fe" and one "nbdcurld-fetch" per connected client,
+exactly one "nbdcurld-fe", one "nbdcurld-launch" (the fetcher launcher,
+tests/test-launcher.py has its own cases) and one "nbdcurld-fetch" per
+connected client,
 that fetchers go away with their clients, and that a killed fetcher fails
 only its own client's requests (EIO) while the server stays up.
 TAP output; exit 0 only if every case passes (77: server not built).
@@ -96,6 +99,10 @@ def frontends():
     return kids().get("nbdcurld-fe", [])
 
 
+def launchers():
+    return kids().get("nbdcurld-launch", [])
+
+
 def wait_fetchers(n, timeout=5):
     return N.wait_until(lambda: len(fetchers()) == n, timeout)
 
@@ -103,14 +110,16 @@ def wait_fetchers(n, timeout=5):
 # ---- cases ----
 
 def test_idle_tree():
-    """idle server: the supervisor (comm nbdcurld) has exactly one child,
-    the front-end nbdcurld-fe, and no fetchers (no backend work before a
-    client picks an export)"""
+    """idle server: the supervisor (comm nbdcurld) has exactly two
+    children, the front-end nbdcurld-fe and the fetcher launcher
+    nbdcurld-launch, and no fetchers (no backend work before a client
+    picks an export)"""
     st = N.proc_stat(SRV.pid)
     assert st and st[0] == "nbdcurld", "supervisor comm %r" % (st,)
-    k = N.wait_until(lambda: kids() if len(frontends()) == 1 else None, 5)
-    assert k, "no front-end: %r" % kids()
-    assert set(k) == {"nbdcurld-fe"}, "children %r" % k
+    k = N.wait_until(lambda: kids() if len(frontends()) == 1 and len(launchers()) == 1
+                     else None, 5)
+    assert k, "no front-end or launcher: %r" % kids()
+    assert set(k) == {"nbdcurld-fe", "nbdcurld-launch"}, "children %r" % k
     STATE["fe"] = frontends()[0]
 
 
@@ -124,8 +133,10 @@ def test_handshake_spawns_no_fetcher():
 
 
 def test_one_fetcher_per_client():
-    """N clients connected -> exactly one nbdcurld-fe and N nbdcurld-fetch,
-    all children of the supervisor (the front-end cannot fork)"""
+    """N clients connected -> exactly one nbdcurld-fe, one nbdcurld-launch
+    and N nbdcurld-fetch, all children of the supervisor (the front-end
+    cannot fork; the launcher forks fetchers as the supervisor's
+    children, and has none of its own)"""
     for _ in range(NCLIENTS):
         CLIENTS.append(connect())
     for h in CLIENTS:
@@ -134,9 +145,12 @@ def test_one_fetcher_per_client():
     k = kids()
     assert k.get("nbdcurld-fe") == [STATE["fe"]], \
         "front-end changed: %r" % k
-    assert set(k) == {"nbdcurld-fe", "nbdcurld-fetch"}, k
+    assert set(k) == {"nbdcurld-fe", "nbdcurld-fetch", "nbdcurld-launch"}, k
+    assert len(k["nbdcurld-launch"]) == 1, k
     assert N.children(STATE["fe"]) == [], \
         "front-end has children: %r" % N.children(STATE["fe"])
+    assert N.children(k["nbdcurld-launch"][0]) == [], \
+        "launcher has children: %r" % N.children(k["nbdcurld-launch"][0])
 
 
 def mapped_libraries(pid):
@@ -147,10 +161,10 @@ def mapped_libraries(pid):
 
 
 def test_libcurl_only_in_fetchers():
-    """only fetchers map libcurl and OpenSSL: the supervisor and the
-    front-end have their own executables without them (each process that
-    loads them pays about 1 MiB of private relocations), and every fetcher
-    maps them (the control)"""
+    """only fetchers and the fetcher launcher map libcurl and OpenSSL: the
+    supervisor and the front-end have their own executables without them
+    (each process that loads them pays about 1 MiB of private
+    relocations), and every fetcher maps them (the control)"""
     def curl_libs(pid):
         return sorted(name for name in mapped_libraries(pid)
                       if name.startswith(("libcurl", "libssl", "libcrypto")))

@@ -37,8 +37,21 @@ NBDCURLD = os.environ.get('NBDCURLD') or os.path.join(ROOT, 'build', 'src', 'nbd
 
 # Table column -> policy file.  sanitizer.policy is only in sanitizer
 # builds, never in releases: the table describes release builds.
+# The launcher's filter is compiled from three files (src/meson.build):
+# its own entries, then everything a fetcher of either kind may do.
 ROLES = {'supervisor': 'supervisor', 'front-end': 'frontend', 'key holder': 'keyholder',
-         'fetcher': 'fetcher'}
+         'launcher': ('launcher', 'fetcher-unix', 'fetcher'), 'fetcher': 'fetcher'}
+
+
+def role_policy(files):
+    """The rules of one role: one policy file, or several compiled together."""
+    if isinstance(files, str):
+        return policy(files)
+    return [r for f in files for r in policy(f)]
+
+
+def role_files(files):
+    return files if isinstance(files, str) else '+'.join(files)
 MASK64 = (1 << 64) - 1
 
 # ---- Constants that policy conditions and table values use ----
@@ -235,7 +248,7 @@ def check_table():
     except Unknown as e:
         result(False, 'role table values parse', e)
         return
-    policies = {col: policy(f) for col, f in ROLES.items()}
+    policies = {col: role_policy(f) for col, f in ROLES.items()}
     known = native_syscalls()
     seen = set()
 
@@ -270,7 +283,7 @@ def check_table():
                 continue
             found = [(text, rs) for text, rs in found if rs]
             listing = '; '.join(
-                f'{text} allowed by {ROLES[col]}.policy line(s) '
+                f'{text} allowed by {role_files(ROLES[col])}.policy line(s) '
                 f'{", ".join(str(r.line) for r in rs)}' for text, rs in found)
             if cell == 'yes':
                 result(bool(found), f'row "{cap}", {col}: yes, and its policy allows '

@@ -41,6 +41,9 @@ static const struct role frontend = { "front-end", frontend_policy_rules, &front
 static const struct role fetcher = { "fetcher", fetcher_policy_rules, &fetcher_policy_nrules };
 static const struct role supervisor = { "supervisor", supervisor_policy_rules, &supervisor_policy_nrules };
 static const struct role keyholder = { "key holder", keyholder_policy_rules, &keyholder_policy_nrules };
+/* The fetcher launcher: its own entries and a fetcher's of either kind,
+ * which the fetchers it forks run under. */
+static const struct role launcher = { "launcher", launcher_policy_rules, &launcher_policy_nrules };
 /* A fetcher of an export with unix-socket-path= (fetcher-unix.policy). */
 static const struct role fetcher_unix = { "fetcher (unix-socket-path=)", fetcher_unix_policy_rules,
                                           &fetcher_unix_policy_nrules };
@@ -119,6 +122,56 @@ static const struct call forbidden_children[] = {
   CALL (SYS_tee, -1, -1, 0, 0),
   CALL (SYS_sendfile, -1, -1, 0, 0),
   CALL (SYS_copy_file_range, -1, 0, -1, 0, 0, 0),
+};
+
+/* Refused in the launcher: no program, no process that is not the
+ * supervisor's child (a plain fork, or a clone sharing memory), no
+ * namespace but the fetchers' three, no identity change, no listening,
+ * nothing executable. */
+static const struct call forbidden_launcher[] = {
+  CALL (SYS_execve, 0, 0, 0),
+  CALL (SYS_execveat, -1, 0, 0, 0, 0),
+  CALL (SYS_fork),
+  CALL (SYS_vfork),
+  CALL (SYS_clone, SIGCHLD, 0, 0, 0, 0),
+  CALL (SYS_clone, CLONE_PARENT | CLONE_VM, 0, 0, 0, 0),
+  CALL (SYS_clone, CLONE_PARENT | CLONE_NEWNET, 0, 0, 0, 0),
+  CALL (SYS_unshare, CLONE_NEWNET),
+  CALL (SYS_setuid, 0),
+  CALL (SYS_setresuid, -1, -1, -1),
+  CALL (SYS_prctl, PR_SET_SECCOMP, 0, 0, 0, 0),
+  CALL (SYS_listen, -1, 0),
+  CALL (SYS_bind, -1, 0, 0),
+  CALL (SYS_mmap, 0, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+  CALL (SYS_mprotect, 0, 4096, PROT_READ | PROT_WRITE | PROT_EXEC),
+  CALL (SYS_kill, 1, 0),
+  CALL (SYS_memfd_create, 0, 0),
+  CALL (SYS_open, 0, 0),
+  CALL (SYS_vmsplice, -1, 0, 0, 0),
+  CALL (SYS_openat, AT_FDCWD, 0, O_RDWR | O_CREAT | O_DIRECTORY, 0600),
+};
+
+static const struct call allowed_launcher[] = {
+  CALL (SYS_recvmsg, -1, 0, 0),
+  CALL (SYS_sendmsg, -1, 0, 0),
+  CALL (SYS_poll, 0, 0, 0),
+  /* Its clone, made to fail in the kernel (CLONE_SIGHAND needs
+   * CLONE_VM), so that no process comes of the test. */
+  CALL (SYS_clone, CLONE_PARENT | CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | CLONE_SIGHAND, 0, 0, 0, 0),
+  CALL (SYS_dup2, -1, -1),
+  CALL (SYS_close_range, ~0U, ~0U, 0),
+  CALL (SYS_getrandom, 0, 0, 0),     /* a fetcher's own stack guard */
+  /* A new fetcher entering its sandbox: --capath's directory read. */
+  CALL (SYS_openat, AT_FDCWD, 0, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_DIRECTORY),
+  CALL (SYS_unshare, 0),
+  CALL (SYS_capset, 0, 0),
+  CALL (SYS_prctl, PR_SET_DUMPABLE, 0, 0, 0, 0),
+  CALL (SYS_landlock_create_ruleset, 0, 0, 1),
+  CALL (SYS_seccomp, -1, 0, 0),
+  /* And serving (fetcher.policy). */
+  CALL (SYS_socket, AF_INET, SOCK_STREAM, 0),
+  CALL (SYS_connect, -1, 0, 0),
+  CALL (SYS_splice, -1, 0, -1, 0, 0, 0),
 };
 
 /* Refused in the front-end only: it opens nothing and connects nowhere. */
@@ -431,6 +484,9 @@ main (void)
   expect_killed (&fetcher, forbidden_fetcher, N (forbidden_fetcher));
   expect_killed (&fetcher_unix, forbidden_fetcher, N (forbidden_fetcher));
   expect_killed (&keyholder, forbidden_keyholder, N (forbidden_keyholder));
+  expect_killed (&launcher, forbidden_everywhere, N (forbidden_everywhere));
+  expect_killed (&launcher, forbidden_launcher, N (forbidden_launcher));
+  expect_x32_killed (&launcher);
   expect_killed (&supervisor, forbidden_everywhere, N (forbidden_everywhere));
   expect_x32_killed (&supervisor);
 
@@ -439,6 +495,9 @@ main (void)
   expect_allowed (&fetcher_unix, allowed_fetcher, N (allowed_fetcher));
   expect_allowed (&fetcher_unix, &unix_socket, 1);
   expect_allowed (&keyholder, allowed_keyholder, N (allowed_keyholder));
+  expect_allowed (&launcher, allowed_launcher, N (allowed_launcher));
+  expect_allowed (&launcher, allowed_fetcher, N (allowed_fetcher));
+  expect_allowed (&launcher, &unix_socket, 1);
   expect_allowed (&supervisor, allowed_supervisor, N (allowed_supervisor));
 
   expect_errno (&fetcher, &clone3, ENOSYS);
@@ -449,11 +508,13 @@ main (void)
   check_threads (&fetcher, true);
   check_threads (&frontend, false);
   check_threads (&keyholder, false);
+  check_threads (&launcher, true);
 
   expect_named (&frontend, &ptrace_call, "ptrace");
   expect_named (&frontend, &openat_call, "openat");
   expect_named (&fetcher, &execve_call, "execve");
   expect_named (&keyholder, &openat_call, "openat");
+  expect_named (&launcher, &execve_call, "execve");
   expect_named (&supervisor, &ptrace_call, "ptrace");
 
   printf ("1..%u\n", test_number);

@@ -1,0 +1,251 @@
+/*
+ * launcher.c: the fetcher launcher role (nbdcurld.h,
+ * LAUNCHER_GENERATION_FETCHERS; SECURITY.md).
+ *
+ * Exec'ing nbdcurld-fetcher for every client costs about 18 ms of CPU,
+ * most of it the dynamic loader relocating libcurl's 35 libraries, and a
+ * burst of clients pays it once each.  The launcher pays it once: it is
+ * exec'd like any child, loads and starts libcurl, OpenSSL and the
+ * resolver, enters a sandbox of its own, and then forks one fetcher per
+ * IPC_LAUNCH_FETCHER from the supervisor, on the descriptors that came
+ * with it.  A fork costs about 1.8 ms.
+ *
+ * Peer: the supervisor only, on CHILD_FD_PEER (SOCK_SEQPACKET).  The
+ * launcher reads nothing from clients or web servers, holds no export's
+ * configuration or secret (each fetcher reads its own from the
+ * configuration pipe it is given), and answers each start with the new
+ * fetcher's pid.  An unexpected message ends it; end of file is its
+ * retirement.
+ *
+ * Each fetcher is cloned with CLONE_PARENT, so it is the supervisor's
+ * child like an exec'd one: reaped, counted and signalled the same way,
+ * and untouched when the launcher ends.  In the new process the stack
+ * guard is replaced before any fetcher code runs, the descriptors are put
+ * at their fixed numbers and every other one is closed, and fetcher_main
+ * runs exactly as after an exec: its own configuration, its own sandbox
+ * (narrower than the launcher's, stacked on it).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <cap-ng.h>
+#include <curl/curl.h>
+
+#include "config.h"
+#include "ipc.h"
+#include "log.h"
+#include "sandbox.h"
+
+/* glibc's record of this thread's id (the address glibc gave the kernel
+ * with set_tid_address).  A fork through glibc has the kernel write the
+ * child's id there (CLONE_CHILD_SETTID); our clone must do the same, or
+ * the fetcher's glibc would go on believing it is the launcher's thread. */
+static pid_t *own_tid_record;
+
+/* ---- In the new fetcher ---- */
+
+/* A stack guard of its own for each fetcher: the launcher's, shared by
+ * every fetcher it forks, would let a guard leaked by one fetcher defeat
+ * the stack protector of all.  Only the frames below this one hold the
+ * old value, and none of them returns in the fetcher (become_fetcher
+ * never does), so changing it here is safe; this function and its caller
+ * have no guard check of their own. */
+__attribute__((no_stack_protector)) static void
+renew_stack_guard (void)
+{
+  uintptr_t guard;
+
+  if (getrandom (&guard, sizeof guard, 0) != (ssize_t) sizeof guard)
+    _exit (127);
+  /* As glibc makes it: a zero low byte stops string copies at the guard. */
+  guard &= ~(uintptr_t) 0xff;
+#if defined (__x86_64__)
+  __asm__ volatile ("movq %0, %%fs:0x28" : : "r" (guard) : "memory");
+#elif defined (__aarch64__)
+  {
+    extern uintptr_t __stack_chk_guard;
+    __stack_chk_guard = guard;
+  }
+#else
+#error "renew_stack_guard: add this architecture's stack guard location"
+#endif
+}
+
+/* The fetcher's start: fds[0 .. nfds) become fds 3 .. 3 + nfds, as
+ * spawn_child in supervisor.c places them for an exec'd fetcher. */
+__attribute__((noreturn, no_stack_protector)) static void
+become_fetcher (const int *fds, unsigned nfds)
+{
+  const int above = 3 + (int) nfds;
+  int high[LAUNCH_MAX_FDS];
+  sigset_t none;
+  unsigned i;
+
+  renew_stack_guard ();
+  /* Its name at once, so that no one counts it as a second launcher. */
+  (void) prctl (PR_SET_NAME, "nbdcurld-fetch");
+  /* Dumpable again, as an executed fetcher starts: the launcher is not,
+   * and a process that is not may not write the identity maps of the
+   * user namespace its sandbox makes (/proc/self is then root's).  Its
+   * sandbox makes it undumpable again. */
+  (void) prctl (PR_SET_DUMPABLE, 1, 0, 0, 0);
+  /* Above their places first, so that no dup2 overwrites one not yet
+   * placed (the launcher's own socket, at 3, is overwritten here). */
+  for (i = 0; i < nfds; i++) {
+    high[i] = fcntl (fds[i], F_DUPFD_CLOEXEC, above);
+    if (high[i] == -1)
+      _exit (127);
+  }
+  for (i = 0; i < nfds; i++)
+    if (dup2 (high[i], 3 + (int) i) == -1)
+      _exit (127);
+  if (close_range ((unsigned) above, ~0U, 0) == -1)
+    _exit (127);
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+  /* glibc's fork handlers (pthread_atfork) do not run after a raw clone.
+   * Three libraries in this process register one: libcap-ng's forgets
+   * the process it acts on, which capng_setpid does here (else the
+   * sandbox's capset would aim at the launcher and fail); GnuTLS's and
+   * p11-kit's reset state that a fetcher never starts (libcurl uses
+   * OpenSSL, and GNUTLS_NO_IMPLICIT_INIT keeps GnuTLS unstarted).
+   * OpenSSL needs none: its random generator reseeds when getpid()
+   * changes. */
+  capng_setpid ((int) getpid ());
+  exit (fetcher_main ());
+}
+
+/* ---- In the launcher ---- */
+
+/* clone(2) with CLONE_PARENT: the new process is the supervisor's child.
+ * Raw, because glibc's fork() takes no flags; the kernel records the
+ * child's id in glibc's place for it, as glibc's own fork does. */
+static pid_t
+clone_fetcher (void)
+{
+  const unsigned long flags = CLONE_PARENT | CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID;
+#if defined (__x86_64__)
+  /* flags, stack, parent_tid, child_tid, tls */
+  return (pid_t) syscall (SYS_clone, flags, NULL, NULL, own_tid_record, 0UL);
+#elif defined (__aarch64__)
+  /* flags, stack, parent_tid, tls, child_tid */
+  return (pid_t) syscall (SYS_clone, flags, NULL, NULL, 0UL, own_tid_record);
+#else
+#error "clone_fetcher: add this architecture's clone argument order"
+#endif
+}
+
+static void
+answer (pid_t pid, int error)
+{
+  const struct ipc_header h = {
+    .type = IPC_FETCHER_LAUNCHED,
+    .id = pid > 0 ? (uint64_t) pid : 0,
+    .error = (uint32_t) error,
+  };
+
+  if (ipc_send_packet (CHILD_FD_PEER, &h, NULL, 0) == -1)
+    fatal_errno ("answering the supervisor");
+}
+
+/* One message from the supervisor: a start, or the end. */
+static void
+launcher_dispatch (void)
+{
+  struct ipc_header h;
+  int fds[IPC_MAX_FDS];
+  unsigned nfds, i;
+  pid_t pid;
+
+  if (ipc_recv_packet (CHILD_FD_PEER, &h, fds, &nfds) == -1) {
+    if (errno == EAGAIN || errno == EINTR)
+      return;
+    if (errno == 0) {
+      debug ("retired by the supervisor; exiting");
+      exit (EXIT_SUCCESS);
+    }
+    fatal_errno ("reading from the supervisor");
+  }
+  if (h.type != IPC_LAUNCH_FETCHER || h.flags != 0 || h.id != 0 || h.offset != 0 ||
+      h.error != 0 || h.area_offset != 0 || h.length != nfds || nfds < 2 ||
+      nfds > LAUNCH_MAX_FDS)
+    fatal ("unexpected message from the supervisor (type %u, %u descriptors)",
+           h.type, nfds);
+
+  pid = clone_fetcher ();
+  if (pid == 0)
+    become_fetcher (fds, nfds);
+  for (i = 0; i < nfds; i++)
+    close (fds[i]);
+  if (pid == -1) {
+    int e = errno;
+    warn_errno ("cannot start a fetcher");
+    answer (-1, e);
+    return;
+  }
+  answer (pid, 0);
+}
+
+int
+launcher_main (void)
+{
+  uint32_t flags;
+  CURLcode rc;
+
+  child_start ("launcher", "nbdcurld-launch");
+  flags = config_recv_launcher (CHILD_FD_CONFIG);
+  if (close (CHILD_FD_CONFIG) == -1)
+    fatal_errno ("close configuration pipe");
+  log_init ("launcher", (flags & LAUNCHER_VERBOSE) != 0);
+
+  if (prctl (PR_GET_TID_ADDRESS, &own_tid_record, 0, 0, 0) == -1 || own_tid_record == NULL)
+    fatal_errno ("prctl PR_GET_TID_ADDRESS (the kernel needs "
+                 "CONFIG_CHECKPOINT_RESTORE; start nbdcurld with --exec-fetchers)");
+
+  /* What every fetcher would otherwise do after its exec: libcurl's and
+   * OpenSSL's start, glibc's thread and resolver set-up.  Each fetcher
+   * still does its own (fetcher_main), then cheaply. */
+  rc = curl_global_init (CURL_GLOBAL_DEFAULT);
+  if (rc != CURLE_OK)
+    fatal ("libcurl: curl_global_init: %s", curl_easy_strerror (rc));
+  sandbox_prepare_fetcher (true);
+
+  /* Its filter is its own needs, plus every call a fetcher makes before
+   * and after its own filter (which stacks on this one). */
+  {
+    const struct sandbox_spec spec = {
+      .role = "launcher",
+      .rules = launcher_policy_rules, .nrules = launcher_policy_nrules,
+      .debug = (flags & LAUNCHER_SANDBOX_DEBUG) != 0,
+      /* Each fetcher sets its own Landlock rules, namespaces and
+       * descriptor limit: none here that would bound theirs. */
+      .landlock = false,
+    };
+    sandbox_enter (&spec);
+  }
+
+  if (ipc_send_packet (CHILD_FD_PEER, &(struct ipc_header) { .type = IPC_LAUNCHER_READY },
+                       NULL, 0) == -1)
+    fatal_errno ("telling the supervisor it is ready");
+  debug ("ready");
+
+  for (;;) {
+    struct pollfd pfd = { .fd = CHILD_FD_PEER, .events = POLLIN };
+    if (poll (&pfd, 1, -1) == -1) {
+      if (errno == EINTR)
+        continue;
+      fatal_errno ("poll");
+    }
+    launcher_dispatch ();
+  }
+}
