@@ -27,6 +27,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -233,6 +234,12 @@ launcher_main (void)
     };
     sandbox_enter (&spec);
   }
+
+  /* The start-up's freed memory consolidated and given back: a fetcher
+   * that allocates then takes fresh pages rather than writing into pages
+   * it shares with the launcher, each of which the kernel must copy (with
+   * a TLB flush) on the first write. */
+  malloc_trim (0);
 
   if (ipc_send_packet (CHILD_FD_PEER, &(struct ipc_header) { .type = IPC_LAUNCHER_READY },
                        NULL, 0) == -1)
