@@ -78,19 +78,21 @@
 /* Fetchers the front-end has asked for and that have not yet said they
  * started (IPC_FETCHER_STARTED), at most FETCHER_STARTS_PER_CPU per CPU
  * and at least MIN_FETCHER_STARTS: further requests wait their turn in
- * the front-end.  A fetcher's start is CPU work (exec, loading libcurl's
- * libraries, the sandbox: about 30 ms); started all at once, 256 of them
- * starved the supervisor that forks them, so the last started 11 s after
- * the first (measured: 256 clients at once, tests/load.py).  The slot is
+ * the front-end.  A fetcher's start is CPU work (a fork from the
+ * launcher, or with --exec-fetchers an exec and libcurl's libraries, then
+ * the sandbox); executed all at once, 256 of them starved the supervisor
+ * that starts them, so the last started 11 s after the first (measured:
+ * 256 clients at once, tests/load.py).  The slot is
  * given back before the fetcher opens its URL, so a slow web server
  * holds no one else's. */
 #define FETCHER_STARTS_PER_CPU    2u
 #define MIN_FETCHER_STARTS        4u
 /* Spare fetchers (supervisor.c): fetchers started ahead of need, one
- * export's each, that have done the costly part of a start (exec,
- * libcurl's 35 libraries, curl_global_init, the sandbox: 24 ms of CPU and
- * 23 ms of a client's GO measured, 100 connections one after the other,
- * tests/load.py's `serial` section) and wait, reading nothing, for
+ * export's each, that have done the first part of a start (a fork from
+ * the launcher or an exec, the configuration, the sandbox; executed, 24
+ * ms of CPU and 23 ms of a client's GO were measured, 100 connections one
+ * after the other, tests/load.py's `serial` section) and wait, reading
+ * nothing, for
  * IPC_FETCHER_OPEN.  The next client of that export gets one at once and
  * a replacement starts.  A spare opens nothing before it is handed on, so
  * it holds no stale size or validator and no web connection.  At most
@@ -123,12 +125,17 @@
  * exec'd one (a new layout), and it is replaced at once when any fetcher
  * dies of a crash signal, so that an attacker who probes the layout by
  * crashing fetchers meets a new one each time.  Each forked fetcher gets
- * a stack guard of its own.  Until a launcher says it is ready, and with
- * --exec-fetchers, fetchers are exec'd as before. */
+ * a stack guard of its own.  With --exec-fetchers, and when no launcher
+ * is ready (LAUNCHER_START_WAIT_MS), fetchers are exec'd as before. */
 #define LAUNCHER_GENERATION_FETCHERS 64u
 /* The launcher answers a start at once (a clone); one that takes longer
  * is broken, and is replaced while that fetcher is exec'd instead. */
 #define LAUNCHER_REPLY_TIMEOUT_MS 2000u
+/* A launcher that is starting (about 20 ms: its exec and libcurl's
+ * start) is waited for this long before a fetcher is exec'd instead: the
+ * exec would repeat its work beside it (measured at a copy's start: peak
+ * PSS 16 MiB with both, 8.5 MiB with the launcher alone). */
+#define LAUNCHER_START_WAIT_MS    500u
 /* A launcher that ends without being asked to is started again after
  * LAUNCHER_RESTART_DELAY_MS; after LAUNCHER_MAX_FAILURES such ends in a
  * row (none ready in between) every fetcher is exec'd from then on. */

@@ -801,24 +801,42 @@ launcher_dispatch (void)
 
 /* Have the launcher fork a fetcher on fds[0 .. nfds) (its fds 3, 4, ...).
  * Returns the new fetcher's pid, checked to be our child, or -1 when
- * there is no ready launcher or it failed (the caller execs one). */
+ * there is no launcher, it is not ready within LAUNCHER_START_WAIT_MS,
+ * or it failed (the caller execs one). */
 static pid_t
 launcher_fork_fetcher (const int *fds, unsigned nfds)
 {
   const struct ipc_header req = { .type = IPC_LAUNCH_FETCHER, .length = nfds };
-  uint64_t deadline = monotonic_ms () + LAUNCHER_REPLY_TIMEOUT_MS;
+  uint64_t deadline_ready = monotonic_ms () + LAUNCHER_START_WAIT_MS, deadline;
   struct ipc_header h;
   int got[IPC_MAX_FDS];
   unsigned ngot, i;
   siginfo_t si;
   pid_t pid;
 
+  /* A launcher still starting is waited for: its start is the very work
+   * an exec would repeat, so the wait costs less, in CPU and in memory,
+   * than executing this fetcher beside it. */
+  while (!launcher_ready && launcher_pid > 0) {
+    struct pollfd pfd = { .fd = launcher_fd, .events = POLLIN };
+    uint64_t now = monotonic_ms ();
+    int r;
+
+    if (now >= deadline_ready)
+      return -1;
+    r = poll (&pfd, 1, (int) (deadline_ready - now));
+    if (r == -1 && errno != EINTR)
+      return -1;
+    if (r > 0)
+      launcher_dispatch ();
+  }
   if (!launcher_ready)
     return -1;
   if (ipc_send_packet (launcher_fd, &req, fds, nfds) == -1) {
     launcher_broken ("cannot be written to");
     return -1;
   }
+  deadline = monotonic_ms () + LAUNCHER_REPLY_TIMEOUT_MS;
   for (;;) {
     struct pollfd pfd = { .fd = launcher_fd, .events = POLLIN };
     uint64_t now = monotonic_ms ();
