@@ -1,5 +1,7 @@
 /* child.c: what every exec'd child does first (see nbdcurld.h). */
+#include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -28,4 +30,41 @@ child_start (const char *role, const char *comm)
   if (fcntl (CHILD_FD_PEER, F_GETFD) == -1 || fcntl (CHILD_FD_CONFIG, F_GETFD) == -1)
     fatal ("started without its file descriptors: this program is run by "
            "nbdcurld itself, not by hand");
+}
+
+int
+child_place_fds (const int *fds, unsigned nfds)
+{
+  const int above = 3 + (int) nfds;
+  int high[16];
+  unsigned i;
+
+  if (nfds > sizeof high / sizeof high[0])
+    return -1;
+  /* Above their places first, so that no dup2 overwrites one not yet
+   * placed.  Just above, not at a fixed high number: under a low
+   * RLIMIT_NOFILE that number may not exist. */
+  for (i = 0; i < nfds; i++) {
+    high[i] = fcntl (fds[i], F_DUPFD_CLOEXEC, above);
+    if (high[i] == -1)
+      return -1;
+  }
+  for (i = 0; i < nfds; i++)
+    if (dup2 (high[i], 3 + (int) i) == -1)
+      return -1;
+  return 0;
+}
+
+void
+child_serve_peer (void (*dispatch) (void))
+{
+  for (;;) {
+    struct pollfd pfd = { .fd = CHILD_FD_PEER, .events = POLLIN };
+    if (poll (&pfd, 1, -1) == -1) {
+      if (errno == EINTR)
+        continue;
+      fatal_errno ("poll");
+    }
+    dispatch ();
+  }
 }

@@ -209,6 +209,18 @@ recv_message (int fd, uint16_t want, uint32_t *len)
   return payload;
 }
 
+/* The end of the configuration: IPC_CONFIG_END, with nothing in it. */
+static void
+recv_end (int fd)
+{
+  uint32_t len;
+  uint8_t *p = recv_message (fd, IPC_CONFIG_END, &len);
+
+  if (len != 0)
+    fatal ("configuration: bad end message");
+  free (p);
+}
+
 static char *
 get_string (struct reader *r, uint32_t len, uint32_t max, const char *what)
 {
@@ -426,9 +438,7 @@ config_recv_fetcher (int fd, struct fetcher_config *c)
     fatal ("configuration: trailing bytes in fetcher message");
   explicit_bzero (p, len);
   free (p);
-  p = recv_message (fd, IPC_CONFIG_END, &len);
-  if (len != 0)
-    fatal ("configuration: bad end message");
+  recv_end (fd);
 }
 
 int
@@ -471,10 +481,7 @@ config_recv_keyholder (int fd, struct keyholder_config *c)
   if (reader_end (&r) == -1)
     fatal ("configuration: trailing bytes in the key holder message");
   free (p);
-  p = recv_message (fd, IPC_CONFIG_END, &len);
-  if (len != 0)
-    fatal ("configuration: bad end message");
-  free (p);
+  recv_end (fd);
 }
 
 int
@@ -501,9 +508,6 @@ config_recv_launcher (int fd)
       (lw.flags & ~(LAUNCHER_VERBOSE | LAUNCHER_SANDBOX_DEBUG)) != 0)
     fatal ("configuration: bad launcher message");
   free (p);
-  p = recv_message (fd, IPC_CONFIG_END, &len);
-  if (len != 0)
-    fatal ("configuration: bad end message");
-  free (p);
+  recv_end (fd);
   return lw.flags;
 }

@@ -429,13 +429,5 @@ keyholder_main (void)
     sandbox_enter (&spec);
   }
 
-  for (;;) {
-    struct pollfd pfd = { .fd = CHILD_FD_PEER, .events = POLLIN };
-    if (poll (&pfd, 1, -1) == -1) {
-      if (errno == EINTR)
-        continue;
-      fatal_errno ("poll");
-    }
-    keyholder_dispatch ();
-  }
+  child_serve_peer (keyholder_dispatch);
 }

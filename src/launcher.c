@@ -87,10 +87,7 @@ renew_stack_guard (void)
 __attribute__((noreturn, no_stack_protector)) static void
 become_fetcher (const int *fds, unsigned nfds)
 {
-  const int above = 3 + (int) nfds;
-  int high[LAUNCH_MAX_FDS];
   sigset_t none;
-  unsigned i;
 
   renew_stack_guard ();
   /* Its name at once, so that no one counts it as a second launcher. */
@@ -100,17 +97,9 @@ become_fetcher (const int *fds, unsigned nfds)
    * user namespace its sandbox makes (/proc/self is then root's).  Its
    * sandbox makes it undumpable again. */
   (void) prctl (PR_SET_DUMPABLE, 1, 0, 0, 0);
-  /* Above their places first, so that no dup2 overwrites one not yet
-   * placed (the launcher's own socket, at 3, is overwritten here). */
-  for (i = 0; i < nfds; i++) {
-    high[i] = fcntl (fds[i], F_DUPFD_CLOEXEC, above);
-    if (high[i] == -1)
-      _exit (127);
-  }
-  for (i = 0; i < nfds; i++)
-    if (dup2 (high[i], 3 + (int) i) == -1)
-      _exit (127);
-  if (close_range ((unsigned) above, ~0U, 0) == -1)
+  /* The launcher's own socket, at 3, is overwritten here; every other
+   * descriptor is closed (there is no exec to close the rest). */
+  if (child_place_fds (fds, nfds) == -1 || close_range (3 + nfds, ~0U, 0) == -1)
     _exit (127);
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);
@@ -246,13 +235,5 @@ launcher_main (void)
     fatal_errno ("telling the supervisor it is ready");
   debug ("ready");
 
-  for (;;) {
-    struct pollfd pfd = { .fd = CHILD_FD_PEER, .events = POLLIN };
-    if (poll (&pfd, 1, -1) == -1) {
-      if (errno == EINTR)
-        continue;
-      fatal_errno ("poll");
-    }
-    launcher_dispatch ();
-  }
+  child_serve_peer (launcher_dispatch);
 }

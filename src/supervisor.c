@@ -602,8 +602,7 @@ spawn_child (const char *role_arg, const int *fds, unsigned nfds)
   if (pid == 0) {
     char *argv[] = { (char *) "nbdcurld", (char *) role_arg, NULL };
     sigset_t none;
-    int high[64], exe;
-    unsigned i;
+    int exe;
 
     /* Move every fd out of the way first (this binary's too), above the
      * places they go to, so that no dup2 below can overwrite one that has
@@ -613,16 +612,8 @@ spawn_child (const char *role_arg, const int *fds, unsigned nfds)
     exe = fcntl (strcmp (role_arg, ROLE_ARG_FRONTEND) == 0 ||
                  strcmp (role_arg, ROLE_ARG_KEYHOLDER) == 0 ? frontend_exe_fd : fetcher_exe_fd,
                  F_DUPFD_CLOEXEC, above);
-    if (exe == -1)
+    if (exe == -1 || child_place_fds (fds, nfds) == -1)
       _exit (127);
-    for (i = 0; i < nfds; i++) {
-      high[i] = fcntl (fds[i], F_DUPFD_CLOEXEC, above);
-      if (high[i] == -1)
-        _exit (127);
-    }
-    for (i = 0; i < nfds; i++)
-      if (dup2 (high[i], 3 + (int) i) == -1)
-        _exit (127);
     if (close_range (3 + nfds, ~0U, CLOSE_RANGE_CLOEXEC) == -1)
       _exit (127);
     signal (SIGPIPE, SIG_DFL);
