@@ -557,6 +557,9 @@ hold_body (struct transfer *t)
 
   if (direct.addr.ss_family == AF_UNIX)
     return;                     /* no such mark: its buffer is its own */
+  if (t->length <= DIRECT_HOLD_MIN_BYTES)
+    return;                     /* the first window holds it: three system
+                                   calls saved on every small random read */
   if (setsockopt (t->sock, SOL_SOCKET, SO_RCVLOWAT, &v, sizeof v) == 0 &&
       getsockopt (t->sock, SOL_SOCKET, SO_RCVLOWAT, &got, &len) == 0 &&
       got > 1 && got < v &&
@@ -1122,12 +1125,16 @@ socket_can_hold (const struct transfer *t, size_t mark)
  * pipe serves reads whose parts are here (yield_pipe), instead of being
  * held while one server sends at its pace.  Returns true if it waits;
  * false when the part is here, or the server ended the connection, or
- * the kernel will not hold the part (a tiny tcp_rmem maximum): then it
- * moves bytes as they come, as it always did. */
+ * the kernel will not hold the part (a tiny tcp_rmem maximum), or it is
+ * small (DIRECT_HOLD_MIN_BYTES: it holds the pipe for moments, and a
+ * small random read is spared the system calls): then it moves bytes as
+ * they come, as it always did. */
 static bool
 wait_for_part (struct transfer *t)
 {
-  if (direct.addr.ss_family != AF_UNIX && !part_here (t) && !server_ended (t) &&
+  if (direct.addr.ss_family != AF_UNIX &&
+      t->parts[t->next_part].length > DIRECT_HOLD_MIN_BYTES &&
+      !part_here (t) && !server_ended (t) &&
       socket_can_hold (t, socket_part_bytes (t)) &&
       set_wake_mark (t, socket_part_bytes (t))) {
     t->wake_on_part = true;

@@ -294,6 +294,12 @@ static_assert (DATA_AREA_SIZE % DATA_AREA_CHUNK == 0, "data area in chunks");
 #define DIRECT_RTT_SAMPLES        64u
 #define DIRECT_FAR_RTT_US         2000u
 #define DIRECT_PIECE_MIN_BYTES    (512u * 1024)
+/* Fetcher: direct reads of at most this many bytes neither make their
+ * socket hold the whole body nor wait for a whole part before moving it
+ * (fetcher-direct.c, hold_body and wait_for_part): Linux's first receive
+ * window already holds them, and small random reads are spared the
+ * system calls. */
+#define DIRECT_HOLD_MIN_BYTES     (64u * 1024)
 /* Fetcher: longest header section of a reply to a direct (spliced) read;
  * a longer one fails that read. */
 /* Readahead (fetcher-readahead.c): a network fetcher keeps prefetched
