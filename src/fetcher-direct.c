@@ -424,7 +424,8 @@ open_connection (struct transfer *t)
  * DIRECT_AHEAD_MAX_BYTES; and it moves by a doubling or a halving per
  * window at most.
  *
- * On a distant server (r of DIRECT_FAR_RTT_US or more) each request
+ * On a distant server (r of DIRECT_FAR_RTT_US or more, or none measured
+ * yet) each request
  * carries the look-ahead divided among the connections: throughput is
  * about look-ahead / (r + piece / one connection's rate), so smaller
  * pieces on more connections go faster, down to DIRECT_PIECE_MIN_BYTES (a
@@ -528,8 +529,12 @@ direct_piece_max (void)
 {
   uint64_t piece;
 
-  if (direct.rtt_us < DIRECT_FAR_RTT_US)
-    return COALESCE_MAX_BYTES;        /* near, or not measured yet */
+  /* Near.  Before the first reply no round trip is known: then split,
+   * as on a distant server, since one whole range on one capped
+   * connection could take seconds (8 MiB at 2 MB/s), while a few more
+   * requests on a LAN cost next to nothing. */
+  if (direct.rtt_us != 0 && direct.rtt_us < DIRECT_FAR_RTT_US)
+    return COALESCE_MAX_BYTES;
   piece = direct.ahead / http.f->cfg->connections;
   if (piece < DIRECT_PIECE_MIN_BYTES)
     piece = DIRECT_PIECE_MIN_BYTES;
