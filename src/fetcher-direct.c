@@ -26,9 +26,11 @@
  * the plain case.
  *
  * The pipe has one writer at a time: reads whose headers passed wait in
- * an owner queue, and the owner splices its body part by part; each part
- * is announced to the front-end (fetcher_reply_piped) once all its bytes
- * are in the pipe.  If the body then fails, the part's bytes already in
+ * an owner queue, and the owner splices its body part by part (a large
+ * part only once all of it has arrived, and the bodies of the others
+ * wait in their sockets, made big enough for them: see "Sizing"); each
+ * part is announced to the front-end (fetcher_reply_piped) once all its
+ * bytes are in the pipe.  If the body then fails, the part's bytes already in
  * the pipe are announced as discarded and the parts left fail with EIO, as
  * they would through libcurl.  A pipe slot holds one piece of the socket's
  * data however small, so a server sending tiny segments can fill the pipe
