@@ -26,9 +26,11 @@
  * the plain case.
  *
  * The pipe has one writer at a time: reads whose headers passed wait in
- * an owner queue, and the owner splices its body part by part; each part
- * is announced to the front-end (fetcher_reply_piped) once all its bytes
- * are in the pipe.  If the body then fails, the part's bytes already in
+ * an owner queue, and the owner splices its body part by part (a large
+ * part only once all of it has arrived, and the bodies of the others
+ * wait in their sockets, made big enough for them: see "Sizing"); each
+ * part is announced to the front-end (fetcher_reply_piped) once all its
+ * bytes are in the pipe.  If the body then fails, the part's bytes already in
  * the pipe are announced as discarded and the parts left fail with EIO, as
  * they would through libcurl.  A pipe slot holds one piece of the socket's
  * data however small, so a server sending tiny segments can fill the pipe
@@ -36,9 +38,11 @@
  * MAX_PIPE_OVERFLOWS such reads every later one does.
  */
 #include <arpa/inet.h>
+#include <linux/sock_diag.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -61,9 +65,15 @@
 
 /* Bytes asked for by each read of a reply's header section. */
 #define HEADER_READ_STEP 1024
+/* Room kept free in a socket that waits for a part (socket_can_hold):
+ * a segment or two of loopback's. */
+#define HOLD_SLACK_BYTES (128 * 1024)
 
 #ifndef MIN
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
+#endif
+#ifndef MAX
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
 #endif
 
 enum direct_state {
@@ -87,15 +97,37 @@ static struct {
   /* Reads sent to libcurl because the pipe filled before they were
    * complete (pipe_stuck). */
   unsigned pipe_overflows;
+  /* Sizing to the link (see "Sizing" below). */
+  uint64_t rtt_us;                  /* the round trip: 0, none measured yet */
+  uint64_t rtt_min_now, rtt_min_last;  /* the least of this epoch, the last */
+  unsigned rtt_samples;             /* in this epoch */
+  uint64_t rate;                    /* bytes a second into the pipe, 0: none */
+  uint64_t rate_start_us, rate_bytes;  /* this rate window: 0, none open */
+  uint32_t ahead;                   /* the look-ahead: bytes requested and not
+                                       yet in the pipe, at most */
+  uint32_t sock_hold;               /* the most a socket holds unread
+                                       (SO_RCVLOWAT's cap), 0: not known */
 } direct;
 
 static void start_waiting (struct transfer *t);
 static bool set_wake_mark (struct transfer *t, size_t bytes);
+static size_t body_available (const struct transfer *t);
+static void sizing_init (void);
 
 static uint64_t
 clock_ms (void)
 {
   return monotonic_ms ();
+}
+
+/* Round trips on a LAN are tens of microseconds. */
+static uint64_t
+clock_us (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
 }
 
 /* ---- Preparing ---- */
@@ -252,6 +284,7 @@ direct_prepare (struct transfer *opened)
   }
   direct.prepared = true;
   http.direct = true;
+  sizing_init ();
   debug ("export \"%s\": reads of up to %" PRIu32 " bytes go direct, spliced "
          "into the data pipe", http.f->export_name, fetcher_pipe_read_max);
 }
@@ -304,6 +337,9 @@ static void
 start_window (struct transfer *t)
 {
   t->window_bytes = 0;
+  /* Bytes already here arrived before this window. */
+  t->window_here = t->dstate == DIRECT_QUEUED || t->dstate == DIRECT_BODY
+    ? body_available (t) : 0;
   set_deadline (t, fetcher_stall_timeout (http.f->cfg));
 }
 
@@ -361,6 +397,182 @@ open_connection (struct transfer *t)
   t->dstate = DIRECT_CONNECTING;
   set_deadline (t, cfg->connect_timeout ? cfg->connect_timeout : DEFAULT_CONNECT_TIMEOUT);
   return 0;
+}
+
+/* ---- Sizing to the link ----
+ *
+ * A distant server (a CDN, an object store) answers each request a round
+ * trip late and often caps each TCP connection's rate: a few large
+ * ranges on a few connections then leave the link mostly idle (issue 13:
+ * with 20 ms and 50 MB/s per connection, 4 of 33 connections were
+ * receiving).  The reads sized here are ones the client already asked for
+ * (the front-end holds at most --client-memory of them in flight), so
+ * nothing is fetched on speculation: what is chosen is how many bytes of
+ * them are asked of the server at once (the look-ahead), and in how many
+ * requests.  Measured as reads go:
+ *
+ * - the round trip r: the least time from a request's last byte to its
+ *   reply's whole header section, over this epoch of DIRECT_RTT_SAMPLES
+ *   replies and the last (a busy server or event loop only adds to it,
+ *   and a server that moves away is followed within two epochs);
+ * - the rate R: bytes moved into the pipe a second, over windows of
+ *   DIRECT_RATE_WINDOW_MS and at least four round trips, counted only
+ *   while direct reads run.
+ *
+ * The look-ahead is DIRECT_AHEAD_GAIN x R x r: a few times bandwidth x
+ * delay, so that it grows for as long as more bytes in flight bring more
+ * rate, and shrinks when they do not.  It is at least DIRECT_AHEAD_BYTES,
+ * which is what suits a LAN, where R x r is tiny; at most
+ * DIRECT_AHEAD_MAX_BYTES; and it moves by a doubling or a halving per
+ * window at most.
+ *
+ * On a distant server (r of DIRECT_FAR_RTT_US or more, or none measured
+ * yet) each request
+ * carries the look-ahead divided among the connections: throughput is
+ * about look-ahead / (r + piece / one connection's rate), so smaller
+ * pieces on more connections go faster, down to DIRECT_PIECE_MIN_BYTES (a
+ * request costs the server and this process more than its header bytes).
+ * A near server keeps ranges of up to COALESCE_MAX_BYTES, as measured best
+ * on a LAN (README, Performance).
+ *
+ * Each piece must be able to arrive while another read owns the pipe,
+ * or its socket fills, the server's window closes, and the connections'
+ * caps never add up.  So a request's socket is made big enough for its
+ * whole body when it goes out (hold_body), a piece is no bigger than a
+ * socket can hold (SO_RCVLOWAT's cap: half of tcp_rmem's maximum), and
+ * the pipe's owner moves a part only once all of it is here (move_body):
+ * the pipe is never held waiting for a server.  The bodies stay spliced:
+ * received into the data area instead while the pipe is busy, every byte
+ * would be copied twice (recv, and the front-end's send from the area),
+ * the CPU the data pipe exists to save; and a socket's unread bytes cost
+ * no more memory than the same bytes in the area would.
+ */
+
+static void
+sizing_init (void)
+{
+  direct.rtt_us = 0;
+  direct.rtt_min_now = direct.rtt_min_last = UINT64_MAX;
+  direct.rtt_samples = 0;
+  direct.rate = 0;
+  direct.rate_start_us = 0;
+  direct.ahead = DIRECT_AHEAD_BYTES;
+}
+
+static void
+rtt_sample (uint64_t us)
+{
+  if (us == 0)
+    us = 1;                     /* 0 means none measured */
+  if (us < direct.rtt_min_now)
+    direct.rtt_min_now = us;
+  if (++direct.rtt_samples == DIRECT_RTT_SAMPLES) {
+    direct.rtt_min_last = direct.rtt_min_now;
+    direct.rtt_min_now = UINT64_MAX;
+    direct.rtt_samples = 0;
+  }
+  direct.rtt_us = MIN (direct.rtt_min_now, direct.rtt_min_last);
+}
+
+/* A new rate window, when direct reads start after none ran: the time
+ * between is not the link's. */
+static void
+rate_open (void)
+{
+  direct.rate_start_us = clock_us ();
+  direct.rate_bytes = 0;
+}
+
+static void
+resize_ahead (void)
+{
+  /* In floating point: R x r could pass 2^64 in integers (rates of
+   * terabytes a second, round trips of minutes), never a double. */
+  double want = (double) DIRECT_AHEAD_GAIN * (double) direct.rate *
+    (double) direct.rtt_us / 1e6;
+  double now = direct.ahead;
+
+  if (want > 2 * now)
+    want = 2 * now;
+  if (want < now / 2)
+    want = now / 2;
+  if (want < DIRECT_AHEAD_BYTES)
+    want = DIRECT_AHEAD_BYTES;
+  if (want > DIRECT_AHEAD_MAX_BYTES)
+    want = DIRECT_AHEAD_MAX_BYTES;
+  if ((uint32_t) want != direct.ahead)
+    debug ("direct reads: look-ahead %" PRIu32 " KiB (%" PRIu64 " KiB/s, round "
+           "trip %" PRIu64 " us, pieces of up to %" PRIu32 " KiB)",
+           (uint32_t) want / 1024, direct.rate / 1024, direct.rtt_us,
+           direct_piece_max () / 1024);
+  direct.ahead = (uint32_t) want;
+}
+
+/* bytes of a part went into the pipe. */
+static void
+rate_count (size_t bytes)
+{
+  uint64_t now = clock_us (), span, window;
+
+  if (direct.rate_start_us == 0)
+    rate_open ();
+  direct.rate_bytes += bytes;
+  span = now - direct.rate_start_us;
+  window = MAX ((uint64_t) DIRECT_RATE_WINDOW_MS * 1000, 4 * direct.rtt_us);
+  if (span < window)
+    return;
+  direct.rate = (uint64_t) ((double) direct.rate_bytes * 1e6 / (double) span);
+  rate_open ();
+  resize_ahead ();
+}
+
+uint32_t
+direct_piece_max (void)
+{
+  uint64_t piece;
+
+  /* Near.  Before the first reply no round trip is known: then split,
+   * as on a distant server, since one whole range on one capped
+   * connection could take seconds (8 MiB at 2 MB/s), while a few more
+   * requests on a LAN cost next to nothing. */
+  if (direct.rtt_us != 0 && direct.rtt_us < DIRECT_FAR_RTT_US)
+    return COALESCE_MAX_BYTES;
+  piece = direct.ahead / http.f->cfg->connections;
+  if (piece < DIRECT_PIECE_MIN_BYTES)
+    piece = DIRECT_PIECE_MIN_BYTES;
+  if (direct.sock_hold != 0 && piece > direct.sock_hold)
+    piece = direct.sock_hold;
+  return (uint32_t) MIN (piece, COALESCE_MAX_BYTES);
+}
+
+/* Make t's socket able to hold the whole body unread: SO_RCVLOWAT grows
+ * the receive buffer to twice the mark (up to tcp_rmem's maximum, unless
+ * SO_RCVBUF fixed it), and the buffer stays when the mark goes back to 1.
+ * (SO_RCVBUF itself would fix the buffer at net.core.rmem_max and stop
+ * the kernel's own tuning.)  The mark the kernel took says how much a
+ * socket can hold: later pieces are no bigger (direct_piece_max). */
+static void
+hold_body (struct transfer *t)
+{
+  /* Twice the body: the kernel's room for a mark is an estimate of its
+   * buffers' overhead, and a socket that cannot take all of a part it
+   * waits for is left waiting (measured on loopback: a buffer made for
+   * exactly 256 KiB closed its window at 254.5 KiB).  length <=
+   * COALESCE_MAX_BYTES: no overflow. */
+  int v = (int) (2 * t->length), got = 0, one = 1;
+  socklen_t len = sizeof got;
+
+  if (direct.addr.ss_family == AF_UNIX)
+    return;                     /* no such mark: its buffer is its own */
+  if (t->length <= DIRECT_HOLD_MIN_BYTES)
+    return;                     /* the first window holds it: three system
+                                   calls saved on every small random read */
+  if (setsockopt (t->sock, SOL_SOCKET, SO_RCVLOWAT, &v, sizeof v) == 0 &&
+      getsockopt (t->sock, SOL_SOCKET, SO_RCVLOWAT, &got, &len) == 0 &&
+      got > 1 && got < v &&
+      (direct.sock_hold == 0 || (uint32_t) got / 2 < direct.sock_hold))
+    direct.sock_hold = (uint32_t) got / 2;
+  (void) setsockopt (t->sock, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof one);
 }
 
 /* ---- Ending a read ---- */
@@ -504,6 +716,13 @@ start_request (struct transfer *t)
 void
 direct_start (struct transfer *t)
 {
+  unsigned i;
+
+  for (i = 0; i < http.f->cfg->connections; i++)
+    if (http.pool[i].direct)
+      break;
+  if (i == http.f->cfg->connections)
+    rate_open ();               /* none ran: the time since is not the link's */
   t->direct = true;
   if (t->head == NULL) {
     /* Grown when a reply needs more (step): most header sections
@@ -732,6 +951,7 @@ headers_done (struct transfer *t, size_t end)
     direct_fail_cause (t, RETRY_CAUSE_REPLY, t->reply.problem);
     return false;
   }
+  rtt_sample (clock_us () - t->sent_us);
   if (length == UINT64_MAX) {
     direct_give_up (t, "a 206 reply without Content-Length");
     return false;
@@ -799,6 +1019,18 @@ body_available (const struct transfer *t)
   return t->head_len - t->body_pos + (size_t) queued;
 }
 
+/* What of t's next part has yet to come into its socket: the mark that
+ * says it is all here (the bytes read with the headers do not count for
+ * the socket). */
+static size_t
+socket_part_bytes (const struct transfer *t)
+{
+  size_t need = t->parts[t->next_part].length - t->part_received;
+  size_t with_head = t->head_len - t->body_pos;
+
+  return need > with_head ? need - with_head : 1;
+}
+
 static bool
 part_here (const struct transfer *t)
 {
@@ -831,7 +1063,7 @@ start_waiting (struct transfer *t)
   /* Not over a Unix socket (unix-socket-path=): its poll ignores the
    * mark. */
   t->wake_on_part = direct.addr.ss_family != AF_UNIX && !part_here (t) &&
-    set_wake_mark (t, t->parts[t->next_part].length - t->part_received);
+    set_wake_mark (t, socket_part_bytes (t));
 }
 
 /* Between two parts (none of the owner's unannounced bytes in the pipe),
@@ -860,6 +1092,69 @@ yield_pipe (struct transfer *t)
   return false;
 }
 
+/* Has the server closed or failed t's connection?  Then the rest of the
+ * body will never come, and waiting for it would wake at once for ever
+ * (poll reports the end however high the mark). */
+static bool
+server_ended (const struct transfer *t)
+{
+  struct pollfd pfd = { .fd = t->sock, .events = POLLRDHUP };
+
+  return poll (&pfd, 1, 0) == 1 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+/* Can t's socket queue mark bytes before its receive buffer is full
+ * (and the server's window closed, so that they would never come)?  The
+ * buffer counts each piece's kernel overhead too: estimated from what is
+ * queued now (1.02 on loopback), or twice the bytes while nothing is
+ * (a NIC's buffers of 2 or 4 KiB for 1448-byte segments), with a
+ * margin. */
+static bool
+socket_can_hold (const struct transfer *t, size_t mark)
+{
+  uint32_t mem[SK_MEMINFO_VARS];
+  socklen_t len = sizeof mem;
+  int queued = 0;
+  double ratio = 2;
+
+  if (getsockopt (t->sock, SOL_SOCKET, SO_MEMINFO, mem, &len) == -1 ||
+      len < (SK_MEMINFO_RCVBUF + 1) * sizeof mem[0])
+    return false;
+  if (ioctl (t->sock, FIONREAD, &queued) == 0 && queued > 0 &&
+      mem[SK_MEMINFO_RMEM_ALLOC] > 0)
+    ratio = 1.125 * mem[SK_MEMINFO_RMEM_ALLOC] / queued;
+  return (double) mark * ratio + HOLD_SLACK_BYTES <= mem[SK_MEMINFO_RCVBUF];
+}
+
+/* The owner, between two parts, waits until all of its next part is
+ * here before it moves any (woken by the socket's mark, as a queued
+ * read): a part is announced only once complete anyway, and meanwhile the
+ * pipe serves reads whose parts are here (yield_pipe), instead of being
+ * held while one server sends at its pace.  Returns true if it waits;
+ * false when the part is here, or the server ended the connection, or
+ * the kernel will not hold the part (a tiny tcp_rmem maximum), or it is
+ * small (DIRECT_HOLD_MIN_BYTES: it holds the pipe for moments, and a
+ * small random read is spared the system calls): then it moves bytes as
+ * they come, as it always did. */
+static bool
+wait_for_part (struct transfer *t)
+{
+  if (direct.addr.ss_family != AF_UNIX &&
+      t->parts[t->next_part].length > DIRECT_HOLD_MIN_BYTES &&
+      !part_here (t) && !server_ended (t) &&
+      socket_can_hold (t, socket_part_bytes (t)) &&
+      set_wake_mark (t, socket_part_bytes (t))) {
+    t->wake_on_part = true;
+    return true;
+  }
+  /* Moving bytes: the owner's socket is polled for any. */
+  if (t->wake_on_part) {
+    (void) set_wake_mark (t, 1);
+    t->wake_on_part = false;
+  }
+  return false;
+}
+
 /* The owner moves its body into the pipe.  Returns when it must wait, or
  * has ended (then the next owner may go), or gave the pipe to a read
  * whose part is here (yield_pipe). */
@@ -870,10 +1165,8 @@ move_body (struct transfer *t)
    * wait was for the front-end, not the server). */
   if (t->dstate == DIRECT_QUEUED || direct.owner_wants_pipe)
     start_window (t);
-  if (t->wake_on_part) {
-    (void) set_wake_mark (t, 1);
-    t->wake_on_part = false;
-  }
+  /* A mark set while it waited stays until its part is here
+   * (wait_for_part). */
   t->dstate = DIRECT_BODY;
   direct.owner_wants_pipe = false;
   while (t->next_part < t->nparts) {
@@ -881,6 +1174,8 @@ move_body (struct transfer *t)
     ssize_t r;
 
     if (yield_pipe (t))
+      return;
+    if (t->part_received == 0 && wait_for_part (t))
       return;
 
     if (t->body_pos < t->head_len) {
@@ -938,6 +1233,7 @@ move_body (struct transfer *t)
       /* Now, not when this loop next waits: the front-end drains the pipe
        * only as far as it was told, and the pipe holds few parts. */
       fetcher_flush_replies ();
+      rate_count (t->parts[t->next_part].length);
       t->next_part++;
       t->part_received = 0;
     }
@@ -990,6 +1286,8 @@ step (struct transfer *t)
       if (t->request_sent == t->request_len) {
         t->dstate = DIRECT_HEADERS;     /* in the same window */
         quick_ack (t);                  /* the body may wait unread */
+        hold_body (t);
+        t->sent_us = clock_us ();
       }
       break;
     case DIRECT_HEADERS: {
@@ -1058,6 +1356,17 @@ run_owners (void)
   }
 }
 
+/* Body bytes that came in this window: moved into the pipe, or here
+ * waiting for the whole part (wait_for_part). */
+static uint64_t
+window_arrived (const struct transfer *t)
+{
+  uint64_t here = body_available (t);
+
+  return t->window_bytes + here > t->window_here
+    ? t->window_bytes + here - t->window_here : 0;
+}
+
 /* A read is past its deadline.  Returns true if it goes on: its body
  * came at the minimum rate, and a new window starts; else it fails, and
  * says why. */
@@ -1078,10 +1387,10 @@ deadline_passed (struct transfer *t, uint64_t now)
                   t->dstate == DIRECT_SENDING ? "it was not taken"
                   : t->head_len > 0 ? "its headers came in part" : "nothing came",
                   t->reply.interim);
-  else if (t->window_bytes < (uint64_t) MIN_TRANSFER_RATE * window)
+  else if (window_arrived (t) < (uint64_t) MIN_TRANSFER_RATE * window)
     direct_failf (t, RETRY_CAUSE_TRANSIENT, "stalled: %" PRIu64 " bytes of the "
                   "reply's body in %u seconds, "
-                  "less than %u a second", t->window_bytes, window, MIN_TRANSFER_RATE);
+                  "less than %u a second", window_arrived (t), window, MIN_TRANSFER_RATE);
   else {
     start_window (t);
     return true;
@@ -1123,7 +1432,7 @@ direct_may_start (void)
   for (i = 0; i < http.f->cfg->connections; i++)
     if (http.pool[i].direct)
       ahead += http.pool[i].length - http.pool[i].received;
-  return ahead < DIRECT_AHEAD_BYTES;
+  return ahead < direct.ahead;
 }
 
 /* The owner waits for its server's bytes between two parts: the pipe

@@ -1093,10 +1093,11 @@ start_read (const struct fetcher_request *req)
   /* Queued reads that continue this one join it (see COALESCE_MAX_*),
    * if they go the same way.  Reads are inside the export, so offset +
    * length < 2^63 throughout. */
+  uint32_t max_bytes = direct ? direct_piece_max () : COALESCE_MAX_BYTES;
   while (http.queue_len > 0 && t->nparts < COALESCE_MAX_PARTS) {
     const struct fetcher_request *next = &http.queue[http.queue_head];
     if (next->offset != t->offset + t->length ||
-        next->length > COALESCE_MAX_BYTES - t->length ||   /* length <= MAX */
+        t->length >= max_bytes || next->length > max_bytes - t->length ||
         (direct && next->length > fetcher_pipe_read_max))
       break;
     t->parts[t->nparts].id = next->id;

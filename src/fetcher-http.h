@@ -101,7 +101,13 @@ struct transfer {
   uint64_t retry_at_ms;
   bool retry_direct;
   struct transfer *next_owner;  /* the queue for the data pipe */
-  bool wake_on_part;          /* queued: SO_RCVLOWAT is its next part */
+  bool wake_on_part;          /* queued, or the owner waiting for its
+                                 next part: SO_RCVLOWAT is that part */
+  /* Sizing to the link (fetcher-direct.c, "Sizing"): when the request
+   * went out, and the body bytes waiting in the socket when the rate
+   * window began (they count for the window only once moved). */
+  uint64_t sent_us;
+  size_t window_here;
   struct ra_segment *prefetch;  /* a readahead's segment (its buffer is
                                    data), or NULL: a read */
   char errbuf[CURL_ERROR_SIZE];
@@ -276,9 +282,15 @@ void direct_start (struct transfer *t);
  * body into it)?  Every byte in it then belongs to an announcement
  * already made. */
 bool direct_pipe_idle (void);
-/* May another direct read start now?  Not while those running have
- * DIRECT_AHEAD_BYTES or more still to come. */
+/* May another direct read start now?  Not while those running have the
+ * look-ahead or more still to come (DIRECT_AHEAD_BYTES on a near server,
+ * more on a distant one: fetcher-direct.c, "Sizing"). */
 bool direct_may_start (void);
+/* The most bytes one direct read may carry (queued reads coalesced into
+ * it, start_read): COALESCE_MAX_BYTES on a near server; on a distant one,
+ * the look-ahead spread over the connections, so that they all bring
+ * data at once. */
+uint32_t direct_piece_max (void);
 /* Descriptors the direct reads wait for, up to max; and the longest
  * wait in milliseconds their deadlines allow (or -1: none). */
 unsigned direct_wait_fds (struct curl_waitfd *fds, unsigned max, long *timeout_ms);

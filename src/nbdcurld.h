@@ -309,6 +309,27 @@ static_assert (DATA_AREA_SIZE % DATA_AREA_CHUNK == 0, "data area in chunks");
  * and 1.68, 8 MiB 1.43 and 2.03, no limit 1.45 and 1.74.  Small random
  * reads never reach it. */
 #define DIRECT_AHEAD_BYTES        (4u * 1024 * 1024)
+/* Fetcher: sizing direct reads to a distant link (fetcher-direct.c,
+ * "Sizing"; issue 13).  The look-ahead above grows to DIRECT_AHEAD_GAIN
+ * x the measured rate x the round trip, DIRECT_AHEAD_MAX_BYTES at most
+ * (MAX_CLIENT_MEMORY: a client never has more reads in flight), adjusted
+ * every DIRECT_RATE_WINDOW_MS (and four round trips) of reads.  The
+ * round trip is the least of the last DIRECT_RTT_SAMPLES to
+ * 2 x DIRECT_RTT_SAMPLES replies.  From DIRECT_FAR_RTT_US on, ranges are
+ * split over the connections in pieces of DIRECT_PIECE_MIN_BYTES or more
+ * (below it, a LAN: ranges of up to COALESCE_MAX_BYTES). */
+#define DIRECT_AHEAD_MAX_BYTES    MAX_CLIENT_MEMORY
+#define DIRECT_AHEAD_GAIN         4u
+#define DIRECT_RATE_WINDOW_MS     100u
+#define DIRECT_RTT_SAMPLES        64u
+#define DIRECT_FAR_RTT_US         2000u
+#define DIRECT_PIECE_MIN_BYTES    (512u * 1024)
+/* Fetcher: direct reads of at most this many bytes neither make their
+ * socket hold the whole body nor wait for a whole part before moving it
+ * (fetcher-direct.c, hold_body and wait_for_part): Linux's first receive
+ * window already holds them, and small random reads are spared the
+ * system calls. */
+#define DIRECT_HOLD_MIN_BYTES     (64u * 1024)
 /* Fetcher: longest header section of a reply to a direct (spliced) read;
  * a longer one fails that read. */
 /* Readahead (fetcher-readahead.c): a network fetcher keeps prefetched

@@ -690,12 +690,23 @@ fi
 # ---- a distant web server (tests/wan-proxy.c) ----
 
 # wan_proxy NAME DELAY [RATE]: start tests/wan-proxy in front of the
-# benchmark's nginx; sets WAN_PORT (and bg_pid).
+# benchmark's nginx; sets WAN_PORT (and bg_pid).  With a cap, each
+# direction of a connection queues twice bandwidth x delay (1 MiB at
+# least), what such a link holds in flight: the proxy's default of
+# 16 MiB, made for an uncapped link, let it read all of every body
+# ahead into cold buffers, and with a few dozen connections it spent
+# its CPU copying them (measured: 32 curl streams at 50 MB/s each got
+# 121 MiB/s with the proxy at 80% of a CPU, mostly in copies; with
+# 2 MiB queues a copy took a quarter of the proxy's CPU).
 wan_proxy() {
-    local name=$1 delay=$2 rate=${3:-} i
+    local name=$1 delay=$2 rate=${3:-} i queue=()
     rm -f "$tmp/$name.port"
+    if [ -n "$rate" ]; then
+        # rate MB/s x delay ms x 2 = rate x delay x 2000 bytes
+        queue=(--queue-kib $(( rate * delay * 2000 / 1024 > 1024 ? rate * delay * 2000 / 1024 : 1024 )))
+    fi
     "$WAN_PROXY" --listen 127.0.0.1:0 --target "127.0.0.1:$NGINX_PORT" \
-        --delay-ms "$delay" ${rate:+--rate-mbps "$rate"} \
+        --delay-ms "$delay" ${rate:+--rate-mbps "$rate"} "${queue[@]}" \
         --port-file "$tmp/$name.port" </dev/null >"$tmp/$name.log" 2>&1 &
     bg_pid=$!
     bg_pids+=("$bg_pid")

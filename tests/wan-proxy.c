@@ -77,6 +77,8 @@ struct dir {
   uint64_t eof_release;
   bool shut;           /* the end was passed on */
   double tokens;       /* the rate cap's bucket, in bytes */
+  uint64_t shift;      /* byte n is at (n + shift) % queue_bytes: an empty
+                          queue starts again at the ring's start */
   uint64_t refilled;
 };
 
@@ -288,7 +290,16 @@ read_side (struct conn *c, int side)
   }
   while (!d->eof && d->in - d->out < queue_bytes && d->mark_count < MARKS) {
     /* Subtraction: in - out <= queue_bytes, checked above. */
-    size_t at = (size_t) (d->in % queue_bytes);
+    size_t at;
+    if (d->in == d->out)
+      /* Empty: the next bytes go to the ring's start, so that a
+       * connection used for request after request keeps reusing the same
+       * few (cached, mapped) pages instead of walking all of its ring:
+       * with dozens of connections that walk made the proxy spend its CPU
+       * on cold copies and page faults.  (n + shift) % queue_bytes == 0
+       * for n == in. */
+      d->shift = (queue_bytes - d->in % queue_bytes) % queue_bytes;
+    at = (size_t) ((d->in + d->shift) % queue_bytes);
     size_t room = queue_bytes - (size_t) (d->in - d->out);
     size_t n = queue_bytes - at < room ? queue_bytes - at : room;
     ssize_t r;
@@ -356,7 +367,7 @@ pump_dir (struct conn *c, int i, uint64_t now, bool *blocked)
     d->refilled = now;
   }
   while (d->released > d->out) {
-    size_t at = (size_t) (d->out % queue_bytes);
+    size_t at = (size_t) ((d->out + d->shift) % queue_bytes);
     uint64_t avail = d->released - d->out;
     size_t n = queue_bytes - at;
     ssize_t w;
