@@ -209,6 +209,20 @@ recv_message (int fd, uint16_t want, uint32_t *len)
   return payload;
 }
 
+/* A message that is exactly one fixed struct of size bytes, into wire. */
+static void
+recv_fixed (int fd, uint16_t type, void *wire, size_t size, const char *what)
+{
+  struct reader r;
+  uint32_t len;
+  uint8_t *p = recv_message (fd, type, &len);
+
+  reader_init (&r, p, len);
+  if (reader_get_bytes (&r, wire, size) == -1 || reader_end (&r) == -1)
+    fatal ("configuration: bad %s message", what);
+  free (p);
+}
+
 /* The end of the configuration: IPC_CONFIG_END, with nothing in it. */
 static void
 recv_end (int fd)
@@ -333,11 +347,7 @@ config_recv_frontend (int fd, struct frontend_config *c)
   uint32_t len, i;
   uint8_t *p;
 
-  p = recv_message (fd, IPC_CONFIG_FRONTEND, &len);
-  reader_init (&r, p, len);
-  if (reader_get_bytes (&r, &fw, sizeof fw) == -1 || reader_end (&r) == -1)
-    fatal ("configuration: bad front-end message");
-  free (p);
+  recv_fixed (fd, IPC_CONFIG_FRONTEND, &fw, sizeof fw, "front-end");
   if (fw.nexports < 1 || fw.nexports > MAX_EXPORTS)
     fatal ("configuration: bad export count %u", fw.nexports);
   if (fw.client_memory < MIN_CLIENT_MEMORY || fw.client_memory > MAX_CLIENT_MEMORY)
@@ -498,16 +508,10 @@ uint32_t
 config_recv_launcher (int fd)
 {
   struct launcher_config_wire lw;
-  struct reader r;
-  uint32_t len;
-  uint8_t *p;
 
-  p = recv_message (fd, IPC_CONFIG_LAUNCHER, &len);
-  reader_init (&r, p, len);
-  if (reader_get_bytes (&r, &lw, sizeof lw) == -1 || reader_end (&r) == -1 ||
-      (lw.flags & ~(LAUNCHER_VERBOSE | LAUNCHER_SANDBOX_DEBUG)) != 0)
-    fatal ("configuration: bad launcher message");
-  free (p);
+  recv_fixed (fd, IPC_CONFIG_LAUNCHER, &lw, sizeof lw, "launcher");
+  if ((lw.flags & ~(LAUNCHER_VERBOSE | LAUNCHER_SANDBOX_DEBUG)) != 0)
+    fatal ("configuration: bad launcher flags");
   recv_end (fd);
   return lw.flags;
 }

@@ -92,6 +92,18 @@ def read_ok(h, off=1 << 20, n=65536):
     return bytes(h.pread(n, off)) == N.image_bytes(IMG, off, n)
 
 
+def one_client(srv):
+    """A client that connects, reads right and leaves."""
+    h = connect(srv)
+    assert read_ok(h)
+    h.shutdown()
+
+
+def next_launcher(srv, first):
+    """The launcher that took first's place, or None within 5 s."""
+    return N.wait_until(lambda: launcher(srv) if launcher(srv) != first else None, 5)
+
+
 def libcurl_base(pid):
     with open("/proc/%d/maps" % pid) as f:
         for line in f:
@@ -205,14 +217,10 @@ def test_generation():
             assert read_ok(h, off=(i * 4096) % IMG_SIZE, n=4096), "client %d" % i
             h.shutdown()
         assert launcher(srv) == first, "replaced before its %d fetchers" % GENERATION
-        h = connect(srv)
-        assert read_ok(h)
-        h.shutdown()
-        second = N.wait_until(lambda: launcher(srv) if launcher(srv) != first else None, 5)
-        assert second, "still launcher %d after %d fetchers" % (first, GENERATION)
-        h = connect(srv)
-        assert read_ok(h)
-        h.shutdown()
+        one_client(srv)
+        assert next_launcher(srv, first), "still launcher %d after %d fetchers" % (
+            first, GENERATION)
+        one_client(srv)
     finally:
         srv.stop()
 
@@ -227,8 +235,7 @@ def test_crash_renews_layout():
         assert read_ok(a) and read_ok(b)
         victim = kids(srv, "nbdcurld-fetch")[0]
         os.kill(victim, signal.SIGSEGV)
-        second = N.wait_until(lambda: launcher(srv) if launcher(srv) != first else None, 5)
-        assert second, "launcher %d kept after a crash" % first
+        assert next_launcher(srv, first), "launcher %d kept after a crash" % first
         ok = 0
         for h in (a, b):
             try:
@@ -254,14 +261,9 @@ def test_launcher_killed():
         os.kill(first, signal.SIGKILL)
         assert N.wait_until(lambda: "the fetcher launcher (process %d) was killed by "
                             "signal 9" % first in srv.log_text(), 5), srv.log_text()[-2000:]
-        h = connect(srv)
-        assert read_ok(h)
-        h.shutdown()
-        second = N.wait_until(lambda: launcher(srv) if launcher(srv) != first else None, 5)
-        assert second, "no new launcher: %r" % N.children(srv.pid)
-        h = connect(srv)
-        assert read_ok(h)
-        h.shutdown()
+        one_client(srv)
+        assert next_launcher(srv, first), "no new launcher: %r" % N.children(srv.pid)
+        one_client(srv)
     finally:
         srv.stop()
 
@@ -279,9 +281,7 @@ def test_give_up():
                             in srv.log_text(), 5), srv.log_text()[-2000:]
         time.sleep(1.5)
         assert kids(srv, "nbdcurld-launch") == [], N.children(srv.pid)
-        h = connect(srv)
-        assert read_ok(h)
-        h.shutdown()
+        one_client(srv)
     finally:
         srv.stop()
 

@@ -93,20 +93,17 @@ static const struct call forbidden_everywhere[] = {
   CALL (SYS_clone, CLONE_NEWUSER | SIGCHLD, -1, 0, 0, 0),
 };
 
-/* Refused in the front-end and the fetchers, on top of the above. */
+/* Refused in the front-end, the fetchers and the launcher, on top of the
+ * above: no program, no plain process, no identity change, no listening,
+ * nothing executable. */
 static const struct call forbidden_children[] = {
   CALL (SYS_execve, 0, 0, 0),
   CALL (SYS_execveat, -1, 0, 0, 0, 0),
   CALL (SYS_fork),
   CALL (SYS_vfork),
   CALL (SYS_clone, SIGCHLD, 0, 0, 0, 0),
-  CALL (SYS_unshare, 0),
   CALL (SYS_setuid, 0),
   CALL (SYS_setresuid, -1, -1, -1),
-  CALL (SYS_capset, 0, 0),
-  CALL (SYS_prctl, PR_SET_DUMPABLE, 1, 0, 0, 0),
-  CALL (SYS_seccomp, -1, 0, 0),
-  CALL (SYS_landlock_create_ruleset, 0, 0, 1),
   CALL (SYS_listen, -1, 0),
   CALL (SYS_bind, -1, 0, 0),
   CALL (SYS_socket, AF_PACKET, SOCK_RAW, 0),
@@ -124,30 +121,25 @@ static const struct call forbidden_children[] = {
   CALL (SYS_copy_file_range, -1, 0, -1, 0, 0, 0),
 };
 
-/* Refused in the launcher: no program, no process that is not the
- * supervisor's child (a plain fork, or a clone sharing memory), no
- * namespace but the fetchers' three, no identity change, no listening,
- * nothing executable. */
+/* Refused in the front-end and the fetchers, which enter their sandbox
+ * before their own filter: the calls that do so (the launcher allows
+ * them for the fetchers it forks, under their filters). */
+static const struct call forbidden_sandboxed[] = {
+  CALL (SYS_unshare, 0),
+  CALL (SYS_capset, 0, 0),
+  CALL (SYS_prctl, PR_SET_DUMPABLE, 1, 0, 0, 0),
+  CALL (SYS_seccomp, -1, 0, 0),
+  CALL (SYS_landlock_create_ruleset, 0, 0, 1),
+};
+
+/* Refused in the launcher, on top of forbidden_children: a process that
+ * is not the supervisor's or shares memory, a namespace but the
+ * fetchers' three, another way to a filter, a directory made writable. */
 static const struct call forbidden_launcher[] = {
-  CALL (SYS_execve, 0, 0, 0),
-  CALL (SYS_execveat, -1, 0, 0, 0, 0),
-  CALL (SYS_fork),
-  CALL (SYS_vfork),
-  CALL (SYS_clone, SIGCHLD, 0, 0, 0, 0),
   CALL (SYS_clone, CLONE_PARENT | CLONE_VM, 0, 0, 0, 0),
   CALL (SYS_clone, CLONE_PARENT | CLONE_NEWNET, 0, 0, 0, 0),
   CALL (SYS_unshare, CLONE_NEWNET),
-  CALL (SYS_setuid, 0),
-  CALL (SYS_setresuid, -1, -1, -1),
   CALL (SYS_prctl, PR_SET_SECCOMP, 0, 0, 0, 0),
-  CALL (SYS_listen, -1, 0),
-  CALL (SYS_bind, -1, 0, 0),
-  CALL (SYS_mmap, 0, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
-  CALL (SYS_mprotect, 0, 4096, PROT_READ | PROT_WRITE | PROT_EXEC),
-  CALL (SYS_kill, 1, 0),
-  CALL (SYS_memfd_create, 0, 0),
-  CALL (SYS_open, 0, 0),
-  CALL (SYS_vmsplice, -1, 0, 0, 0),
   CALL (SYS_openat, AT_FDCWD, 0, O_RDWR | O_CREAT | O_DIRECTORY, 0600),
 };
 
@@ -478,6 +470,7 @@ main (void)
   for (i = 0; i < N (children); i++) {
     expect_killed (children[i], forbidden_everywhere, N (forbidden_everywhere));
     expect_killed (children[i], forbidden_children, N (forbidden_children));
+    expect_killed (children[i], forbidden_sandboxed, N (forbidden_sandboxed));
     expect_x32_killed (children[i]);
   }
   expect_killed (&frontend, forbidden_frontend, N (forbidden_frontend));
@@ -485,6 +478,7 @@ main (void)
   expect_killed (&fetcher_unix, forbidden_fetcher, N (forbidden_fetcher));
   expect_killed (&keyholder, forbidden_keyholder, N (forbidden_keyholder));
   expect_killed (&launcher, forbidden_everywhere, N (forbidden_everywhere));
+  expect_killed (&launcher, forbidden_children, N (forbidden_children));
   expect_killed (&launcher, forbidden_launcher, N (forbidden_launcher));
   expect_x32_killed (&launcher);
   expect_killed (&supervisor, forbidden_everywhere, N (forbidden_everywhere));
