@@ -236,7 +236,10 @@ fetcher_open_socket (void *clientp, curlsocktype purpose, struct curl_sockaddr *
     if (fetcher_connect_ports (cfg, unused, sizeof unused / sizeof unused[0], &any) < 0)
       goto refuse_unknown;
   }
-  if (curl_easy_getinfo (t->easy, CURLINFO_EFFECTIVE_URL, &url) != CURLE_OK ||
+  /* The handle this connection is for: the slot's own, or its direct
+   * https read's (fetcher-direct.c, "TLS"), connecting now. */
+  if (curl_easy_getinfo (t->direct && t->tls != NULL ? t->tls : t->easy,
+                         CURLINFO_EFFECTIVE_URL, &url) != CURLE_OK ||
       url == NULL || host_and_port (url, &host, &port, &is_ftp) == -1)
     goto refuse_unknown;
   own_host = strcasecmp (host, connect_rules.origin_host) == 0 &&

@@ -36,6 +36,14 @@
  * data however small, so a server sending tiny segments can fill the pipe
  * before a part is complete: then the read goes to libcurl, and after
  * MAX_PIPE_OVERFLOWS such reads every later one does.
+ *
+ * https URLs go direct too (see "TLS" below): each slot's connection is
+ * made by libcurl (CURLOPT_CONNECT_ONLY), with every option the open
+ * had, so certificate, host name, pinning and client-key checks are
+ * libcurl's own; the requests and replies above then go over it
+ * (curl_easy_send and curl_easy_recv), and each body is decrypted
+ * straight into its reads' places in the data area, with no pipe and
+ * no owner queue: every connection receives at once.
  */
 #include <arpa/inet.h>
 #include <linux/sock_diag.h>
@@ -52,10 +60,13 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/ioctl.h>
+#include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <openssl/ssl.h>
 
 #include "clock.h"
 #include "config-build.h"
@@ -87,6 +98,8 @@ enum direct_state {
 
 static struct {
   bool prepared;
+  bool tls;                         /* https: connections through libcurl,
+                                       bodies into the data area */
   struct sockaddr_storage addr;     /* where libcurl connected */
   socklen_t addr_len;
   char *request_head;               /* every header but Range */
@@ -110,6 +123,8 @@ static struct {
 } direct;
 
 static void start_waiting (struct transfer *t);
+static void step (struct transfer *t);
+static void tls_receive_body (struct transfer *t);
 static bool set_wake_mark (struct transfer *t, size_t bytes);
 static size_t body_available (const struct transfer *t);
 static void sizing_init (void);
@@ -159,8 +174,8 @@ build_request_head (void)
       curl_url_get (u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
       curl_url_get (u, CURLUPART_PATH, &path, 0) != CURLUE_OK)
     why = "libcurl cannot take the URL apart";
-  else if (strcasecmp (scheme, "http") != 0)
-    why = "not plain http";
+  else if (strcasecmp (scheme, "http") != 0 && strcasecmp (scheme, "https") != 0)
+    why = "neither http nor https";
   else if (curl_url_get (u, CURLUPART_USER, &user, 0) == CURLUE_OK ||
            curl_url_get (u, CURLUPART_PASSWORD, &password, 0) == CURLUE_OK ||
            (http.range_same_origin && http.f->cfg->auth_user[0] != '\0'))
@@ -250,7 +265,7 @@ take_address (struct transfer *opened)
  * proxy cost the copy the direct path saves), and 1.0 or 2 must be
  * spoken as asked. */
 static const char *
-route_not_direct (const struct fetcher_config *cfg)
+route_not_direct (const struct fetcher_config *cfg, bool tls)
 {
   if (cfg->proxy[0] != '\0')
     return "through a proxy";
@@ -260,10 +275,134 @@ route_not_direct (const struct fetcher_config *cfg)
   if (cfg->flags & FETCHER_COOKIE_ENGINE)
     return "cookiefile= turns on libcurl's cookie engine";
   switch (cfg->http_version) {
-  case FETCHER_HTTP_NONE: case FETCHER_HTTP_1_1: case FETCHER_HTTP_2TLS:
-    return NULL;              /* HTTP/1.1 on plain http */
+  case FETCHER_HTTP_NONE: case FETCHER_HTTP_1_1:
+    return NULL;
+  case FETCHER_HTTP_2TLS:     /* HTTP/1.1 on plain http */
+    return tls ? "http-version= asks for HTTP/2 over TLS" : NULL;
   default:
-    return "http-version= asks for other than HTTP/1.1 on plain http";
+    return "http-version= asks for other than HTTP/1.1";
+  }
+}
+
+/* ---- TLS ----
+ *
+ * An https read's connection is a libcurl handle of its own, made with
+ * CURLOPT_CONNECT_ONLY from a copy of the open's handle: the same CA,
+ * host name check, pinned key, client certificate, TLS versions and
+ * ciphers, the same connection rules (fetcher_open_socket), so whatever
+ * libcurl refuses for a libcurl read it refuses here.  It offers only
+ * http/1.1 by ALPN.  Connecting runs in a multi handle of its own
+ * (t->tls_multi), polled with the direct reads: not the reads' multi
+ * handle, which allows only --connections connections; and not one
+ * shared by the slots, since libcurl takes a connection in its cache
+ * that has bytes to read for a dead one, and closes it when another
+ * connects (seen: replies cut off at once).  Then requests
+ * go out with curl_easy_send and replies come in with curl_easy_recv,
+ * which decrypts into the buffer it is given: the header section into
+ * the slot's header buffer, the body into its reads' places in the data
+ * area.  libcurl's own receive buffer, and the copy out of it, are not
+ * used.  With OpenSSL (Debian's libcurl), each connection reads ahead
+ * DIRECT_TLS_READ_BUFFER bytes of records at a time; safe here, and not
+ * for libcurl's own transfers (libcurl 7.88 would wait on the socket while
+ * records sit read in OpenSSL's buffer), because curl_easy_recv is called
+ * until it says CURLE_AGAIN before the socket is waited on. */
+
+static bool
+tls_read_ahead_possible (void)
+{
+  const char *v = curl_version_info (CURLVERSION_NOW)->ssl_version;
+
+  /* The callback gets the TLS library's own context: only OpenSSL's is an
+   * SSL_CTX (libcurl with OpenSSL names one TLS library, or several
+   * separated by spaces when it can choose: then not this one). */
+  return v != NULL && strncmp (v, "OpenSSL/", 8) == 0 && strchr (v, ' ') == NULL;
+}
+
+static CURLcode
+tls_context (CURL *easy, void *ssl_ctx, void *arg)
+{
+  (void) easy;
+  (void) arg;
+  SSL_CTX_set_read_ahead ((SSL_CTX *) ssl_ctx, 1);
+  SSL_CTX_set_default_read_buffer_len ((SSL_CTX *) ssl_ctx, DIRECT_TLS_READ_BUFFER);
+  return CURLE_OK;
+}
+
+
+/* Start t's connection: a copy of the open's handle (every option it
+ * had), made to connect only, with what points at a slot pointing at
+ * t.  Returns 0, or -1 with errno set. */
+static int
+tls_connect (struct transfer *t)
+{
+  CURL *easy = curl_easy_duphandle (http.pool[0].easy);
+  CURLM *multi = curl_multi_init ();
+  bool ok;
+
+  if (easy == NULL || multi == NULL) {
+    curl_easy_cleanup (easy);
+    curl_multi_cleanup (multi);
+    errno = ENOMEM;
+    return -1;
+  }
+  t->errbuf[0] = t->refused[0] = '\0';
+  ok = curl_easy_setopt (easy, CURLOPT_CONNECT_ONLY, 1L) == CURLE_OK &&
+    curl_easy_setopt (easy, CURLOPT_HTTP_VERSION, (long) CURL_HTTP_VERSION_1_1) == CURLE_OK &&
+    curl_easy_setopt (easy, CURLOPT_PRIVATE, t) == CURLE_OK &&
+    curl_easy_setopt (easy, CURLOPT_OPENSOCKETDATA, t) == CURLE_OK &&
+    curl_easy_setopt (easy, CURLOPT_ERRORBUFFER, t->errbuf) == CURLE_OK &&
+    curl_easy_setopt (easy, CURLOPT_HEADERDATA, t) == CURLE_OK &&
+    curl_easy_setopt (easy, CURLOPT_WRITEDATA, t) == CURLE_OK &&
+    /* The connect deadline is this file's (set_deadline). */
+    curl_easy_setopt (easy, CURLOPT_TIMEOUT_MS, 0L) == CURLE_OK &&
+    (!tls_read_ahead_possible () ||
+     curl_easy_setopt (easy, CURLOPT_SSL_CTX_FUNCTION, tls_context) == CURLE_OK) &&
+    curl_multi_add_handle (multi, easy) == CURLM_OK;
+  if (!ok) {
+    curl_easy_cleanup (easy);
+    curl_multi_cleanup (multi);
+    errno = ENOMEM;
+    return -1;
+  }
+  t->tls = easy;
+  t->tls_multi = multi;
+  t->sock = -1;               /* polled through tls_multi until up */
+  return 0;
+}
+
+/* Why t's connection failed to come up: libcurl's words, or the
+ * connection rules' (fetcher-connect.c). */
+static const char *
+tls_problem (struct transfer *t, CURLcode rc)
+{
+  if (t->refused[0] != '\0')
+    return t->refused;
+  return t->errbuf[0] != '\0' ? t->errbuf : curl_easy_strerror (rc);
+}
+
+/* Could a failed connect pass if tried again?  A refused certificate or
+ * a connection the rules or the sandbox refused could not. */
+static enum retry_cause
+tls_connect_cause (struct transfer *t, CURLcode rc)
+{
+  long os_errno = 0;
+
+  if (t->refused[0] != '\0')
+    return RETRY_CAUSE_FINAL;
+  switch (rc) {
+  case CURLE_COULDNT_CONNECT:
+    if (curl_easy_getinfo (t->tls, CURLINFO_OS_ERRNO, &os_errno) == CURLE_OK &&
+        (os_errno == EACCES || os_errno == EPERM))
+      return RETRY_CAUSE_FINAL;
+    return RETRY_CAUSE_TRANSIENT;
+  case CURLE_COULDNT_RESOLVE_HOST:
+  case CURLE_OPERATION_TIMEDOUT:
+  case CURLE_SSL_CONNECT_ERROR:       /* a handshake cut off */
+  case CURLE_SEND_ERROR:
+  case CURLE_RECV_ERROR:
+    return RETRY_CAUSE_TRANSIENT;
+  default:
+    return RETRY_CAUSE_FINAL;
   }
 }
 
@@ -273,10 +412,11 @@ direct_prepare (struct transfer *opened)
   const char *why;
 
   http.direct = false;
-  why = !http.range_is_http ? "FTP" : route_not_direct (http.f->cfg);
-  if (why == NULL && (fetcher_pipe_fd < 0 || fetcher_pipe_read_max == 0))
+  direct.tls = strncasecmp (http.range_url, "https:", 6) == 0;
+  why = !http.range_is_http ? "FTP" : route_not_direct (http.f->cfg, direct.tls);
+  if (why == NULL && !direct.tls && (fetcher_pipe_fd < 0 || fetcher_pipe_read_max == 0))
     why = "no data pipe";
-  if (why == NULL && (why = build_request_head ()) == NULL)
+  if (why == NULL && (why = build_request_head ()) == NULL && !direct.tls)
     why = take_address (opened);
   if (why != NULL) {
     debug ("export \"%s\": reads go through libcurl (%s)", http.f->export_name, why);
@@ -285,8 +425,12 @@ direct_prepare (struct transfer *opened)
   direct.prepared = true;
   http.direct = true;
   sizing_init ();
-  debug ("export \"%s\": reads of up to %" PRIu32 " bytes go direct, spliced "
-         "into the data pipe", http.f->export_name, fetcher_pipe_read_max);
+  if (direct.tls)
+    debug ("export \"%s\": reads go direct over TLS, into the data area%s",
+           http.f->export_name, tls_read_ahead_possible () ? " (OpenSSL read-ahead)" : "");
+  else
+    debug ("export \"%s\": reads of up to %" PRIu32 " bytes go direct, spliced "
+           "into the data pipe", http.f->export_name, fetcher_pipe_read_max);
 }
 
 void
@@ -312,7 +456,16 @@ direct_headers_changed (void)
 static void
 close_connection (struct transfer *t)
 {
-  if (t->sock >= 0)
+  if (t->tls != NULL) {
+    /* Taken out of its multi handle, a connect-only handle's connection
+     * is closed at once. */
+    (void) curl_multi_remove_handle (t->tls_multi, t->tls);
+    curl_easy_cleanup (t->tls);
+    curl_multi_cleanup (t->tls_multi);
+    t->tls = NULL;
+    t->tls_multi = NULL;
+  }
+  else if (t->sock >= 0)
     close (t->sock);
   t->sock = -1;
   t->sock_reused = false;
@@ -346,10 +499,19 @@ start_window (struct transfer *t)
 /* A kept connection may be used again only if the server has neither
  * closed it nor sent anything unasked. */
 static bool
-connection_usable (int sock)
+connection_usable (struct transfer *t)
 {
   char byte;
-  ssize_t r = recv (sock, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  ssize_t r;
+
+  if (t->tls != NULL) {
+    /* TLS records the server may send unasked (TLS 1.3 session tickets)
+     * are taken here, inside OpenSSL; a byte of data, or the end, means
+     * the connection cannot carry another reply. */
+    size_t n = 0;
+    return curl_easy_recv (t->tls, &byte, 1, &n) == CURLE_AGAIN;
+  }
+  r = recv (t->sock, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
   return r == -1 && (errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
@@ -367,8 +529,60 @@ quick_ack (struct transfer *t)
 {
   int one = 1;
 
-  if (direct.addr.ss_family != AF_UNIX)
+  if (direct.addr.ss_family != AF_UNIX && !direct.tls)
     (void) setsockopt (t->sock, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
+}
+
+/* What curl_easy_send and curl_easy_recv did, as send(2) and recv(2)
+ * say it: -1 with errno EAGAIN when the connection must be waited on;
+ * libcurl's failures are EIO, with its words in t->errbuf. */
+static ssize_t
+tls_result (struct transfer *t, CURLcode rc, size_t n)
+{
+  if (rc == CURLE_OK)
+    return (ssize_t) n;
+  if (rc == CURLE_AGAIN)
+    errno = EAGAIN;
+  else {
+    if (t->errbuf[0] == '\0')
+      snprintf (t->errbuf, sizeof t->errbuf, "%s", curl_easy_strerror (rc));
+    errno = EIO;
+  }
+  return -1;
+}
+
+static ssize_t
+conn_send (struct transfer *t, const void *buf, size_t len)
+{
+  size_t n = 0;
+  CURLcode rc;
+
+  if (!direct.tls)
+    return send (t->sock, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+  rc = curl_easy_send (t->tls, buf, len, &n);
+  /* libcurl 7.88 says "would block" as CURLE_OK with nothing sent. */
+  if (rc == CURLE_OK && n == 0 && len > 0)
+    rc = CURLE_AGAIN;
+  return tls_result (t, rc, n);
+}
+
+static ssize_t
+conn_recv (struct transfer *t, void *buf, size_t len)
+{
+  size_t n = 0;
+  CURLcode rc;
+
+  if (!direct.tls)
+    return recv (t->sock, buf, len, MSG_DONTWAIT);
+  rc = curl_easy_recv (t->tls, buf, len, &n);   /* before n is read */
+  return tls_result (t, rc, n);
+}
+
+/* The words for a failed conn_send or conn_recv. */
+static const char *
+conn_error (const struct transfer *t, int e)
+{
+  return direct.tls && e == EIO && t->errbuf[0] != '\0' ? t->errbuf : strerror (e);
 }
 
 static int
@@ -377,6 +591,14 @@ open_connection (struct transfer *t)
   const struct fetcher_config *cfg = http.f->cfg;
   int one = 1;
 
+  if (direct.tls) {
+    t->sock_reused = false;
+    if (tls_connect (t) == -1)
+      return -1;
+    t->dstate = DIRECT_CONNECTING;
+    set_deadline (t, cfg->connect_timeout ? cfg->connect_timeout : DEFAULT_CONNECT_TIMEOUT);
+    return 0;
+  }
   t->sock = socket (direct.addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (t->sock == -1)
     return -1;
@@ -562,8 +784,9 @@ hold_body (struct transfer *t)
   int v = (int) (2 * t->length), got = 0, one = 1;
   socklen_t len = sizeof got;
 
-  if (direct.addr.ss_family == AF_UNIX)
-    return;                     /* no such mark: its buffer is its own */
+  if (direct.addr.ss_family == AF_UNIX || direct.tls)
+    return;                     /* no such mark: its buffer is its own; over
+                                   TLS each body is received as it comes */
   if (t->length <= DIRECT_HOLD_MIN_BYTES)
     return;                     /* the first window holds it: three system
                                    calls saved on every small random read */
@@ -603,9 +826,9 @@ owner_queue_remove (struct transfer *t)
 static void
 direct_fail_cause (struct transfer *t, enum retry_cause cause, const char *why)
 {
-  if (t->dstate == DIRECT_BODY && t->part_received > 0)
+  if (t->dstate == DIRECT_BODY && t->part_received > 0 && !direct.tls)
     fetcher_pipe_discard ((uint32_t) t->part_received);
-  if (t->dstate == DIRECT_QUEUED || t->dstate == DIRECT_BODY)
+  if ((t->dstate == DIRECT_QUEUED || t->dstate == DIRECT_BODY) && !direct.tls)
     owner_queue_remove (t);
   close_connection (t);
   /* 401, 403 with scripts: the read goes again with renewed values. */
@@ -653,9 +876,9 @@ direct_to_libcurl (struct transfer *t, const char *why, bool just_this_read)
            http.f->export_name, why);
   if (!just_this_read)
     http.direct = false;
-  if (t->dstate == DIRECT_BODY && t->part_received > 0)
+  if (t->dstate == DIRECT_BODY && t->part_received > 0 && !direct.tls)
     fetcher_pipe_discard ((uint32_t) t->part_received);
-  if (t->dstate == DIRECT_QUEUED || t->dstate == DIRECT_BODY)
+  if ((t->dstate == DIRECT_QUEUED || t->dstate == DIRECT_BODY) && !direct.tls)
     owner_queue_remove (t);
   close_connection (t);
   /* Keep the parts not answered; their bytes start where the answered
@@ -733,7 +956,7 @@ direct_start (struct transfer *t)
       fatal_errno ("malloc");
   }
   start_request (t);
-  if (t->sock >= 0 && connection_usable (t->sock)) {
+  if (t->sock >= 0 && connection_usable (t)) {
     t->sock_reused = true;
     t->dstate = DIRECT_SENDING;
     start_window (t);
@@ -969,6 +1192,11 @@ headers_done (struct transfer *t, size_t end)
                   t->length);
     return false;
   }
+  if (direct.tls) {
+    /* Received at once, into the data area: no pipe to wait for. */
+    t->dstate = DIRECT_BODY;
+    return true;
+  }
   owner_queue_add (t);
   if (direct.owner != t)
     start_waiting (t);
@@ -1014,6 +1242,10 @@ body_available (const struct transfer *t)
 {
   int queued = 0;
 
+  /* Over TLS the socket's bytes are records, and a body is taken as it
+   * comes: only what came with the headers waits. */
+  if (direct.tls)
+    return t->head_len - t->body_pos;
   if (ioctl (t->sock, FIONREAD, &queued) == -1 || queued < 0)
     queued = 0;
   return t->head_len - t->body_pos + (size_t) queued;
@@ -1246,6 +1478,157 @@ move_body (struct transfer *t)
   release (t);
 }
 
+/* An https read takes its body as it comes, straight into its parts'
+ * places in the data area (the bytes that came with the headers first),
+ * and answers each part as soon as all of it is there: its reply passed
+ * every check, and Content-Length is the range's length, so no byte
+ * past the last part is ever taken.  Returns when it must wait, or has
+ * ended. */
+static void
+tls_receive_body (struct transfer *t)
+{
+  while (t->next_part < t->nparts) {
+    unsigned p = t->next_part;
+    size_t need = t->parts[p].length - t->part_received;
+    uint8_t *to = t->parts[p].data + t->part_received;
+    ssize_t r;
+
+    if (t->body_pos < t->head_len) {
+      r = (ssize_t) MIN (t->head_len - t->body_pos, need);
+      memcpy (to, t->head + t->body_pos, (size_t) r);
+      t->body_pos += (size_t) r;
+    }
+    else {
+      r = conn_recv (t, to, need);
+      if (r == -1 && (errno == EAGAIN || errno == EINTR))
+        return;                 /* every record read: the socket is polled */
+      if (r == -1) {
+        direct_failf (t, RETRY_CAUSE_TRANSIENT, "receiving the body: %s",
+                      conn_error (t, errno));
+        return;
+      }
+      if (r == 0) {
+        direct_failf (t, RETRY_CAUSE_TRANSIENT, "short body: %zu of %" PRIu32
+                      " bytes (the server closed the connection)", t->received, t->length);
+        return;
+      }
+    }
+    t->received += (size_t) r;
+    t->part_received += (size_t) r;
+    t->window_bytes += (size_t) r;
+    if (t->part_received == t->parts[p].length) {
+      fetcher_reply (t->parts[p].id, 0);
+      rate_count (t->parts[p].length);
+      t->next_part++;
+      t->part_received = 0;
+    }
+  }
+  if (t->conn_close)
+    close_connection (t);
+  release (t);
+}
+
+/* Has t's connection come up (or failed to)?  Then its read sends its
+ * request. */
+static void
+tls_connect_step (struct transfer *t)
+{
+  CURLMsg *msg;
+  int running, left;
+
+  if (curl_multi_perform (t->tls_multi, &running) != CURLM_OK)
+    return;                     /* out of memory: tried again next round */
+  /* One handle: one message at most. */
+  while (t->tls != NULL && (msg = curl_multi_info_read (t->tls_multi, &left)) != NULL) {
+    CURL *easy = msg->easy_handle;
+    CURLcode rc = msg->data.result;
+    curl_socket_t sock = CURL_SOCKET_BAD;
+
+    if (msg->msg != CURLMSG_DONE)
+      continue;
+    if (easy != t->tls)
+      fatal ("internal error: a TLS connection without its read");
+    if (rc == CURLE_OK &&
+        (curl_easy_getinfo (easy, CURLINFO_ACTIVESOCKET, &sock) != CURLE_OK ||
+         sock == CURL_SOCKET_BAD))
+      rc = CURLE_COULDNT_CONNECT;
+    if (rc != CURLE_OK) {
+      direct_failf (t, tls_connect_cause (t, rc), "cannot connect to the web server: %s",
+                    tls_problem (t, rc));
+      return;
+    }
+    t->sock = sock;
+    t->dstate = DIRECT_SENDING;
+    start_window (t);
+    step (t);
+    return;
+  }
+}
+
+static bool
+tls_connecting_slot (const struct transfer *t)
+{
+  return t->direct && t->tls != NULL && t->dstate == DIRECT_CONNECTING;
+}
+
+static void
+tls_connects (void)
+{
+  unsigned i;
+
+  for (i = 0; direct.tls && i < http.f->cfg->connections; i++)
+    if (tls_connecting_slot (&http.pool[i]))
+      tls_connect_step (&http.pool[i]);
+}
+
+static bool
+tls_connecting (void)
+{
+  unsigned i;
+
+  for (i = 0; direct.tls && i < http.f->cfg->connections; i++)
+    if (tls_connecting_slot (&http.pool[i]))
+      return true;
+  return false;
+}
+
+/* The descriptors of t's multi handle, up to max, and how long it may
+ * wait. */
+static unsigned
+tls_connect_fds (struct transfer *t, struct curl_waitfd *fds, unsigned max,
+                 long *timeout_ms)
+{
+  fd_set r, w, e;
+  int maxfd = -1, fd;
+  unsigned n = 0;
+  long soon = -1;
+
+  FD_ZERO (&r);
+  FD_ZERO (&w);
+  FD_ZERO (&e);
+  if (curl_multi_fdset (t->tls_multi, &r, &w, &e, &maxfd) != CURLM_OK)
+    maxfd = -1;
+  for (fd = 0; fd <= maxfd; fd++) {
+    short events = (short) ((FD_ISSET (fd, &r) ? CURL_WAIT_POLLIN : 0) |
+                            (FD_ISSET (fd, &w) ? CURL_WAIT_POLLOUT : 0));
+    if (events == 0)
+      continue;
+    if (n == max) {
+      soon = 10;                /* no room to wait on it: look again soon */
+      break;
+    }
+    fds[n++] = (struct curl_waitfd) { .fd = fd, .events = events };
+  }
+  (void) curl_multi_timeout (t->tls_multi, timeout_ms);
+  /* Nothing to wait on yet (a name being resolved): libcurl's advice is
+   * to look again in a while. */
+  if (maxfd == -1 && (*timeout_ms < 0 || *timeout_ms > 100))
+    *timeout_ms = 100;
+  if (soon >= 0 && (*timeout_ms < 0 || *timeout_ms > soon))
+    *timeout_ms = soon;
+  return n;
+}
+
 /* Run one read's state machine as far as it goes without waiting. */
 static void
 step (struct transfer *t)
@@ -1258,6 +1641,8 @@ step (struct transfer *t)
       int err = 0;
       socklen_t len = sizeof err;
       struct pollfd pfd = { .fd = t->sock, .events = POLLOUT };
+      if (direct.tls)
+        return;                 /* its multi handle runs it (tls_connects) */
       if (poll (&pfd, 1, 0) != 1)
         return;
       if (getsockopt (t->sock, SOL_SOCKET, SO_ERROR, &err, &len) == -1)
@@ -1272,14 +1657,13 @@ step (struct transfer *t)
       break;
     }
     case DIRECT_SENDING:
-      r = send (t->sock, t->request + t->request_sent, t->request_len - t->request_sent,
-                MSG_NOSIGNAL | MSG_DONTWAIT);
+      r = conn_send (t, t->request + t->request_sent, t->request_len - t->request_sent);
       if (r == -1) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+        int e = errno;
+        if (e == EAGAIN || e == EWOULDBLOCK || e == EINTR)
           return;
         if (!retry_on_new_connection (t))
-          direct_failf (t, errno_cause (errno), "sending the request: %s",
-                        strerror (errno));
+          direct_failf (t, errno_cause (e), "sending the request: %s", conn_error (t, e));
         return;
       }
       t->request_sent += (size_t) r;
@@ -1319,8 +1703,8 @@ step (struct transfer *t)
       /* A little at a time: a reply's headers are a few hundred bytes,
        * and every body byte taken here is copied (and touches memory)
        * where a splice would not. */
-      r = recv (t->sock, t->head + t->head_len,
-                MIN (HEADER_READ_STEP, t->head_cap - t->head_len), MSG_DONTWAIT);
+      r = conn_recv (t, t->head + t->head_len,
+                     MIN (HEADER_READ_STEP, t->head_cap - t->head_len));
       if (r == -1 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
         return;
       if (r <= 0) {
@@ -1328,14 +1712,17 @@ step (struct transfer *t)
         if (!retry_on_new_connection (t))
           direct_failf (t, RETRY_CAUSE_TRANSIENT,
                         "the server %s before its reply was complete",
-                        e == 0 ? "closed the connection" : strerror (e));
+                        e == 0 ? "closed the connection" : conn_error (t, e));
         return;
       }
       t->head_len += (size_t) r;
       break;
     }
-    case DIRECT_QUEUED:
     case DIRECT_BODY:
+      if (direct.tls)
+        tls_receive_body (t);
+      return;                   /* else the owner queue runs it */
+    case DIRECT_QUEUED:
       return;                   /* the owner queue runs these */
     case DIRECT_HANDED:
       return;                   /* libcurl's now */
@@ -1424,6 +1811,22 @@ direct_pipe_idle (void)
 }
 
 bool
+direct_piped (void)
+{
+  return http.direct && !direct.tls;
+}
+
+bool
+direct_takes (const struct fetcher_request *req)
+{
+  if (!http.direct)
+    return false;
+  if (direct.tls)
+    return true;                /* into the data area, any size */
+  return req->length <= fetcher_pipe_read_max && !(req->flags & REQ_NOT_PIPED);
+}
+
+bool
 direct_may_start (void)
 {
   uint64_t ahead = 0;
@@ -1457,6 +1860,15 @@ direct_wait_fds (struct curl_waitfd *fds, unsigned max, long *timeout_ms)
     struct transfer *t = &http.pool[i];
     short events;
 
+    if (tls_connecting_slot (t)) {
+      long connect_ms = -1;
+      if (t->deadline_ms < soonest)
+        soonest = t->deadline_ms;
+      n += tls_connect_fds (t, fds + n, max - n, &connect_ms);
+      if (connect_ms >= 0 && (uint64_t) connect_ms + now < soonest)
+        soonest = (uint64_t) connect_ms + now;
+      continue;
+    }
     if (!t->direct || t->sock < 0)
       continue;
     if (t->dstate == DIRECT_QUEUED && !(t->wake_on_part && owner_waits_for_server ()))
@@ -1484,6 +1896,8 @@ direct_progress (const struct curl_waitfd *fds, unsigned n)
 
   if (!direct.prepared)
     return;
+  if (tls_connecting ())
+    tls_connects ();
   /* Reads past their deadline (checked first, so that a server sending
    * a little all the time cannot keep it from coming), then reads whose
    * descriptor is ready. */
@@ -1491,6 +1905,11 @@ direct_progress (const struct curl_waitfd *fds, unsigned n)
     struct transfer *t = &http.pool[i];
     bool ready = false;
 
+    if (tls_connecting_slot (t)) {
+      if (now >= t->deadline_ms)
+        (void) deadline_passed (t, now);
+      continue;
+    }
     if (!t->direct || t->sock < 0)
       continue;
     if (t->dstate == DIRECT_QUEUED) {
@@ -1517,7 +1936,7 @@ direct_progress (const struct curl_waitfd *fds, unsigned n)
       if (fds[j].fd == t->sock && fds[j].revents != 0)
         ready = true;
     if (ready) {
-      if (t->dstate == DIRECT_BODY)
+      if (t->dstate == DIRECT_BODY && !direct.tls)
         run_owners ();
       else
         step (t);

@@ -963,7 +963,7 @@ http_open (struct fetcher *f)
   /* Readahead over HTTP(S) only: FTP reads run one at a time. */
   readahead_init (http.range_is_http ? f->cfg->readahead : 0);
   f->can = 0;                   /* read-only: no write, flush or FUA */
-  f->piped_read_max = http.direct ? fetcher_pipe_read_max : 0;
+  f->piped_read_max = direct_piped () ? fetcher_pipe_read_max : 0;
   return 0;
 }
 
@@ -1069,10 +1069,8 @@ static void
 start_read (const struct fetcher_request *req)
 {
   struct transfer *t = http.free_list;
-  /* Through the data pipe if it takes reads this size (and the store did
-   * not put the read's start into the data area). */
-  bool direct = http.direct && req->length <= fetcher_pipe_read_max &&
-    !(req->flags & REQ_NOT_PIPED);
+  /* Without libcurl if the direct path takes it (fetcher-direct.c). */
+  bool direct = direct_takes (req);
 
   http.free_list = t->next_free;
   http.active++;
@@ -1098,7 +1096,7 @@ start_read (const struct fetcher_request *req)
     const struct fetcher_request *next = &http.queue[http.queue_head];
     if (next->offset != t->offset + t->length ||
         t->length >= max_bytes || next->length > max_bytes - t->length ||
-        (direct && next->length > fetcher_pipe_read_max))
+        (direct && direct_piped () && next->length > fetcher_pipe_read_max))
       break;
     t->parts[t->nparts].id = next->id;
     t->parts[t->nparts].data = next->data;
@@ -1302,8 +1300,7 @@ http_serve (struct fetcher *f)
     script_requeue ();
     while (http.free_list != NULL && http.queue_len > 0 && !script_hold_reads () &&
            (http.range_is_http || http.active == 0) &&
-           (!http.direct || http.queue[http.queue_head].length > fetcher_pipe_read_max ||
-            direct_may_start ())) {
+           (!direct_takes (&http.queue[http.queue_head]) || direct_may_start ())) {
       struct fetcher_request req = queue_pop ();
       if (!readahead_take (&req))
         start_read (&req);

@@ -77,7 +77,11 @@ struct transfer {
   /* A direct read (fetcher-direct.c): this slot's own connection, kept
    * across reads, and where the read is. */
   bool direct;
-  int sock;                   /* -1: none */
+  int sock;                   /* -1: none (over TLS: libcurl's socket of
+                                 tls, not this file's to close) */
+  CURL *tls;                  /* https: the connection's own libcurl handle
+                                 (CURLOPT_CONNECT_ONLY), or NULL */
+  CURLM *tls_multi;           /* and the multi handle it connects in */
   bool sock_reused;           /* it served a read before this one */
   int dstate;                 /* enum direct_state, fetcher-direct.c */
   char *request;              /* the request's bytes (malloc'd), */
@@ -276,6 +280,12 @@ void direct_headers_changed (void);
 /* After a successful open: can reads go direct (plain http, the data
  * pipe, no credentials)?  Sets http.direct and prepares the requests. */
 void direct_prepare (struct transfer *opened);
+/* Does req go direct (else through libcurl)?  Plain http: if it fits
+ * the data pipe; https: every read (into the data area). */
+bool direct_takes (const struct fetcher_request *req);
+/* Do direct reads use the data pipe (plain http), or the data area
+ * (https)? */
+bool direct_piped (void);
 /* Start t's range (t->offset, t->length, t->parts set) without libcurl. */
 void direct_start (struct transfer *t);
 /* Is the data pipe free for other bytes (no direct read is moving its

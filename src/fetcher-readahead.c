@@ -338,7 +338,7 @@ pipe_out (const struct fetcher_request *req)
   unsigned n = 0;
   ssize_t r;
 
-  if (fetcher_pipe_fd < 0 || !http.direct || req->length > fetcher_pipe_read_max ||
+  if (fetcher_pipe_fd < 0 || !direct_piped () || req->length > fetcher_pipe_read_max ||
       !direct_pipe_idle ())
     return false;
   /* Each piece is a different segment: at most READAHEAD_MAX_SEGMENTS. */

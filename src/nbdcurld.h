@@ -319,6 +319,12 @@ static_assert (DATA_AREA_SIZE % DATA_AREA_CHUNK == 0, "data area in chunks");
  * split over the connections in pieces of DIRECT_PIECE_MIN_BYTES or more
  * (below it, a LAN: ranges of up to COALESCE_MAX_BYTES). */
 #define DIRECT_AHEAD_MAX_BYTES    MAX_CLIENT_MEMORY
+/* Fetcher: direct reads over https (fetcher-direct.c, "TLS") read each
+ * connection's records DIRECT_TLS_READ_BUFFER bytes at a time (OpenSSL's
+ * read-ahead): one system call for many 16 KiB records instead of two
+ * for each.  Measured with OpenSSL alone on loopback, 1 GiB from nginx:
+ * 1.24 CPU seconds without read-ahead, 0.93 with 64 or 256 KiB. */
+#define DIRECT_TLS_READ_BUFFER    (64u * 1024)
 #define DIRECT_AHEAD_GAIN         4u
 #define DIRECT_RATE_WINDOW_MS     100u
 #define DIRECT_RTT_SAMPLES        64u
