@@ -275,10 +275,11 @@ route_not_direct (const struct fetcher_config *cfg, bool tls)
   if (cfg->flags & FETCHER_COOKIE_ENGINE)
     return "cookiefile= turns on libcurl's cookie engine";
   switch (cfg->http_version) {
-  case FETCHER_HTTP_NONE: case FETCHER_HTTP_1_1:
+  case FETCHER_HTTP_NONE: case FETCHER_HTTP_1_1: case FETCHER_HTTP_2TLS:
+    /* Plain http: HTTP/1.1.  https: HTTP/2 if the server offers it, which
+     * tls_chose_http2 finds out. */
+    (void) tls;
     return NULL;
-  case FETCHER_HTTP_2TLS:     /* HTTP/1.1 on plain http */
-    return tls ? "http-version= asks for HTTP/2 over TLS" : NULL;
   default:
     return "http-version= asks for other than HTTP/1.1";
   }
@@ -406,6 +407,20 @@ tls_connect_cause (struct transfer *t, CURLcode rc)
   }
 }
 
+/* https: libcurl speaks HTTP/2 to a server that offers it (ALPN), unless
+ * http-version=1.1; then its reads multiplex one connection, and stay
+ * libcurl's.  The open's reply says what the server chose. */
+static const char *
+tls_http2_chosen (struct transfer *opened)
+{
+  long version = 0;
+
+  if (curl_easy_getinfo (opened->easy, CURLINFO_HTTP_VERSION, &version) != CURLE_OK)
+    return "libcurl did not say which HTTP version the open spoke";
+  return version == CURL_HTTP_VERSION_1_1 ? NULL
+    : "the server speaks HTTP/2 (http-version=1.1 sends reads direct)";
+}
+
 void
 direct_prepare (struct transfer *opened)
 {
@@ -416,6 +431,8 @@ direct_prepare (struct transfer *opened)
   why = !http.range_is_http ? "FTP" : route_not_direct (http.f->cfg, direct.tls);
   if (why == NULL && !direct.tls && (fetcher_pipe_fd < 0 || fetcher_pipe_read_max == 0))
     why = "no data pipe";
+  if (why == NULL && direct.tls)
+    why = tls_http2_chosen (opened);
   if (why == NULL && (why = build_request_head ()) == NULL && !direct.tls)
     why = take_address (opened);
   if (why != NULL) {

@@ -3,7 +3,8 @@
 # ("combined": the request line) says which HTTP version each request
 # came in:
 #   - over https, HTTP/2 by default (libcurl's 2TLS, when it has nghttp2)
-#     and with 2.0 or 2TLS; HTTP/1.1 with http-version=1.1;
+#     and with 2.0 or 2TLS, the reads through libcurl; HTTP/1.1 with
+#     http-version=1.1, the reads direct (src/fetcher-direct.c, "TLS");
 #   - over plain http, 2-prior-knowledge speaks HTTP/2 at once, and 1.0
 #     HTTP/1.0; both keep the reads off the direct path (HTTP/1.1 only),
 #     which 1.1 keeps;
@@ -70,8 +71,12 @@ version() {
 
 copy default "$tls_url"
 version default HTTP/2.0
+grep -q 'reads go through libcurl (the server speaks HTTP/2' default.log ||
+    fail "default: reads over HTTP/2 did not stay with libcurl: $(grep 'reads go' default.log)"
 copy v11 "$tls_url" http-version=1.1
 version v11 HTTP/1.1
+grep -q 'reads go direct over TLS' v11.log ||
+    fail "v11: reads over https and HTTP/1.1 did not go direct: $(grep 'reads go' v11.log)"
 copy v20 "$tls_url" http-version=2.0
 version v20 HTTP/2.0
 copy v2tls "$tls_url" http-version=2TLS

@@ -11,7 +11,10 @@ offsets and lengths, some through the direct reads' own parser (up to
 Every read must return exactly the image's bytes or fail with an error;
 both must happen; the server must still run, and its log must show no
 crashed process and no sanitizer report.  The damage is repeatable
-(--seed); each seed of SEEDS is a case.  Seed 55 made libcurl 7.88 read
+(--seed); each seed of SEEDS is a case, and TLS_SEEDS again over https
+(a certificate made at test time), where every read goes through the
+direct reads' parser over libcurl's connection (src/fetcher-direct.c,
+"TLS").  Seed 55 made libcurl 7.88 read
 freed memory before every transfer got a handle of its own (renew_easy in
 src/fetcher-http.c): the ASan build catches that.  TAP output.
 """
@@ -35,6 +38,7 @@ CLIENTS = 12
 READS = 120
 IN_FLIGHT = 8
 SEEDS = [4242, 34, 55]
+TLS_SEEDS = [4242, 77]
 TMP = None
 IMG = None
 WEB = {}
@@ -42,14 +46,30 @@ SRV = None
 RESULTS = {}
 
 
-def start_web_server(seed):
+def make_certificate():
+    """A self-signed certificate for 127.0.0.1: (cert, key) paths."""
+    cert, key = os.path.join(TMP, "tls.pem"), os.path.join(TMP, "tls.key")
+    if not os.path.exists(cert):
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                        "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2",
+                        "-subj", "/CN=127.0.0.1", "-addext",
+                        "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", cert],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return cert, key
+
+
+def start_web_server(seed, tls):
     www = os.path.join(TMP, "www")
     if not os.path.isdir(www):
         os.mkdir(www)
         os.link(IMG, os.path.join(www, "disk.img"))
-    log = os.path.join(TMP, "web-%d.log" % seed)
+    log = os.path.join(TMP, "web-%d%s.log" % (seed, "-tls" if tls else ""))
+    extra = []
+    if tls:
+        cert, key = make_certificate()
+        extra = ["--tls-cert", cert, "--tls-key", key]
     p = subprocess.Popen(["/usr/bin/python3", os.path.join(HERE, "web-server.py"),
-                          "--log", log, "--seed", str(seed), www],
+                          "--log", log, "--seed", str(seed)] + extra + [www],
                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                          preexec_fn=N._pdeathsig)
     WEB.update(port=int(p.stdout.readline()), proc=p, log=log)
@@ -133,15 +153,17 @@ def check_no_crash():
     assert "warning" in text, "failed reads left no warning"
 
 
-def case(seed):
+def case(seed, tls=False):
     def run():
         global SRV
-        start_web_server(seed)
-        url = "http://127.0.0.1:%d/mangle/disk.img" % WEB["port"]
+        start_web_server(seed, tls)
+        url = "%s://127.0.0.1:%d/mangle/disk.img" % ("https" if tls else "http",
+                                                     WEB["port"])
         # A damaged length can make a body short, which is worth a retry
         # (checked like any reply): short delays keep the test quick.
-        SRV = N.Server(["-r", "--retry-delay", "0.05", url], TMP,
-                       "sock-%d" % seed).start()
+        # Over TLS the certificate is the test's own: not checked.
+        SRV = N.Server(["-r", "--retry-delay", "0.05"] + (["--insecure"] if tls else []) +
+                       [url], TMP, "sock-%d%s" % (seed, "-tls" if tls else "")).start()
         try:
             check_reads(seed)
             check_damage_happened()
@@ -150,7 +172,7 @@ def case(seed):
             SRV.stop()
             WEB["proc"].kill()
             WEB["proc"].wait()
-    run.__name__ = "test_seed_%d" % seed
+    run.__name__ = "test_%sseed_%d" % ("tls_" if tls else "", seed)
     run.__doc__ = ("every read right or EIO, never other bytes; "
                    "replies damaged and not; no process crashed")
     return run
@@ -164,7 +186,8 @@ def main():
     IMG = os.path.join(TMP, "disk.img")
     N.make_image(IMG, SIZE)
     try:
-        return N.Tap([case(seed) for seed in SEEDS]).run()
+        return N.Tap([case(seed) for seed in SEEDS] +
+                     [case(seed, tls=True) for seed in TLS_SEEDS]).run()
     finally:
         N.rmtree(TMP)
 
