@@ -22,7 +22,7 @@ source "$root/tests/nginx.sh"
 
 PACKAGES=(
     meson ninja-build pkg-config gcc
-    libcurl4-openssl-dev libseccomp-dev libcap-ng-dev libgnutls28-dev
+    libcurl4-openssl-dev libssl-dev libseccomp-dev libcap-ng-dev libgnutls28-dev
     libnbd-bin python3-libnbd nbdkit nginx-light qemu-utils
     mandoc openssl curl jq procps iproute2 gnutls-bin
     hyperfine fio qemu-block-extra python3-pyftpdlib tinyproxy
