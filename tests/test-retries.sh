@@ -15,7 +15,8 @@ requires_python_nbd
 
 serve_image 4M
 sum=$(md5_of www/disk.img)
-# The same server over https: reads through libcurl whatever their size.
+# The same server over https: reads direct over libcurl's connections
+# (src/fetcher-direct.c, "TLS"), whatever their size.
 have_tls=no
 if command -v openssl >/dev/null &&
    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" \
@@ -100,7 +101,7 @@ for k in "${faults[@]}"; do
 done
 if [ "$have_tls" = yes ]; then
     for k in "${tls_faults[@]}"; do
-        echo "== $k, https (through libcurl)"
+        echo "== $k, https (direct over TLS)"
         rm -f out.img
         nbdcopy "$(nbd_uri "s-$k")" out.img ||
             fail "s-$k: copy failed: $(grep "export \"s-$k\"" "$NBDCURLD_LOG" | tail -n3)"
