@@ -381,32 +381,6 @@ tls_problem (struct transfer *t, CURLcode rc)
   return t->errbuf[0] != '\0' ? t->errbuf : curl_easy_strerror (rc);
 }
 
-/* Could a failed connect pass if tried again?  A refused certificate or
- * a connection the rules or the sandbox refused could not. */
-static enum retry_cause
-tls_connect_cause (struct transfer *t, CURLcode rc)
-{
-  long os_errno = 0;
-
-  if (t->refused[0] != '\0')
-    return RETRY_CAUSE_FINAL;
-  switch (rc) {
-  case CURLE_COULDNT_CONNECT:
-    if (curl_easy_getinfo (t->tls, CURLINFO_OS_ERRNO, &os_errno) == CURLE_OK &&
-        (os_errno == EACCES || os_errno == EPERM))
-      return RETRY_CAUSE_FINAL;
-    return RETRY_CAUSE_TRANSIENT;
-  case CURLE_COULDNT_RESOLVE_HOST:
-  case CURLE_OPERATION_TIMEDOUT:
-  case CURLE_SSL_CONNECT_ERROR:       /* a handshake cut off */
-  case CURLE_SEND_ERROR:
-  case CURLE_RECV_ERROR:
-    return RETRY_CAUSE_TRANSIENT;
-  default:
-    return RETRY_CAUSE_FINAL;
-  }
-}
-
 /* https: libcurl speaks HTTP/2 to a server that offers it (ALPN), unless
  * http-version=1.1; then its reads multiplex one connection, and stay
  * libcurl's.  The open's reply says what the server chose. */
@@ -1570,8 +1544,10 @@ tls_connect_step (struct transfer *t)
          sock == CURL_SOCKET_BAD))
       rc = CURLE_COULDNT_CONNECT;
     if (rc != CURLE_OK) {
-      direct_failf (t, tls_connect_cause (t, rc), "cannot connect to the web server: %s",
-                    tls_problem (t, rc));
+      /* A connection the redirect rules refused stays refused. */
+      direct_failf (t, t->refused[0] != '\0' ? RETRY_CAUSE_FINAL
+                    : fetcher_curl_cause (t->tls, rc),
+                    "cannot connect to the web server: %s", tls_problem (t, rc));
       return;
     }
     t->sock = sock;

@@ -1118,14 +1118,14 @@ start_read (const struct fetcher_request *req)
  * of the connection and timeouts could; anything else (a bad option, a
  * TLS certificate refused, the write callback refusing a body) could
  * not.  A connection the sandbox refused (EACCES) stays refused. */
-static enum retry_cause
-curl_cause (struct transfer *t, CURLcode rc)
+enum retry_cause
+fetcher_curl_cause (CURL *easy, CURLcode rc)
 {
   long os_errno = 0;
 
   switch (rc) {
   case CURLE_COULDNT_CONNECT:
-    if (curl_easy_getinfo (t->easy, CURLINFO_OS_ERRNO, &os_errno) == CURLE_OK &&
+    if (curl_easy_getinfo (easy, CURLINFO_OS_ERRNO, &os_errno) == CURLE_OK &&
         (os_errno == EACCES || os_errno == EPERM))
       return RETRY_CAUSE_FINAL;
     return RETRY_CAUSE_TRANSIENT;
@@ -1167,7 +1167,7 @@ finish_read (struct transfer *t, CURLcode rc)
   }
   else if (rc != CURLE_OK) {
     why = curl_message (t, rc);
-    cause = curl_cause (t, rc);
+    cause = fetcher_curl_cause (t->easy, rc);
   }
   else if (!reply_ok (t)) {
     why = t->reply.problem;     /* no body came: check the headers now */

@@ -267,6 +267,10 @@ long retry_wait_ms (void);
 /* A read whose retry is due now (it starts through direct_start or
  * libcurl, as t->retry_direct and http.direct say), or NULL. */
 struct transfer *retry_take_due (void);
+/* fetcher-http.c: could a failed libcurl transfer or connection on easy
+ * pass if tried again (RETRY_CAUSE_TRANSIENT), or not (a certificate
+ * refused, a connection the sandbox refused: RETRY_CAUSE_FINAL)? */
+enum retry_cause fetcher_curl_cause (CURL *easy, CURLcode rc);
 /* Drop t's answered parts: t->offset and t->length become those of the
  * parts left (one at least). */
 void trim_answered_parts (struct transfer *t);

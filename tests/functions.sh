@@ -153,6 +153,17 @@ port_from() {
     head -n 1 "$file"
 }
 
+# server_cert_ext FILE: openssl x509 -extfile lines for a test server's
+# certificate: for localhost and 127.0.0.1, TLS server use only.
+server_cert_ext() {
+    cat > "$1" <<'EOF'
+basicConstraints = CA:FALSE
+keyUsage = digitalSignature, keyEncipherment
+extendedKeyUsage = serverAuth
+subjectAltName = DNS:localhost, IP:127.0.0.1
+EOF
+}
+
 # start_web_server DIR: serve DIR with tests/web-server.py at $WEB_URL
 # (paths /MODE/FILE, see web-server.py); its request log is $WEB_LOG.
 start_web_server() {

@@ -41,50 +41,22 @@ done
 start_nbdcurld -r "${args[@]}"
 
 # Sequential copies (reads of nbdcopy's 256 KiB, coalesced), then
-# pipelined reads at odd offsets and lengths from 4 connections at once.
-cat > reads.py <<'PYEOF'
-import random, sys
-import nbd
-
-uri, path = sys.argv[1], sys.argv[2]
-data = open(path, "rb").read()
-size = len(data)
-rnd = random.Random(sys.argv[1])
-handles = []
-for _ in range(4):
-    h = nbd.NBD()
-    h.connect_uri(uri)
-    handles.append(h)
-pending = []
-for i in range(400):
-    h = handles[i % 4]
-    offset = rnd.randrange(size)
-    count = rnd.randint(1, min(size - offset, 300000))
-    buf = nbd.Buffer(count)
-    pending.append((h, h.aio_pread(buf, offset), buf, offset, count))
-    if len(pending) >= 64 or i == 399:
-        for h, cookie, buf, offset, count in pending:
-            while not h.aio_command_completed(cookie):
-                h.poll(-1)
-            if buf.to_bytearray() != data[offset:offset + count]:
-                sys.exit("%s: wrong data for %d bytes at %d" % (uri, count, offset))
-        pending = []
-PYEOF
-
+# pipelined reads at odd offsets and lengths from 4 connections at once
+# (tests/pipelined-reads.py).
 for export in nginx file "${!modes[@]}"; do
     echo "== $export"
     rm -f copy.img
     nbdcopy "$(nbd_uri "$export")" copy.img ||
         fail "$export: copy failed"
     [ "$(md5_of copy.img)" = "$sum" ] || fail "$export: the copy differs"
-    $PY reads.py "$(nbd_uri "$export")" www/disk.img ||
+    $PY "$srcdir/pipelined-reads.py" "$(nbd_uri "$export")" www/disk.img 400 300000 ||
         fail "$export: pipelined reads"
 done
 
 # A TCP client too (the front-end splices into a TCP socket).
 rm -f copy.img
 "$NBDCURLD" -r -i 127.0.0.1 -p "$(free_port)" "$NGINX_URL/disk.img" \
-    --run 'nbdcopy "$uri" copy.img && '"$PY"' reads.py "$uri" www/disk.img' ||
+    --run 'nbdcopy "$uri" copy.img && '"$PY $srcdir/pipelined-reads.py"' "$uri" www/disk.img 400 300000' ||
     fail "reads over TCP"
 [ "$(md5_of copy.img)" = "$sum" ] || fail "copy over TCP differs"
 

@@ -30,12 +30,7 @@ fi
 mkdir private ca www
 chmod 700 private
 chmod 711 "$tmp"                # the fetchers run as nobody when root
-cat > private/ext.cnf <<'EOF'
-basicConstraints = CA:FALSE
-keyUsage = digitalSignature, keyEncipherment
-extendedKeyUsage = serverAuth
-subjectAltName = DNS:localhost, IP:127.0.0.1
-EOF
+server_cert_ext private/ext.cnf
 for n in good other; do
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
         -days 2 -subj "/CN=nbdcurld $n CA" -keyout "private/$n-ca.key" \
@@ -98,41 +93,16 @@ for m in wrong-range long-body short-body; do
 done
 start_nbdcurld -r "${args[@]}"
 
-# Pipelined reads at odd offsets and lengths, up to 1 MiB (over TLS every
-# size goes direct), from 4 connections at once.
-cat > reads.py <<'PYEOF'
-import random, sys
-import nbd
-uri, path = sys.argv[1], sys.argv[2]
-data = open(path, "rb").read()
-size = len(data)
-rnd = random.Random(sys.argv[1])
-handles = []
-for _ in range(4):
-    h = nbd.NBD()
-    h.connect_uri(uri)
-    handles.append(h)
-pending = []
-for i in range(300):
-    h = handles[i % 4]
-    offset = rnd.randrange(size)
-    count = rnd.randint(1, min(size - offset, 1 << 20))
-    buf = nbd.Buffer(count)
-    pending.append((h, h.aio_pread(buf, offset), buf, offset, count))
-    if len(pending) >= 64 or i == 299:
-        for h, cookie, buf, offset, count in pending:
-            while not h.aio_command_completed(cookie):
-                h.poll(-1)
-            if buf.to_bytearray() != data[offset:offset + count]:
-                sys.exit("%s: wrong data for %d bytes at %d" % (uri, count, offset))
-        pending = []
-PYEOF
+# Copies, then pipelined reads at odd offsets and lengths from 4
+# connections at once (tests/pipelined-reads.py), up to 1 MiB: over TLS
+# every size goes direct.
 for export in nginx "${!modes[@]}"; do
     echo "== $export"
     rm -f copy.img
     nbdcopy "$(nbd_uri "$export")" copy.img || fail "$export: copy failed"
     [ "$(md5_of copy.img)" = "$sum" ] || fail "$export: the copy differs"
-    $PY reads.py "$(nbd_uri "$export")" www/disk.img || fail "$export: pipelined reads"
+    $PY "$srcdir/pipelined-reads.py" "$(nbd_uri "$export")" www/disk.img 300 $((1 << 20)) ||
+        fail "$export: pipelined reads"
 done
 grep -q 'export "nginx": reads go direct over TLS' "$NBDCURLD_LOG" ||
     fail "nginx's reads did not go direct: $(grep 'export "nginx": reads' "$NBDCURLD_LOG")"

@@ -27,12 +27,7 @@ openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=nbdcurld test CA" \
 openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" \
     -keyout private/server.key -out private/server.csr 2>openssl.err ||
     fail "cannot make a certificate request: $(cat openssl.err)"
-cat > private/ext.cnf <<'EOF'
-basicConstraints = CA:FALSE
-keyUsage = digitalSignature, keyEncipherment
-extendedKeyUsage = serverAuth
-subjectAltName = DNS:localhost, IP:127.0.0.1
-EOF
+server_cert_ext private/ext.cnf
 openssl x509 -req -days 2 -in private/server.csr -CA ca/test-ca.pem \
     -CAkey private/ca.key -CAcreateserial -CAserial private/ca.srl \
     -extfile private/ext.cnf -out private/server.pem 2>openssl.err ||

@@ -261,6 +261,16 @@ script_park_refused (struct transfer *t)
 
 /* ---- Stand-in for fetcher-http.c: starting reads, libcurl's side ---- */
 
+/* The https path's connections (never made here: the URL is http). */
+enum retry_cause
+fetcher_curl_cause (CURL *easy, CURLcode rc)
+{
+  (void) easy;
+  (void) rc;
+  FUZZ_CHECK (false, "an https connection in an http harness");
+  return RETRY_CAUSE_FINAL;
+}
+
 static struct transfer pool[POOL];
 
 /* libcurl takes what is left of t (start_curl_read): recorded, and
