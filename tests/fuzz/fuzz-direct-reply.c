@@ -72,6 +72,48 @@
 
 #include "fuzz.h"
 
+#ifdef FUZZ_DIRECT_TLS
+/* https (fuzz-direct-reply-tls.c): libcurl's connect-only connections are
+ * played by plain sockets to the harness's server.  TLS itself is
+ * libcurl's and OpenSSL's, not fuzzed here; what is, is the direct path
+ * over curl_easy_send and curl_easy_recv, and its bodies going into the
+ * reads' places in the data area (tls_receive_body). */
+struct fake_easy {
+  int fd;
+};
+struct fake_multi {
+  struct fake_easy *easy;       /* the one handle, or NULL */
+  bool reported;                /* its CURLMSG_DONE was read */
+  CURLMsg msg;
+};
+static CURL *fuzz_duphandle (CURL *easy);
+static void fuzz_easy_cleanup (CURL *easy);
+static CURLM *fuzz_multi_init (void);
+static CURLMcode fuzz_multi_cleanup (CURLM *multi);
+static CURLMcode fuzz_multi_add (CURLM *multi, CURL *easy);
+static CURLMcode fuzz_multi_remove (CURLM *multi, CURL *easy);
+static CURLMcode fuzz_multi_perform (CURLM *multi, int *running);
+static CURLMsg *fuzz_multi_info_read (CURLM *multi, int *left);
+static CURLMcode fuzz_multi_fdset (CURLM *multi, fd_set *r, fd_set *w, fd_set *e, int *max);
+static CURLMcode fuzz_multi_timeout (CURLM *multi, long *ms);
+static CURLcode fuzz_easy_send (CURL *easy, const void *buf, size_t len, size_t *n);
+static CURLcode fuzz_easy_recv (CURL *easy, void *buf, size_t len, size_t *n);
+#define curl_easy_duphandle fuzz_duphandle
+#define curl_easy_cleanup fuzz_easy_cleanup
+#define curl_multi_init fuzz_multi_init
+#define curl_multi_cleanup fuzz_multi_cleanup
+#define curl_multi_add_handle fuzz_multi_add
+#define curl_multi_remove_handle fuzz_multi_remove
+#define curl_multi_perform fuzz_multi_perform
+#define curl_multi_info_read fuzz_multi_info_read
+#define curl_multi_fdset fuzz_multi_fdset
+#define curl_multi_timeout fuzz_multi_timeout
+#define curl_easy_send fuzz_easy_send
+#define curl_easy_recv fuzz_easy_recv
+#undef curl_easy_setopt
+#define curl_easy_setopt(easy, option, ...) ((void) (easy), (void) (__VA_ARGS__), CURLE_OK)
+#endif
+
 /* The clock fetcher-direct.c reads: moved by the harness only. */
 static uint64_t fake_ms;
 static int
@@ -89,6 +131,16 @@ static CURLcode
 fuzz_getinfo (CURL *easy, CURLINFO info, void *arg)
 {
   (void) easy;
+#ifdef FUZZ_DIRECT_TLS
+  if (info == CURLINFO_ACTIVESOCKET) {
+    *(curl_socket_t *) arg = ((struct fake_easy *) easy)->fd;
+    return CURLE_OK;
+  }
+  if (info == CURLINFO_HTTP_VERSION) {
+    *(long *) arg = CURL_HTTP_VERSION_1_1;
+    return CURLE_OK;
+  }
+#endif
   if (info == CURLINFO_PRIMARY_IP)
     *(char **) arg = (char *) "127.0.0.1";
   else if (info == CURLINFO_PRIMARY_PORT)
@@ -97,6 +149,7 @@ fuzz_getinfo (CURL *easy, CURLINFO info, void *arg)
     return CURLE_BAD_FUNCTION_ARGUMENT;
   return CURLE_OK;
 }
+
 
 #define clock_gettime fuzz_clock_gettime
 #undef curl_easy_getinfo
@@ -223,17 +276,35 @@ drain (void)
 int fetcher_pipe_fd = -1;
 uint32_t fetcher_pipe_read_max;
 
+#ifdef FUZZ_DIRECT_TLS
+static const bool over_tls = true;
+#else
+static const bool over_tls = false;
+#endif
+/* Over TLS, each read's place in the data area. */
+static uint8_t *area[MAX_READS];
+
 void
 fetcher_reply (uint64_t id, uint32_t error)
 {
-  FUZZ_CHECK (error == EIO, "read %llu answered with error %u",
-              (unsigned long long) id, error);
-  read_ends (id, R_EIO);
+  const struct read_rec *r = read_of (id);
+  uint32_t j;
+
+  FUZZ_CHECK (error == EIO || (error == 0 && over_tls),
+              "read %llu answered with error %u", (unsigned long long) id, error);
+  if (error == 0 && !r->lenient)
+    for (j = 0; j < r->length; j++)
+      FUZZ_CHECK (area[id - FIRST_ID][j] == image_byte (r->offset + j, false),
+                  "read %llu (%u bytes at %llu) succeeded, but its byte %u in the "
+                  "data area is not the object's", (unsigned long long) id,
+                  r->length, (unsigned long long) r->offset, j);
+  read_ends (id, error == 0 ? R_PIPED : R_EIO);
 }
 
 void
 fetcher_reply_piped (uint64_t id)
 {
+  FUZZ_CHECK (!over_tls, "a read over TLS announced in the pipe");
   read_ends (id, R_PIPED);
   announce (id, read_of (id)->length);
 }
@@ -242,6 +313,7 @@ void
 fetcher_pipe_discard (uint32_t length)
 {
   FUZZ_CHECK (length > 0, "an empty discard");
+  FUZZ_CHECK (!over_tls, "a discard in the pipe over TLS");
   announce (0, length);
 }
 
@@ -267,8 +339,8 @@ fetcher_curl_cause (CURL *easy, CURLcode rc)
 {
   (void) easy;
   (void) rc;
-  FUZZ_CHECK (false, "an https connection in an http harness");
-  return RETRY_CAUSE_FINAL;
+  FUZZ_CHECK (over_tls, "an https connection in an http harness");
+  return RETRY_CAUSE_TRANSIENT;
 }
 
 static struct transfer pool[POOL];
@@ -310,7 +382,7 @@ start_one (void)
 {
   struct fetcher_request req = queue_pop ();
   struct transfer *t = http.free_list;
-  bool go_direct = http.direct && req.length <= fetcher_pipe_read_max;
+  bool go_direct = direct_takes (&req);
 
   http.free_list = t->next_free;
   http.active++;
@@ -330,13 +402,14 @@ start_one (void)
   t->retry_at_ms = 0;
   for (;;) {
     t->parts[t->nparts].id = req.id;
-    t->parts[t->nparts].data = NULL;
+    t->parts[t->nparts].data = over_tls ? area[req.id - FIRST_ID] : NULL;
     t->parts[t->nparts++].length = req.length;
     t->length += req.length;
     if (http.queue_len == 0 || t->nparts == COALESCE_MAX_PARTS ||
         http.queue[http.queue_head].offset != t->offset + t->length ||
         http.queue[http.queue_head].length > COALESCE_MAX_BYTES - t->length ||
-        (go_direct && http.queue[http.queue_head].length > fetcher_pipe_read_max))
+        (go_direct && direct_piped () &&
+         http.queue[http.queue_head].length > fetcher_pipe_read_max))
       break;
     req = queue_pop ();
   }
@@ -374,8 +447,7 @@ issue_and_start (void)
   }
 start:
   while (http.free_list != NULL && http.queue_len > 0 &&
-         (!http.direct || http.queue[http.queue_head].length > fetcher_pipe_read_max ||
-          direct_may_start ()))
+         (!direct_takes (&http.queue[http.queue_head]) || direct_may_start ()))
     start_one ();
 }
 
@@ -411,7 +483,7 @@ check_pipe (void)
   size_t expect = announced_bytes;
   unsigned i;
 
-  for (i = 0; i < POOL; i++)
+  for (i = 0; i < POOL && !over_tls; i++)     /* over TLS: always empty */
     if (pool[i].direct && pool[i].dstate == DIRECT_BODY)
       expect += pool[i].part_received;
   FUZZ_CHECK (pipe_bytes () == expect, "the pipe holds %zu bytes, %zu accounted for",
@@ -425,6 +497,155 @@ static struct sockaddr_un listen_addr;
 static socklen_t listen_len;
 static int listen_fd = -1;
 static bool etag_pinned, date_pinned;
+
+#ifdef FUZZ_DIRECT_TLS
+/* ---- libcurl's connect-only connections, as plain sockets ---- */
+
+static CURL *
+fuzz_duphandle (CURL *easy)
+{
+  struct fake_easy *e = malloc (sizeof *e);
+
+  (void) easy;
+  if (e == NULL)
+    abort ();
+  e->fd = -1;
+  return (CURL *) e;
+}
+
+static void
+fuzz_easy_cleanup (CURL *easy)
+{
+  struct fake_easy *e = (struct fake_easy *) easy;
+
+  if (e != NULL && e->fd >= 0)
+    close (e->fd);
+  free (e);
+}
+
+static CURLM *
+fuzz_multi_init (void)
+{
+  struct fake_multi *m = calloc (1, sizeof *m);
+
+  if (m == NULL)
+    abort ();
+  return (CURLM *) m;
+}
+
+static CURLMcode
+fuzz_multi_cleanup (CURLM *multi)
+{
+  struct fake_multi *m = (struct fake_multi *) multi;
+
+  FUZZ_CHECK (m == NULL || m->easy == NULL, "a multi handle freed with its handle in it");
+  free (m);
+  return CURLM_OK;
+}
+
+/* The connection: to the harness's server (a Unix socket whose backlog
+ * takes it at once, or refuses it). */
+static CURLMcode
+fuzz_multi_add (CURLM *multi, CURL *easy)
+{
+  struct fake_multi *m = (struct fake_multi *) multi;
+  struct fake_easy *e = (struct fake_easy *) easy;
+
+  FUZZ_CHECK (m->easy == NULL, "a second handle in a connection's multi handle");
+  m->easy = e;
+  m->reported = false;
+  e->fd = socket (AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (e->fd == -1)
+    abort ();
+  m->msg = (CURLMsg) { .msg = CURLMSG_DONE, .easy_handle = easy };
+  m->msg.data.result = connect (e->fd, (struct sockaddr *) &listen_addr, listen_len) == 0
+    ? CURLE_OK : CURLE_COULDNT_CONNECT;
+  return CURLM_OK;
+}
+
+/* Taken out of its multi handle, a connect-only connection is closed. */
+static CURLMcode
+fuzz_multi_remove (CURLM *multi, CURL *easy)
+{
+  struct fake_multi *m = (struct fake_multi *) multi;
+  struct fake_easy *e = (struct fake_easy *) easy;
+
+  FUZZ_CHECK (m->easy == e, "a handle removed from a multi handle it is not in");
+  m->easy = NULL;
+  if (e->fd >= 0)
+    close (e->fd);
+  e->fd = -1;
+  return CURLM_OK;
+}
+
+static CURLMcode
+fuzz_multi_perform (CURLM *multi, int *running)
+{
+  (void) multi;
+  *running = 0;
+  return CURLM_OK;
+}
+
+static CURLMsg *
+fuzz_multi_info_read (CURLM *multi, int *left)
+{
+  struct fake_multi *m = (struct fake_multi *) multi;
+
+  *left = 0;
+  if (m->easy == NULL || m->reported)
+    return NULL;
+  m->reported = true;
+  return &m->msg;
+}
+
+static CURLMcode
+fuzz_multi_fdset (CURLM *multi, fd_set *r, fd_set *w, fd_set *e, int *max)
+{
+  (void) multi;
+  (void) r;
+  (void) w;
+  (void) e;
+  *max = -1;
+  return CURLM_OK;
+}
+
+static CURLMcode
+fuzz_multi_timeout (CURLM *multi, long *ms)
+{
+  (void) multi;
+  *ms = 0;
+  return CURLM_OK;
+}
+
+/* As libcurl 7.88 says it: "would block" is CURLE_AGAIN from recv, and
+ * CURLE_OK with nothing sent from send; the end of the connection is
+ * CURLE_OK with nothing received. */
+static CURLcode
+fuzz_easy_send (CURL *easy, const void *buf, size_t len, size_t *n)
+{
+  ssize_t r = send (((struct fake_easy *) easy)->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+  *n = 0;
+  if (r >= 0) {
+    *n = (size_t) r;
+    return CURLE_OK;
+  }
+  return errno == EAGAIN || errno == EWOULDBLOCK ? CURLE_OK : CURLE_SEND_ERROR;
+}
+
+static CURLcode
+fuzz_easy_recv (CURL *easy, void *buf, size_t len, size_t *n)
+{
+  ssize_t r = recv (((struct fake_easy *) easy)->fd, buf, len, MSG_DONTWAIT);
+
+  *n = 0;
+  if (r >= 0) {
+    *n = (size_t) r;
+    return CURLE_OK;
+  }
+  return errno == EAGAIN || errno == EWOULDBLOCK ? CURLE_AGAIN : CURLE_RECV_ERROR;
+}
+#endif
 
 static struct conn {
   int fd;                       /* -1: a free slot */
@@ -975,6 +1196,13 @@ setup (struct fuzz_input *in, struct fetcher *f, struct fetcher_config *cfg)
     if (offset + length > IMAGE_SIZE)
       offset = IMAGE_SIZE - length;
     reads[i] = (struct read_rec) { offset, (uint32_t) length, flags & 2, false, R_WAITING };
+    if (over_tls) {
+      free (area[i]);
+      area[i] = malloc (length);
+      if (area[i] == NULL)
+        abort ();
+      memset (area[i], 0xee, length);
+    }
     end = offset + length;
   }
   plans.len = fuzz_span (in, (size_t) fuzz_u8 (in) * 3, &plans.data);
@@ -987,7 +1215,8 @@ setup (struct fuzz_input *in, struct fetcher *f, struct fetcher_config *cfg)
   memset (&http, 0, sizeof http);
   http.f = f;
   http.pool = pool;
-  http.range_url = (char *) "http://127.0.0.1:8080" URL_PATH;
+  http.range_url = over_tls ? (char *) "https://127.0.0.1:8080" URL_PATH
+                            : (char *) "http://127.0.0.1:8080" URL_PATH;
   http.range_same_origin = true;
   http.range_is_http = true;
   http.etag = etag_pinned ? (char *) ETAG : NULL;
