@@ -12,6 +12,7 @@
 #     bodies in tiny pieces are taken directly;
 #   - wrong replies (a shifted range, a long or short body) are errors,
 #     never data;
+#   - NBD over TLS in front of them (nbdcopy with nbds+unix://);
 #   - the certificate is checked on every direct connection as libcurl
 #     checks it: a server whose certificate changes after the open to one
 #     the CA did not sign gets no read answered with data;
@@ -130,6 +131,24 @@ for m in wrong-range long-body short-body; do
     [ "$(grep -c ' EIO ' <<<"$out")" = 3 ] || fail "$m: a read did not fail: $out"
 done
 stop_nbdcurld
+
+# ---- NBD over TLS in front of direct https reads ----
+# The front-end encrypts what the fetcher decrypted into the data area.
+if command -v certtool >/dev/null && command -v psktool >/dev/null; then
+    echo "== nbds:// copy of an https export"
+    "$srcdir/make-tls-keys.sh" "$tmp/nbdpki" >/dev/null 2>&1 ||
+        fail "make-tls-keys.sh failed"
+    rm -f nbds.img
+    "$NBDCURLD" -r -v --tls=require --tls-certificates "$tmp/nbdpki" \
+        --cainfo "$tmp/ca/good-ca.pem" "$nginx_url/disk.img" \
+        --run "nbdcopy \"\$uri&tls-certificates=$tmp/nbdpki\" nbds.img" 2>nbds.log ||
+        fail "nbds copy failed: $(tail -n 5 nbds.log)"
+    [ "$(md5_of nbds.img)" = "$sum" ] || fail "the nbds copy differs"
+    grep -q 'reads go direct over TLS' nbds.log ||
+        fail "nbds: reads did not go direct: $(grep 'reads go' nbds.log)"
+else
+    echo "no certtool or psktool: NBD over TLS is not tried here"
+fi
 
 # ---- the certificate changes after the open ----
 echo "== certificate changed after the open"
