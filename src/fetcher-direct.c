@@ -1,6 +1,8 @@
 /*
- * fetcher-direct.c: range reads of plain http URLs without libcurl, their
- * bodies spliced from the server's socket into the data pipe.
+ * fetcher-direct.c: range reads of http and https URLs without libcurl's
+ * transfers: plain-http bodies spliced from the server's socket into the
+ * data pipe (larger ones received into the data area), https bodies
+ * decrypted into the data area.
  *
  * Why: libcurl reads every body into its own buffer, and the data area
  * path then copies it again; for a sequential copy those copies were a
@@ -36,6 +38,11 @@
  * data however small, so a server sending tiny segments can fill the pipe
  * before a part is complete: then the read goes to libcurl, and after
  * MAX_PIPE_OVERFLOWS such reads every later one does.
+ *
+ * A read larger than the pipe takes (fetcher_pipe_read_max) goes direct
+ * too, with its body received into its parts' places in the data area as
+ * it comes (tls_receive_body, over recv here): no owner queue, so it
+ * never holds the pipe.  Such reads are coalesced only with each other.
  *
  * https URLs go direct too (see "TLS" below): each slot's connection is
  * made by libcurl (CURLOPT_CONNECT_ONLY), with every option the open
@@ -775,9 +782,10 @@ hold_body (struct transfer *t)
   int v = (int) (2 * t->length), got = 0, one = 1;
   socklen_t len = sizeof got;
 
-  if (direct.addr.ss_family == AF_UNIX || direct.tls)
-    return;                     /* no such mark: its buffer is its own; over
-                                   TLS each body is received as it comes */
+  if (direct.addr.ss_family == AF_UNIX || t->to_area)
+    return;                     /* no such mark: its buffer is its own; a
+                                   body into the data area is received as
+                                   it comes */
   if (t->length <= DIRECT_HOLD_MIN_BYTES)
     return;                     /* the first window holds it: three system
                                    calls saved on every small random read */
@@ -817,9 +825,9 @@ owner_queue_remove (struct transfer *t)
 static void
 direct_fail_cause (struct transfer *t, enum retry_cause cause, const char *why)
 {
-  if (t->dstate == DIRECT_BODY && t->part_received > 0 && !direct.tls)
+  if (t->dstate == DIRECT_BODY && t->part_received > 0 && !t->to_area)
     fetcher_pipe_discard ((uint32_t) t->part_received);
-  if ((t->dstate == DIRECT_QUEUED || t->dstate == DIRECT_BODY) && !direct.tls)
+  if ((t->dstate == DIRECT_QUEUED || t->dstate == DIRECT_BODY) && !t->to_area)
     owner_queue_remove (t);
   close_connection (t);
   /* 401, 403 with scripts: the read goes again with renewed values. */
@@ -867,9 +875,9 @@ direct_to_libcurl (struct transfer *t, const char *why, bool just_this_read)
            http.f->export_name, why);
   if (!just_this_read)
     http.direct = false;
-  if (t->dstate == DIRECT_BODY && t->part_received > 0 && !direct.tls)
+  if (t->dstate == DIRECT_BODY && t->part_received > 0 && !t->to_area)
     fetcher_pipe_discard ((uint32_t) t->part_received);
-  if ((t->dstate == DIRECT_QUEUED || t->dstate == DIRECT_BODY) && !direct.tls)
+  if ((t->dstate == DIRECT_QUEUED || t->dstate == DIRECT_BODY) && !t->to_area)
     owner_queue_remove (t);
   close_connection (t);
   /* Keep the parts not answered; their bytes start where the answered
@@ -938,6 +946,8 @@ direct_start (struct transfer *t)
   if (i == http.f->cfg->connections)
     rate_open ();               /* none ran: the time since is not the link's */
   t->direct = true;
+  /* The parts are all of one kind (start_read): the first says which. */
+  t->to_area = direct.tls || t->parts[0].length > fetcher_pipe_read_max;
   if (t->head == NULL) {
     /* Grown when a reply needs more (step): most header sections
      * fit, and sixteen slots' worth of 16 KiB would be touched memory. */
@@ -1183,7 +1193,7 @@ headers_done (struct transfer *t, size_t end)
                   t->length);
     return false;
   }
-  if (direct.tls) {
+  if (t->to_area) {
     /* Received at once, into the data area: no pipe to wait for. */
     t->dstate = DIRECT_BODY;
     return true;
@@ -1712,7 +1722,7 @@ step (struct transfer *t)
       break;
     }
     case DIRECT_BODY:
-      if (direct.tls)
+      if (t->to_area)
         tls_receive_body (t);
       return;                   /* else the owner queue runs it */
     case DIRECT_QUEUED:
@@ -1816,7 +1826,15 @@ direct_takes (const struct fetcher_request *req)
     return false;
   if (direct.tls)
     return true;                /* into the data area, any size */
-  return req->length <= fetcher_pipe_read_max && !(req->flags & REQ_NOT_PIPED);
+  /* Plain http: through the pipe if it takes the read, else into the
+   * data area (recv). */
+  return !(req->flags & REQ_NOT_PIPED);
+}
+
+bool
+direct_to_area (const struct fetcher_request *req)
+{
+  return direct.tls || req->length > fetcher_pipe_read_max;
 }
 
 bool
@@ -1866,7 +1884,7 @@ direct_wait_fds (struct curl_waitfd *fds, unsigned max, long *timeout_ms)
       continue;
     if (t->dstate == DIRECT_QUEUED && !(t->wake_on_part && owner_waits_for_server ()))
       continue;                 /* waiting for the pipe, not the server */
-    if (t->dstate == DIRECT_BODY && direct.owner_wants_pipe)
+    if (t->dstate == DIRECT_BODY && direct.owner_wants_pipe && !t->to_area)
       continue;
     events = (t->dstate == DIRECT_CONNECTING || t->dstate == DIRECT_SENDING)
       ? CURL_WAIT_POLLOUT : CURL_WAIT_POLLIN;
@@ -1922,14 +1940,15 @@ direct_progress (const struct curl_waitfd *fds, unsigned n)
         }
       continue;
     }
-    if (now >= t->deadline_ms && !(t->dstate == DIRECT_BODY && direct.owner_wants_pipe) &&
+    if (now >= t->deadline_ms &&
+        !(t->dstate == DIRECT_BODY && direct.owner_wants_pipe && !t->to_area) &&
         !deadline_passed (t, now))
       continue;
     for (j = 0; j < n; j++)
       if (fds[j].fd == t->sock && fds[j].revents != 0)
         ready = true;
     if (ready) {
-      if (t->dstate == DIRECT_BODY && !direct.tls)
+      if (t->dstate == DIRECT_BODY && !t->to_area)
         run_owners ();
       else
         step (t);

@@ -1096,7 +1096,7 @@ start_read (const struct fetcher_request *req)
     const struct fetcher_request *next = &http.queue[http.queue_head];
     if (next->offset != t->offset + t->length ||
         t->length >= max_bytes || next->length > max_bytes - t->length ||
-        (direct && direct_piped () && next->length > fetcher_pipe_read_max))
+        (direct && (!direct_takes (next) || direct_to_area (next) != direct_to_area (req))))
       break;
     t->parts[t->nparts].id = next->id;
     t->parts[t->nparts].data = next->data;

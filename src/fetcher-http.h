@@ -82,6 +82,9 @@ struct transfer {
   CURL *tls;                  /* https: the connection's own libcurl handle
                                  (CURLOPT_CONNECT_ONLY), or NULL */
   CURLM *tls_multi;           /* and the multi handle it connects in */
+  bool to_area;               /* a direct read's body goes into the data
+                                 area (https, or larger than the pipe
+                                 takes), not the pipe */
   bool sock_reused;           /* it served a read before this one */
   int dstate;                 /* enum direct_state, fetcher-direct.c */
   char *request;              /* the request's bytes (malloc'd), */
@@ -284,12 +287,17 @@ void direct_headers_changed (void);
 /* After a successful open: can reads go direct (plain http, the data
  * pipe, no credentials)?  Sets http.direct and prepares the requests. */
 void direct_prepare (struct transfer *opened);
-/* Does req go direct (else through libcurl)?  Plain http: if it fits
- * the data pipe; https: every read (into the data area). */
+/* Does req go direct (else through libcurl)?  https: every read, into
+ * the data area; plain http: through the data pipe if it takes the read,
+ * else into the data area (not a read whose start the prefetch store
+ * copied into the area). */
 bool direct_takes (const struct fetcher_request *req);
 /* Do direct reads use the data pipe (plain http), or the data area
  * (https)? */
 bool direct_piped (void);
+/* Does a direct read of req go into the data area (https, or larger than
+ * the data pipe takes), or through the pipe? */
+bool direct_to_area (const struct fetcher_request *req);
 /* Start t's range (t->offset, t->length, t->parts set) without libcurl. */
 void direct_start (struct transfer *t);
 /* Is the data pipe free for other bytes (no direct read is moving its

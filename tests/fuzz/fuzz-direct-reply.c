@@ -281,7 +281,8 @@ static const bool over_tls = true;
 #else
 static const bool over_tls = false;
 #endif
-/* Over TLS, each read's place in the data area. */
+/* Each read's place in the data area (where https reads, and plain-http
+ * reads larger than the pipe takes, put their bytes). */
 static uint8_t *area[MAX_READS];
 
 void
@@ -290,7 +291,7 @@ fetcher_reply (uint64_t id, uint32_t error)
   const struct read_rec *r = read_of (id);
   uint32_t j;
 
-  FUZZ_CHECK (error == EIO || (error == 0 && over_tls),
+  FUZZ_CHECK (error == EIO || (error == 0 && (over_tls || r->length > fetcher_pipe_read_max)),
               "read %llu answered with error %u", (unsigned long long) id, error);
   if (error == 0 && !r->lenient)
     for (j = 0; j < r->length; j++)
@@ -305,6 +306,8 @@ void
 fetcher_reply_piped (uint64_t id)
 {
   FUZZ_CHECK (!over_tls, "a read over TLS announced in the pipe");
+  FUZZ_CHECK (read_of (id)->length <= fetcher_pipe_read_max,
+              "a read larger than the pipe takes announced in it");
   read_ends (id, R_PIPED);
   announce (id, read_of (id)->length);
 }
@@ -402,14 +405,13 @@ start_one (void)
   t->retry_at_ms = 0;
   for (;;) {
     t->parts[t->nparts].id = req.id;
-    t->parts[t->nparts].data = over_tls ? area[req.id - FIRST_ID] : NULL;
+    t->parts[t->nparts].data = area[req.id - FIRST_ID];
     t->parts[t->nparts++].length = req.length;
     t->length += req.length;
     if (http.queue_len == 0 || t->nparts == COALESCE_MAX_PARTS ||
         http.queue[http.queue_head].offset != t->offset + t->length ||
         http.queue[http.queue_head].length > COALESCE_MAX_BYTES - t->length ||
-        (go_direct && direct_piped () &&
-         http.queue[http.queue_head].length > fetcher_pipe_read_max))
+        (go_direct && direct_to_area (&http.queue[http.queue_head]) != direct_to_area (&req)))
       break;
     req = queue_pop ();
   }
@@ -484,7 +486,7 @@ check_pipe (void)
   unsigned i;
 
   for (i = 0; i < POOL && !over_tls; i++)     /* over TLS: always empty */
-    if (pool[i].direct && pool[i].dstate == DIRECT_BODY)
+    if (pool[i].direct && pool[i].dstate == DIRECT_BODY && !pool[i].to_area)
       expect += pool[i].part_received;
   FUZZ_CHECK (pipe_bytes () == expect, "the pipe holds %zu bytes, %zu accounted for",
               pipe_bytes (), expect);
@@ -1196,7 +1198,7 @@ setup (struct fuzz_input *in, struct fetcher *f, struct fetcher_config *cfg)
     if (offset + length > IMAGE_SIZE)
       offset = IMAGE_SIZE - length;
     reads[i] = (struct read_rec) { offset, (uint32_t) length, flags & 2, false, R_WAITING };
-    if (over_tls) {
+    {
       free (area[i]);
       area[i] = malloc (length);
       if (area[i] == NULL)
