@@ -37,7 +37,7 @@ else
 fi
 # One file per use, so that the web server's counts (per path) and log
 # lines of one case are not another's.
-for f in lc stall off changed always limit ra radate cap wait; do
+for f in lc stall stalllc off changed always limit ra radate cap wait; do
     cp www/disk.img "www/$f.img"
 done
 
@@ -50,7 +50,10 @@ for k in "${faults[@]}"; do
     args+=(--export "d-$k=$WEB_URL/flaky/$k/disk.img"
            --export "c-$k=$WEB_URL/flaky/$k/lc.img")
 done
+# http-version=1.0 keeps every read of stalllc with libcurl (the direct
+# reads speak HTTP/1.1 only).
 args+=(--export "stall=$WEB_URL/flaky/stall-1/stall.img"
+       --export "stalllc=$WEB_URL/flaky/stall-1/stalllc.img" http-version=1.0
        --export "off=$WEB_URL/flaky/503-1/off.img" retries=0
        --export "changed=$WEB_URL/flaky/503etag-1/changed.img"
        --export "always=$WEB_URL/flaky/503-always/always.img" retries=3 retry-delay=0.2
@@ -131,12 +134,17 @@ grep -q 'export "d-503-2": reads of up to .* go direct' "$NBDCURLD_LOG" ||
 echo "== a stalled body (the minimum rate over --stall-timeout 2), direct and through libcurl"
 read_ranges "$(nbd_uri stall)" www/stall.img 0:4096 1048576:1048576 > stall.out ||
     fail "stall: $(cat stall.out)"
+read_ranges "$(nbd_uri stalllc)" www/stalllc.img 1048576:1048576 >> stall.out ||
+    fail "stall: $(cat stall.out)"
 cat stall.out
-[ "$(grep -c ' ok ' stall.out)" -eq 2 ] || fail "stall: a read failed"
-# The server logs a stalled reply only when its sleep ends.
+[ "$(grep -c ' ok ' stall.out)" -eq 3 ] || fail "stall: a read failed"
+# The server logs a stalled reply only when its sleep ends.  (The read of
+# 1 MiB goes direct too, into the data area.)
 grep -q 'export "stall" .*read of 4096 bytes at offset 0: stalled: .*; retry 1 of 5' \
     "$NBDCURLD_LOG" || fail "stall: the direct read's stall was not retried"
-grep -qE 'export "stall" .*read of 1048576 bytes at offset 1048576: .*(too slow|timed out|Timeout).*; retry 1 of 5' \
+grep -q 'export "stall" .*read of 1048576 bytes at offset 1048576: stalled: .*; retry 1 of 5' \
+    "$NBDCURLD_LOG" || fail "stall: the large direct read's stall was not retried"
+grep -qE 'export "stalllc" .*read of 1048576 bytes at offset 1048576: .*(too slow|timed out|Timeout).*; retry 1 of 5' \
     "$NBDCURLD_LOG" || fail "stall: libcurl's stall was not retried"
 
 echo "== retries=0: the same fault is an error"
