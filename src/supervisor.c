@@ -2195,6 +2195,22 @@ cleanup_files (void)
   finish_remover ();
 }
 
+/* Wait up to ms milliseconds for a child to end.  SIGCHLD is blocked
+ * (supervisor_main's mask), so one that ended since the last waitpid is
+ * pending and this returns at once: a stop takes as long as the slowest
+ * child, not a multiple of a fixed sleep (a 20 ms sleep here had been a
+ * fifth of a short --run's whole time). */
+static void
+wait_for_child_exit (unsigned ms)
+{
+  const struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long) (ms % 1000) * 1000000 };
+  sigset_t chld;
+
+  sigemptyset (&chld);
+  sigaddset (&chld, SIGCHLD);
+  (void) sigtimedwait (&chld, NULL, &ts);
+}
+
 static void
 stop_children (void)
 {
@@ -2219,7 +2235,7 @@ stop_children (void)
     }
     if (frontend_pid == -1 && keyholder_pid == -1 && nfetchers == 0)
       return;
-    usleep (20000);
+    wait_for_child_exit (20);
   }
   /* SIGKILL cannot be ignored: reap them, so none outlives us even as a
    * zombie. */
