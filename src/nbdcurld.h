@@ -323,11 +323,16 @@ static_assert (DATA_AREA_SIZE % DATA_AREA_CHUNK == 0, "data area in chunks");
  * connection's records DIRECT_TLS_READ_BUFFER bytes at a time (OpenSSL's
  * read-ahead): one system call for many 16 KiB records instead of two
  * for each.  Measured with OpenSSL alone on loopback, 1 GiB from nginx:
- * 1.24 CPU seconds without read-ahead, 0.93 with 64 or 256 KiB; in the
- * fetchers of a 1 GiB copy, 256 KiB did no better than 64 (1.15-1.37 s
- * against 1.21-1.72, three runs each), and costs four times the memory
- * per connection. */
-#define DIRECT_TLS_READ_BUFFER    (64u * 1024)
+ * 1.24 CPU seconds without read-ahead, 0.93 with 64 or 256 KiB.  In the
+ * fetchers of a 1 GiB copy (strace -c), the buffer's size decides how
+ * many calls a body takes, since a connection is read until it has
+ * nothing: recvfrom 40400 with 64 KiB, 22500 with 128, 13500 with 256,
+ * 8000 with 512, and polls 7700, 4100, 2800, 2000.  256 KiB: the
+ * fetchers' CPU 6-18% below 64 KiB's in three interleaved A/B runs of a
+ * 2 GiB copy, for at most 4 MiB per client with the default 16
+ * connections (16 MiB at MAX_CONNECTIONS; a buffer is allocated once its
+ * connection is read). */
+#define DIRECT_TLS_READ_BUFFER    (256u * 1024)
 #define DIRECT_AHEAD_GAIN         4u
 #define DIRECT_RATE_WINDOW_MS     100u
 #define DIRECT_RTT_SAMPLES        64u
