@@ -856,19 +856,31 @@ if want https; then
             report ""
             report "== https: nbdcopy URI null: over https (nginx, ECDSA P-256 test certificate) ($size_mib MiB; median of $runs runs) =="
             copy_table https
-            # Server CPU: every nbdcurld process, one copy.
+            # Server CPU: every nbdcurld process, per copy; the median of
+            # $runs copies (one copy's figure moved by a fifth between
+            # runs on a shared machine).
             if start_bg nbdcurld-https "$tmp/nbdcurld-https.sock" "$NBDCURLD" -f -r \
                     --cainfo "$ca" -U "$tmp/nbdcurld-https.sock" "$hurl"; then
                 hp=$bg_pid
-                c0=$(tree_cpu "$hp")
-                if timeout -k 10 "$copy_timeout" nbdcopy \
-                        "nbd+unix:///?socket=$tmp/nbdcurld-https.sock" null:; then
+                cpus=()
+                for ((cpu_run = 1; cpu_run <= runs; cpu_run++)); do
+                    c0=$(tree_cpu "$hp")
+                    if ! timeout -k 10 "$copy_timeout" nbdcopy \
+                            "nbd+unix:///?socket=$tmp/nbdcurld-https.sock" null:; then
+                        report "nbdcurld over https: the copy FAILED"
+                        broken+=("https: nbdcurld copy")
+                        cpus=()
+                        break
+                    fi
                     c1=$(tree_cpu "$hp")
-                    report "$(awk -v a="$c0" -v b="$c1" -v s="$size_bytes" 'BEGIN {
-                        printf "nbdcurld CPU per GiB over https (all its processes, one copy): %.2f s (target <= 1.2 s: %s)", (b - a) * 1073741824 / s, ((b - a) * 1073741824 / s <= 1.2) ? "met" : "NOT met" }')"
-                else
-                    report "nbdcurld over https: the copy FAILED"
-                    broken+=("https: nbdcurld copy")
+                    cpus+=("$(awk -v a="$c0" -v b="$c1" -v s="$size_bytes" \
+                        'BEGIN { printf "%.3f", (b - a) * 1073741824 / s }')")
+                done
+                if [ "${#cpus[@]}" -gt 0 ]; then
+                    report "$(printf '%s\n' "${cpus[@]}" | sort -n | awk '
+                        { v[NR] = $1 }
+                        END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+                              printf "nbdcurld CPU per GiB over https (all its processes; median of %d copies, %.2f to %.2f): %.2f s (target <= 1.2 s: %s)", NR, v[1], v[NR], m, (m <= 1.2) ? "met" : "NOT met" }')"
                 fi
                 stop_bg "$hp"
             fi
