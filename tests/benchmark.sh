@@ -880,7 +880,7 @@ if want https; then
                     report "$(printf '%s\n' "${cpus[@]}" | sort -n | awk '
                         { v[NR] = $1 }
                         END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-                              printf "nbdcurld CPU per GiB over https (all its processes; median of %d copies, %.2f to %.2f): %.2f s (target <= 1.2 s: %s)", NR, v[1], v[NR], m, (m <= 1.2) ? "met" : "NOT met" }')"
+                              printf "nbdcurld CPU per GiB over https (all its processes; median of %d %s, %.2f to %.2f): %.2f s (target <= 1.2 s: %s)", NR, (NR == 1) ? "copy" : "copies", v[1], v[NR], m, (m <= 1.2) ? "met" : "NOT met" }')"
                 fi
                 stop_bg "$hp"
             fi
