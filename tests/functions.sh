@@ -390,3 +390,32 @@ serve_token_image() {
     WEB_PORT=$(port_from "$tmp/web.port" "web-server.py")
     WEB_URL=http://127.0.0.1:$WEB_PORT
 }
+
+# check_direct_modes MODES PREPARED WHICH FALLBACK: what nbdcurld's log
+# says of the direct path for each export of the associative array named
+# MODES (export name -> "direct", or the words its reads fall back to
+# libcurl with).  PREPARED is the log's text after 'export "NAME": ' that
+# says the path is ready, required of every export (WHICH=all) or of the
+# direct ones only (WHICH=direct); FALLBACK, an extended regular
+# expression after the same prefix, must precede the fallback's words for
+# the others, and must never appear for the direct ones (as "reads go
+# through libcurl from now on").  Servers that behave give no warning.
+check_direct_modes() {
+    local -n _modes=$1
+    local prepared=$2 which=$3 fallback=$4 m
+    for m in "${!_modes[@]}"; do
+        if [ "$which" = all ] || [ "${_modes[$m]}" = direct ]; then
+            grep -q "export \"$m\": $prepared" "$NBDCURLD_LOG" ||
+                fail "$m: the direct path was not prepared"
+        fi
+        if [ "${_modes[$m]}" = direct ]; then
+            ! grep -q "export \"$m\": reads go through libcurl from now on" "$NBDCURLD_LOG" ||
+                fail "$m: reads went back to libcurl: $(grep "export \"$m\"" "$NBDCURLD_LOG" | tail -1)"
+        else
+            grep -Eq "export \"$m\": $fallback: .*${_modes[$m]}" "$NBDCURLD_LOG" ||
+                fail "$m: no fallback to libcurl saying '${_modes[$m]}'"
+        fi
+    done
+    ! grep -q 'warning' "$NBDCURLD_LOG" ||
+        fail "warnings for servers that behave: $(grep warning "$NBDCURLD_LOG" | head -3)"
+}

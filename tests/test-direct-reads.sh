@@ -63,22 +63,10 @@ rm -f copy.img
 # What the log says.
 grep -q 'export "nginx": reads of up to [0-9]* bytes go direct' "$NBDCURLD_LOG" ||
     fail "nginx's reads did not go direct"
-for m in "${!modes[@]}"; do
-    if [ "${modes[$m]}" = direct ]; then
-        grep -q "export \"$m\": reads of up to" "$NBDCURLD_LOG" ||
-            fail "$m: reads did not go direct"
-        ! grep -q "export \"$m\": reads go through libcurl from now on" "$NBDCURLD_LOG" ||
-            fail "$m: reads went back to libcurl: $(grep "export \"$m\"" "$NBDCURLD_LOG" | tail -1)"
-    else
-        # (A body in small pieces sends reads to libcurl one by one, and
-        # all of them only after MAX_PIPE_OVERFLOWS: either will do.)
-        grep -Eq "export \"$m\": (reads go through libcurl from now on|a read goes through libcurl): .*${modes[$m]}" \
-             "$NBDCURLD_LOG" ||
-            fail "$m: no fallback to libcurl saying '${modes[$m]}'"
-    fi
-done
-! grep -q 'warning' "$NBDCURLD_LOG" ||
-    fail "warnings for servers that behave: $(grep warning "$NBDCURLD_LOG" | head -3)"
+# (A body in small pieces sends reads to libcurl one by one, and all of
+# them only after MAX_PIPE_OVERFLOWS: either will do.)
+check_direct_modes modes 'reads of up to' direct \
+    '(reads go through libcurl from now on|a read goes through libcurl)'
 
 stop_nbdcurld
 echo "direct reads: ok"

@@ -107,20 +107,8 @@ for export in nginx "${!modes[@]}"; do
 done
 grep -q 'export "nginx": reads go direct over TLS' "$NBDCURLD_LOG" ||
     fail "nginx's reads did not go direct: $(grep 'export "nginx": reads' "$NBDCURLD_LOG")"
-for m in "${!modes[@]}"; do
-    grep -q "export \"$m\": reads go direct over TLS" "$NBDCURLD_LOG" ||
-        fail "$m: the direct path was not prepared"
-    if [ "${modes[$m]}" = direct ]; then
-        ! grep -q "export \"$m\": reads go through libcurl from now on" "$NBDCURLD_LOG" ||
-            fail "$m: reads went back to libcurl: $(grep "export \"$m\"" "$NBDCURLD_LOG" | tail -1)"
-    else
-        grep -Eq "export \"$m\": reads go through libcurl from now on: .*${modes[$m]}" \
-             "$NBDCURLD_LOG" ||
-            fail "$m: no fallback to libcurl saying '${modes[$m]}'"
-    fi
-done
-! grep -q 'warning' "$NBDCURLD_LOG" ||
-    fail "warnings for servers that behave: $(grep warning "$NBDCURLD_LOG" | head -3)"
+check_direct_modes modes 'reads go direct over TLS' all \
+    'reads go through libcurl from now on'
 
 # Wrong replies: every read fails, none returns other bytes (read_ranges
 # fails on wrong data).
