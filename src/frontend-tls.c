@@ -234,6 +234,40 @@ psk_key (gnutls_session_t session, const char *username, gnutls_datum_t *key)
   return 0;
 }
 
+/* --tls-verify-peer: the client's chain against the CA and the CRL, its
+ * dates, and its purpose: a certificate that states purposes
+ * (extendedKeyUsage) must state TLS client authentication, so that a
+ * certificate the CA issued to a web server is not an NBD client's
+ * identity.  One that states none is good for any purpose (RFC 5280,
+ * 4.2.1.12), as qemu and GnuTLS take it.  Non-zero fails the handshake. */
+static int
+verify_client_certificate (gnutls_session_t session)
+{
+  gnutls_typed_vdata_st purpose = {
+    .type = GNUTLS_DT_KEY_PURPOSE_OID, .data = (unsigned char *) GNUTLS_KP_TLS_WWW_CLIENT,
+  };
+  const struct client *c = gnutls_transport_get_ptr (session);
+  unsigned status = 0;
+  int r = gnutls_certificate_verify_peers (session, &purpose, 1, &status);
+  gnutls_datum_t why = { NULL, 0 };
+
+  if (r == 0 && status == 0)
+    return 0;
+  if (r < 0)
+    warn ("client %s: client certificate refused: %s", c->peer, gnutls_strerror (r));
+  else if (status & GNUTLS_CERT_PURPOSE_MISMATCH)
+    warn ("client %s: client certificate refused: it is not issued for TLS clients "
+          "(its extendedKeyUsage leaves out clientAuth)", c->peer);
+  else if (gnutls_certificate_verification_status_print (status, GNUTLS_CRT_X509,
+                                                         &why, 0) == 0) {
+    warn ("client %s: client certificate refused: %.200s", c->peer, why.data);
+    gnutls_free (why.data);
+  }
+  else
+    warn ("client %s: client certificate refused (status 0x%x)", c->peer, status);
+  return -1;
+}
+
 /* ---- Set-up, before the sandbox. ---- */
 
 void
@@ -281,6 +315,8 @@ tls_setup (void)
                                                       GNUTLS_X509_FMT_PEM)) < 0)
         fatal ("ca-cert.pem: %s", gnutls_strerror (r));
     }
+    if (t->flags & TLS_VERIFY_PEER)
+      gnutls_certificate_set_verify_function (cert_creds, verify_client_certificate);
     if (t->crl_len > 0) {
       gnutls_datum_t crl = { (unsigned char *) t->crl, t->crl_len };
       if ((r = gnutls_certificate_set_x509_crl_mem (cert_creds, &crl,
@@ -375,12 +411,10 @@ tls_start (struct client *c)
     free (t);
     return -1;
   }
-  if (fe.config.tls.flags & TLS_VERIFY_PEER) {
+  /* Checked in the handshake by verify_client_certificate: a client whose
+   * certificate fails gets an alert, not a session. */
+  if (fe.config.tls.flags & TLS_VERIFY_PEER)
     gnutls_certificate_server_set_request (t->session, GNUTLS_CERT_REQUIRE);
-    /* Checked by GnuTLS in the handshake (CA, CRL, dates): a client whose
-     * certificate fails gets an alert, not a session. */
-    gnutls_session_set_verify_cert (t->session, NULL, 0);
-  }
   gnutls_transport_set_ptr (t->session, c);
   gnutls_transport_set_vec_push_function (t->session, push);
   gnutls_transport_set_pull_function (t->session, pull);

@@ -27,6 +27,12 @@
 #   DIR/client2/   CN=client2,O=nbdcurld-test (revoked in DIR/ca-crl.pem)
 #   DIR/wrongca/   CN=client1,O=nbdcurld-test, signed by another CA
 #   DIR/expired/   CN=client3,O=nbdcurld-test, expired in 2020
+#   DIR/serveronly/ CN=client1,O=nbdcurld-test, the SANs of client1, but
+#                  issued for TLS servers only (extendedKeyUsage serverAuth,
+#                  as a web server's certificate is)
+#   DIR/nopurpose/ CN=client4,O=nbdcurld-test, no extendedKeyUsage at all
+#                  (good for any purpose)
+#   DIR/bothpurposes/ CN=client5,O=nbdcurld-test, serverAuth and clientAuth
 #   DIR/noclient/  ca-cert.pem only: trusts the server, has no certificate
 #   DIR/otherca/   ca-cert.pem of the other CA only: does not trust the
 #                  server
@@ -128,16 +134,19 @@ fi
 
 # ---- clients ----
 
-# client NAME CN SERIAL CA-CERT CA-KEY [TEMPLATE LINES...]
+# client NAME CN SERIAL CA-CERT CA-KEY [TEMPLATE LINES...]: a certificate
+# for TLS clients (extendedKeyUsage clientAuth), or for the purposes
+# $purposes names (certtool's template words, blank-separated; none when
+# empty).
 client() {
-    local name=$1 cn=$2 serial=$3 ca_cert=$4 ca_key=$5
+    local name=$1 cn=$2 serial=$3 ca_cert=$4 ca_key=$5 p
     shift 5
     mkdir -p "$name"
     {
         echo "cn = \"$cn\""
         echo "organization = \"nbdcurld-test\""
         echo "serial = $serial"
-        echo "tls_www_client"
+        for p in ${purposes-tls_www_client}; do echo "$p"; done
         echo "signing_key"
         printf '%s\n' "$@"
     } > "$tpl/$name.info"
@@ -158,6 +167,11 @@ client wrongca client1 22 "$tpl/other-ca-cert.pem" "$tpl/other-ca-key.pem" \
 client expired client3 23 ca-cert.pem ca-key.pem \
     'activation_date = "2019-01-01 00:00:00 UTC"' \
     'expiration_date = "2020-01-01 00:00:00 UTC"'
+purposes=tls_www_server client serveronly client1 24 ca-cert.pem ca-key.pem \
+    'dns_name = "client1.nbdcurld.test"' 'email = "client1@nbdcurld.test"'
+purposes='' client nopurpose client4 25 ca-cert.pem ca-key.pem
+purposes='tls_www_server tls_www_client' client bothpurposes client5 26 \
+    ca-cert.pem ca-key.pem
 mkdir -p noclient otherca
 cp ca-cert.pem noclient/ca-cert.pem
 cp "$tpl/other-ca-cert.pem" otherca/ca-cert.pem

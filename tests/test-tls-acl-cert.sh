@@ -64,6 +64,10 @@ start_nbdcurld --tls=require --tls-verify-peer --tls-certificates "$PKI/nocrl" \
 for e in bycn bydns bymail open; do
     expect_refused "unverified certificate: $e" \
         nbdinfo --size "$(x509_uri "$PKI/wrongca" "$e")"
+    # Nor does one of the right CA, subject and names, issued for TLS
+    # servers only (a web server's certificate is no client's).
+    expect_refused "server-only certificate: $e" \
+        nbdinfo --size "$(x509_uri "$PKI/serveronly" "$e")"
 done
 stop_nbdcurld
 check_no_leftovers

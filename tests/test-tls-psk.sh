@@ -23,4 +23,16 @@ for user in alice bob; do
 done
 
 stop_nbdcurld
+
+# --tls-verify-peer is moot for PSK: accepted, as nbdkit does (libnbd's
+# PSK tests start servers that way), with a note in the log.
+start_nbdcurld --tls=require --tls-psk "$PKI/keys.psk" --tls-verify-peer \
+    -r "file://$tmp/disk.img"
+expect_works "PSK with --tls-verify-peer: nbdinfo" \
+    nbdinfo --json "$(psk_uri alice "$PKI/keys.psk")"
+grep -q '"export-size": 2000003' "$tmp/client.out" ||
+    fail "PSK with --tls-verify-peer: wrong size: $(cat "$tmp/client.out")"
+grep -q 'tls-verify-peer has no effect with --tls-psk alone' "$NBDCURLD_LOG" ||
+    fail "no note about --tls-verify-peer with PSK: $(cat "$NBDCURLD_LOG")"
+stop_nbdcurld
 check_no_leftovers
