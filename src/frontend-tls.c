@@ -10,8 +10,9 @@
  *          front-end has the certificates only.  Signing happens inside a
  *          client's handshake, for that client, and the loop waits for the
  *          answer (at most KEY_ANSWER_TIMEOUT_MS; it takes well under a
- *          millisecond).  Only TLS 1.3 is offered with certificates, and
- *          the key holder signs only with TLS 1.3's signature schemes.
+ *          millisecond).  TLS 1.3 and 1.2 are offered with certificates,
+ *          and the key holder signs only with the schemes of
+ *          key-schemes.h, for what a TLS server signs.
  *   PSK    the key of a user name is asked of the key holder when a client
  *          names that user, and GnuTLS forgets it with the handshake.
  *
@@ -39,6 +40,7 @@
 
 #include "frontend.h"
 #include "ipc.h"
+#include "key-schemes.h"
 #include "log.h"
 
 /* Certificates of the server's chain the front-end presents. */
@@ -197,9 +199,13 @@ key_info (gnutls_privkey_t key, unsigned flags, void *userdata)
     return (int) key_algorithm;
   if (flags & GNUTLS_PRIVKEY_INFO_PK_ALGO_BITS)
     return (int) key_bits;
-  if (flags & GNUTLS_PRIVKEY_INFO_HAVE_SIGN_ALGO)
-    return gnutls_sign_supports_pk_algorithm (GNUTLS_FLAGS_TO_SIGN_ALGO (flags),
-                                              key_algorithm) ? 1 : 0;
+  /* Only the schemes the key holder makes: GnuTLS then picks one of
+   * them, and a client that offers none of them gets no session. */
+  if (flags & GNUTLS_PRIVKEY_INFO_HAVE_SIGN_ALGO) {
+    gnutls_sign_algorithm_t algo = GNUTLS_FLAGS_TO_SIGN_ALGO (flags);
+    return key_scheme_input (algo) != KEY_SCHEME_REFUSED &&
+           gnutls_sign_supports_pk_algorithm (algo, key_algorithm) ? 1 : 0;
+  }
   return -1;
 }
 
@@ -334,18 +340,19 @@ tls_setup (void)
    * deciding (NORMAL puts the cipher this CPU runs fastest first; a
    * client's order can pick one ten times slower, as libnbd's did for PSK
    * here: ChaCha20 at 0.27 GB/s against AES-128-GCM at 4.1), with PSK key
-   * exchange added for PSK, and, with certificates, TLS 1.3 only: the key
-   * holder signs TLS 1.3 schemes and nothing else. */
+   * exchange added for PSK.  With certificates TLS 1.3 and 1.2 (whose
+   * ECDHE suites the key holder signs for, as nbdkit offers them; the NBD
+   * reference client speaks TLS 1.2 only), and never what the key holder
+   * does not do: RSA key exchange (a decryption) and TLS 1.0 and 1.1
+   * (their MD5-SHA1 signatures). */
   snprintf (prio, sizeof prio, "%s%s%s",
             t->priority[0] ? t->priority : "NORMAL:%SERVER_PRECEDENCE",
             (t->flags & TLS_PSK) ? ":+ECDHE-PSK:+DHE-PSK:+PSK" : "",
             (t->flags & TLS_CERTIFICATES)
-              ? ":-VERS-TLS1.2:-VERS-TLS1.1:-VERS-TLS1.0:-VERS-DTLS-ALL" : "");
+              ? ":-RSA:-VERS-TLS1.1:-VERS-TLS1.0:-VERS-DTLS-ALL" : "");
   if ((r = gnutls_priority_init (&priority, prio, &errpos)) < 0)
-    fatal ("--tls-priority: %s at \"%.40s\"%s", gnutls_strerror (r), errpos ? errpos : "",
-           (t->flags & TLS_CERTIFICATES)
-             ? " (with --tls-certificates only TLS 1.3 is offered: the priority "
-               "must allow it)" : "");
+    fatal ("--tls-priority: %s at \"%.40s\" (see gnutls-cli --priority in "
+           "gnutls-cli(1) for the syntax)", gnutls_strerror (r), errpos ? errpos : "");
 }
 
 /* ---- Sessions. ---- */

@@ -7,18 +7,20 @@
  * them, enters a sandbox without files or network, and then answers the
  * front-end, one request at a time:
  *
- *   IPC_KEY_SIGN  sign with one of TLS 1.3's signature schemes that the
- *                 key makes (its kind, and for ECDSA its curve): the hash
- *                 GnuTLS made of a CertificateVerify input (ECDSA,
- *                 RSA-PSS), or for EdDSA the input itself, which must
- *                 have the TLS 1.3 server CertificateVerify form
+ *   IPC_KEY_SIGN  sign with one of the schemes of key-schemes.h that the
+ *                 key makes (its kind, and for TLS 1.3's ECDSA schemes its
+ *                 curve): the hash GnuTLS made of what a TLS 1.3 or 1.2
+ *                 server signs (ECDSA, RSA), or for EdDSA the input
+ *                 itself, which must have the form of a TLS 1.3 server
+ *                 CertificateVerify or of TLS 1.2's ECDHE parameters
  *   IPC_KEY_PSK   the key of one PSK user name a client gave
  *
  * Both are rate-limited (KEY_OPS_BURST, KEY_OPS_PER_SECOND).  A front-end
  * that is taken over can thus have hashes signed while it lives (a hash
  * does not show what was hashed), and learn the keys of PSK user names it
- * guesses, slowly; it can never read the private key.  A malformed request ends the key
- * holder, and with it the server (the front-end is then broken).
+ * guesses, slowly; it can never read the private key.  A malformed request
+ * ends the key holder, and with it the server (the front-end is then
+ * broken).
  */
 #include <errno.h>
 #include <poll.h>
@@ -35,6 +37,7 @@
 
 #include "config.h"
 #include "ipc.h"
+#include "key-schemes.h"
 #include "log.h"
 #include "sandbox.h"
 #include "wire.h"
@@ -43,6 +46,8 @@
  * 64 spaces, this context string, a zero byte, then the transcript hash. */
 #define TLS13_SERVER_CONTEXT "TLS 1.3, server CertificateVerify"
 #define TLS13_PREFIX_LEN (64 + sizeof TLS13_SERVER_CONTEXT)   /* with the zero */
+/* A TLS 1.2 hello's random. */
+#define TLS12_RANDOM_LEN 32u
 
 struct psk_entry {
   char user[MAX_PSK_USERNAME + 1];
@@ -225,8 +230,8 @@ answer (uint16_t type, uint64_t id, uint32_t error, const void *payload, uint32_
     fatal_errno ("answering the front-end");
 }
 
-/* Only what a TLS 1.3 server signs, with a transcript hash of a size a
- * TLS 1.3 hash has. */
+/* What a TLS 1.3 server signs, with a transcript hash of a size a TLS 1.3
+ * hash has. */
 static bool
 is_tls13_server_verify (const uint8_t *data, uint32_t len)
 {
@@ -240,26 +245,35 @@ is_tls13_server_verify (const uint8_t *data, uint32_t len)
   return memcmp (data + 64, TLS13_SERVER_CONTEXT, sizeof TLS13_SERVER_CONTEXT) == 0;
 }
 
-/* TLS 1.3's signature schemes (RFC 8446, 4.2.3) as GnuTLS names them:
- * hashed ones sign a hash of the schemes's hash size. */
-static const gnutls_sign_algorithm_t tls13_hashed[] = {
-  GNUTLS_SIGN_ECDSA_SECP256R1_SHA256, GNUTLS_SIGN_ECDSA_SECP384R1_SHA384,
-  GNUTLS_SIGN_ECDSA_SECP521R1_SHA512,
-  GNUTLS_SIGN_RSA_PSS_RSAE_SHA256, GNUTLS_SIGN_RSA_PSS_RSAE_SHA384,
-  GNUTLS_SIGN_RSA_PSS_RSAE_SHA512,
-  GNUTLS_SIGN_RSA_PSS_SHA256, GNUTLS_SIGN_RSA_PSS_SHA384, GNUTLS_SIGN_RSA_PSS_SHA512,
-};
-static const gnutls_sign_algorithm_t tls13_whole[] = {
-  GNUTLS_SIGN_EDDSA_ED25519, GNUTLS_SIGN_EDDSA_ED448,
-};
-
+/* What a TLS 1.2 server signs in an ECDHE ServerKeyExchange (RFC 8422,
+ * 5.4): the client's and the server's randoms (32 bytes each), then the
+ * parameters: curve type 3 (a named curve), the group, and its public
+ * value with a length byte, of that group's size. */
 static bool
-listed (gnutls_sign_algorithm_t algo, const gnutls_sign_algorithm_t *list, size_t n)
+is_tls12_server_params (const uint8_t *data, uint32_t len)
 {
+  static const struct { uint16_t group; uint8_t point_len; bool uncompressed; } groups[] = {
+    { 23, 65, true },               /* secp256r1 */
+    { 24, 97, true },               /* secp384r1 */
+    { 25, 133, true },              /* secp521r1 */
+    { 29, 32, false },              /* x25519 */
+    { 30, 56, false },              /* x448 */
+  };
+  const uint32_t params = 2 * TLS12_RANDOM_LEN;
+  uint16_t group;
+  uint8_t point_len;
   size_t i;
-  for (i = 0; i < n; i++)
-    if (list[i] == algo)
-      return true;
+
+  if (len < params + 4 || data[params] != 3)
+    return false;
+  group = (uint16_t) (data[params + 1] << 8 | data[params + 2]);
+  point_len = data[params + 3];
+  if (len != params + 4 + point_len)
+    return false;
+  for (i = 0; i < sizeof groups / sizeof groups[0]; i++)
+    if (groups[i].group == group)
+      return point_len == groups[i].point_len &&
+             (!groups[i].uncompressed || data[params + 4] == 4);
   return false;
 }
 
@@ -280,6 +294,10 @@ key_makes (gnutls_sign_algorithm_t algo)
   if (pk != GNUTLS_PK_ECDSA)
     return true;
   switch (algo) {
+  case GNUTLS_SIGN_ECDSA_SHA256:
+  case GNUTLS_SIGN_ECDSA_SHA384:
+  case GNUTLS_SIGN_ECDSA_SHA512:
+    return true;                        /* TLS 1.2's: any curve */
   case GNUTLS_SIGN_ECDSA_SECP256R1_SHA256: want = GNUTLS_ECC_CURVE_SECP256R1; break;
   case GNUTLS_SIGN_ECDSA_SECP384R1_SHA384: want = GNUTLS_ECC_CURVE_SECP384R1; break;
   case GNUTLS_SIGN_ECDSA_SECP521R1_SHA512: want = GNUTLS_ECC_CURVE_SECP521R1; break;
@@ -303,13 +321,14 @@ handle_sign (const struct ipc_header *h, const uint8_t *data)
       (h->flags & ~IPC_KEY_SIGN_HASHED) != 0 || h->error != 0 || h->area_offset != 0 ||
       (h->offset & ~(uint64_t) GNUTLS_PRIVKEY_SIGN_FLAG_RSA_PSS) != 0)
     fatal ("malformed signing request from the front-end: stopping");
-  if ((hashed ? !listed (algo, tls13_hashed, sizeof tls13_hashed / sizeof tls13_hashed[0]) ||
+  if ((hashed ? key_scheme_input (algo) != KEY_SCHEME_HASHED ||
                 h->payload_len != (uint32_t) gnutls_hash_get_len (
                   (gnutls_digest_algorithm_t) gnutls_sign_get_hash_algorithm (algo))
-              : !listed (algo, tls13_whole, sizeof tls13_whole / sizeof tls13_whole[0]) ||
-                !is_tls13_server_verify (data, h->payload_len)) ||
+              : key_scheme_input (algo) != KEY_SCHEME_WHOLE ||
+                !(is_tls13_server_verify (data, h->payload_len) ||
+                  is_tls12_server_params (data, h->payload_len))) ||
       !key_makes (algo)) {
-    warn ("refusing to sign: not a TLS 1.3 server signature of this key (%s, %u bytes)",
+    warn ("refusing to sign: not a TLS 1.2 or 1.3 server signature of this key (%s, %u bytes)",
           gnutls_sign_get_name (algo) ? gnutls_sign_get_name (algo) : "unknown scheme",
           h->payload_len);
     answer (IPC_KEY_SIGNATURE, h->id, EPERM, NULL, 0);

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# make-tls-keys.sh [--key-type ecdsa|rsa] DIR: make, with GnuTLS's certtool
+# make-tls-keys.sh [--key-type ecdsa|rsa|ed25519] DIR: make, with GnuTLS's certtool
 # and psktool, every key and certificate the TLS tests use, in DIR (which
 # is created).  Nothing here is ever committed: each test makes its own,
 # in its private directory, in well under a second (ECDSA P-256 keys; RSA
 # 2048 for the server key with --key-type rsa, since GnuTLS handles RSA
-# keys held outside the process apart from EC ones).
+# keys held outside the process apart from EC ones; Ed25519 with
+# --key-type ed25519, whose signatures take the whole input).
 #
 # Server side, the layout --tls-certificates reads (nbdkit's and qemu's):
 #   DIR/ca-cert.pem DIR/ca-key.pem        the test CA
@@ -50,9 +51,10 @@ fi
 case "$key_type" in
     ecdsa) server_key_args=(--key-type=ecdsa --curve=secp256r1) ;;
     rsa) server_key_args=(--key-type=rsa --bits=2048) ;;
-    *) echo "$0: --key-type ecdsa or rsa, not $key_type" >&2; exit 2 ;;
+    ed25519) server_key_args=(--key-type=ed25519) ;;
+    *) echo "$0: --key-type ecdsa, rsa or ed25519, not $key_type" >&2; exit 2 ;;
 esac
-[ $# -eq 1 ] || { echo "usage: $0 [--key-type ecdsa|rsa] DIR" >&2; exit 2; }
+[ $# -eq 1 ] || { echo "usage: $0 [--key-type ecdsa|rsa|ed25519] DIR" >&2; exit 2; }
 dir=$1
 
 for tool in certtool psktool; do

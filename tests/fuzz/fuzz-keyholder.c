@@ -16,7 +16,10 @@
  *   0  a signing request for a hash: algorithm choice, changes (below),
  *      then a length choice (0: the scheme's hash size) and the bytes
  *   1  a signing request for EdDSA: algorithm choice, changes, a hash
- *      size choice, a byte of the TLS 1.3 prefix to damage (0: none)
+ *      size choice (0xf0 and up: TLS 1.2's ECDHE parameters instead, of
+ *      one group or a wrong one, of the right length or one off), a byte
+ *      of the TLS 1.3 prefix (or of TLS 1.2's parameters) to damage (0:
+ *      none)
  *   2  a PSK request: a user choice (a known user, one a byte longer or
  *      shorter, else a length and the name's bytes), then changes
  *   3  a raw packet: its length (16 bits), the bytes, a count of
@@ -35,8 +38,9 @@
  * an empty packet too (and nothing answered), exit (EXIT_SUCCESS) exactly
  * when the front-end is gone, descriptors sent along closed; else
  * exactly one answer, of the right type, with the request's id, every
- * other field zero: EPERM for anything but a TLS 1.3 server signature
- * the loaded key can make (its kind of key and, for ECDSA, its curve),
+ * other field zero: EPERM for anything but a TLS 1.3 or 1.2 server
+ * signature the loaded key can make (its kind of key and, for TLS 1.3's
+ * ECDSA schemes, its curve),
  * EAGAIN exactly when the token bucket (modelled here) is empty, EIO
  * for GnuTLS's RSA-PSS flag with a key that is not RSA, else a signature
  * that the key's public half verifies; a PSK user's exact key, or
@@ -216,8 +220,10 @@ LLVMFuzzerInitialize (int *argc, char ***argv)
 
 /* ---- The expectations. ---- */
 
-/* TLS 1.3's signature schemes (RFC 8446, 4.2.3) and the hash size each
- * signs; 0 for EdDSA, which signs the whole input. */
+/* TLS 1.3's signature schemes (RFC 8446, 4.2.3), then TLS 1.2's ECDSA
+ * (any curve) and RSA PKCS#1 v1.5 ones of SHA-2 (RFC 5246, 7.4.1.4.1),
+ * and the hash size each signs; 0 for EdDSA, which signs the whole
+ * input. */
 static const struct scheme {
   gnutls_sign_algorithm_t algo;
   uint32_t hash;
@@ -229,12 +235,17 @@ static const struct scheme {
   { GNUTLS_SIGN_RSA_PSS_SHA256, 32 }, { GNUTLS_SIGN_RSA_PSS_SHA384, 48 },
   { GNUTLS_SIGN_RSA_PSS_SHA512, 64 },
   { GNUTLS_SIGN_EDDSA_ED25519, 0 }, { GNUTLS_SIGN_EDDSA_ED448, 0 },
+  { GNUTLS_SIGN_ECDSA_SHA256, 32 }, { GNUTLS_SIGN_ECDSA_SHA384, 48 },
+  { GNUTLS_SIGN_ECDSA_SHA512, 64 },
+  { GNUTLS_SIGN_RSA_SHA256, 32 }, { GNUTLS_SIGN_RSA_SHA384, 48 },
+  { GNUTLS_SIGN_RSA_SHA512, 64 },
 };
 #define NTLS13 (sizeof tls13 / sizeof tls13[0])
-/* The algorithm choices: those, then others TLS 1.3 does not sign with. */
+/* The algorithm choices: those, then others no TLS server here signs
+ * with (SHA-1, MD5, raw RSA of TLS 1.0 and 1.1, DSA). */
 static const gnutls_sign_algorithm_t others[] = {
-  GNUTLS_SIGN_UNKNOWN, GNUTLS_SIGN_RSA_SHA256, GNUTLS_SIGN_RSA_SHA1, GNUTLS_SIGN_ECDSA_SHA256,
-  GNUTLS_SIGN_ECDSA_SHA384, GNUTLS_SIGN_DSA_SHA256, GNUTLS_SIGN_RSA_RAW,
+  GNUTLS_SIGN_UNKNOWN, GNUTLS_SIGN_RSA_SHA1, GNUTLS_SIGN_ECDSA_SHA1, GNUTLS_SIGN_RSA_MD5,
+  GNUTLS_SIGN_DSA_SHA256, GNUTLS_SIGN_RSA_RAW, GNUTLS_SIGN_RSA_SHA224,
 };
 
 static const struct scheme *
@@ -246,19 +257,28 @@ find_scheme (gnutls_sign_algorithm_t algo)
   return NULL;
 }
 
-/* Which schemes each key makes in TLS 1.3 (an ECDSA scheme names its
- * curve; GnuTLS signs RSA-PSS with an rsaEncryption key for both). */
+static bool
+is_ecdsa_scheme (gnutls_sign_algorithm_t algo)
+{
+  return algo == GNUTLS_SIGN_ECDSA_SECP256R1_SHA256 ||
+         algo == GNUTLS_SIGN_ECDSA_SECP384R1_SHA384 ||
+         algo == GNUTLS_SIGN_ECDSA_SECP521R1_SHA512 || algo == GNUTLS_SIGN_ECDSA_SHA256 ||
+         algo == GNUTLS_SIGN_ECDSA_SHA384 || algo == GNUTLS_SIGN_ECDSA_SHA512;
+}
+
+/* Which schemes each key makes (a TLS 1.3 ECDSA scheme names its curve,
+ * TLS 1.2's do not; GnuTLS signs RSA-PSS with an rsaEncryption key for
+ * both). */
 static bool
 scheme_of_key (enum key_kind k, gnutls_sign_algorithm_t algo)
 {
   switch (k) {
   case ECDSA_P256:
-    return algo == GNUTLS_SIGN_ECDSA_SECP256R1_SHA256;
+    return algo == GNUTLS_SIGN_ECDSA_SECP256R1_SHA256 || algo == GNUTLS_SIGN_ECDSA_SHA256 ||
+           algo == GNUTLS_SIGN_ECDSA_SHA384 || algo == GNUTLS_SIGN_ECDSA_SHA512;
   case RSA_2048:
     return find_scheme (algo) != NULL && find_scheme (algo)->hash != 0 &&
-           algo != GNUTLS_SIGN_ECDSA_SECP256R1_SHA256 &&
-           algo != GNUTLS_SIGN_ECDSA_SECP384R1_SHA384 &&
-           algo != GNUTLS_SIGN_ECDSA_SECP521R1_SHA512;
+           !is_ecdsa_scheme (algo);
   case ED25519:
     return algo == GNUTLS_SIGN_EDDSA_ED25519;
   default:
@@ -284,6 +304,31 @@ is_server_verify (const uint8_t *p, uint32_t len)
     if (p[i] != ' ')
       return false;
   return memcmp (p + 64, server_context, CONTEXT_LEN) == 0 && p[64 + CONTEXT_LEN] == 0;
+}
+
+/* RFC 8422, 5.4: what a TLS 1.2 server signs for ECDHE: two 32-byte
+ * randoms, curve type 3, a named group, and the group's public value
+ * behind its length byte (uncompressed, 0x04 first, for NIST curves). */
+#define TLS12_RANDOMS 64u
+static const struct { uint16_t group; uint8_t len; } tls12_groups[] = {
+  { 23, 65 }, { 24, 97 }, { 25, 133 }, { 29, 32 }, { 30, 56 },
+};
+#define NGROUPS (sizeof tls12_groups / sizeof tls12_groups[0])
+
+static bool
+is_tls12_params (const uint8_t *p, uint32_t len)
+{
+  uint16_t group;
+
+  if (len < TLS12_RANDOMS + 4 || p[TLS12_RANDOMS] != 3)
+    return false;
+  group = (uint16_t) (p[TLS12_RANDOMS + 1] << 8 | p[TLS12_RANDOMS + 2]);
+  for (size_t i = 0; i < NGROUPS; i++)
+    if (tls12_groups[i].group == group)
+      return p[TLS12_RANDOMS + 3] == tls12_groups[i].len &&
+             len == TLS12_RANDOMS + 4 + tls12_groups[i].len &&
+             (group > 25 || p[TLS12_RANDOMS + 4] == 4);
+  return false;
 }
 
 enum outcome { FATAL, ENDS, NOTHING, ANSWER };
@@ -339,7 +384,8 @@ expected (const struct state *s, const uint8_t *p, size_t n, unsigned nfds)
     e.outcome = ANSWER;
     e.type = IPC_KEY_SIGNATURE;
     if (sc == NULL || (sc->hash != 0) != hashed ||
-        (hashed ? plen != sc->hash : !is_server_verify (pl, plen)) ||
+        (hashed ? plen != sc->hash
+                : !is_server_verify (pl, plen) && !is_tls12_params (pl, plen)) ||
         !scheme_of_key (s->key, algo)) {
       e.error = EPERM;
       return e;
@@ -647,14 +693,33 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       gnutls_sign_algorithm_t algo = take_algorithm (&in);
       uint8_t ch = fuzz_u8 (&in), hc = fuzz_u8 (&in), damage = fuzz_u8 (&in);
       size_t hash = hc < 3 ? 32u + 16u * hc : hc;
-      len = VERIFY_PREFIX + hash;
-      if (len > KEY_MAX_SIGN_INPUT + 1)
-        len = KEY_MAX_SIGN_INPUT + 1;
-      memset (packet + 40, ' ', 64);
-      memcpy (packet + 40 + 64, server_context, CONTEXT_LEN + 1);
-      memset (packet + 40 + VERIFY_PREFIX, (int) id, len - VERIFY_PREFIX);
-      if (damage > 0)
-        packet[40 + (damage - 1) % VERIFY_PREFIX] ^= 1;
+      if (hc >= 0xf0) {
+        /* TLS 1.2's ECDHE parameters: a group of the list (or one
+         * past it), its public value's length, one more or less. */
+        size_t g = (hc & 7) % (NGROUPS + 1);
+        uint16_t group = g < NGROUPS ? tls12_groups[g].group : 0x1d1d;
+        uint8_t plen1 = g < NGROUPS ? tls12_groups[g].len : 32;
+        len = TLS12_RANDOMS + 4 + plen1;
+        memset (packet + 40, (int) id, len);
+        packet[40 + TLS12_RANDOMS] = 3;
+        packet[40 + TLS12_RANDOMS + 1] = (uint8_t) (group >> 8);
+        packet[40 + TLS12_RANDOMS + 2] = (uint8_t) group;
+        packet[40 + TLS12_RANDOMS + 3] = plen1;
+        packet[40 + TLS12_RANDOMS + 4] = 4;
+        if (hc & 8)
+          len = (damage & 1) ? len + 1 : len - 1;
+        else if (damage > 0)
+          packet[40 + TLS12_RANDOMS + (damage - 1) % 5] ^= 1;
+      } else {
+        len = VERIFY_PREFIX + hash;
+        if (len > KEY_MAX_SIGN_INPUT + 1)
+          len = KEY_MAX_SIGN_INPUT + 1;
+        memset (packet + 40, ' ', 64);
+        memcpy (packet + 40 + 64, server_context, CONTEXT_LEN + 1);
+        memset (packet + 40 + VERIFY_PREFIX, (int) id, len - VERIFY_PREFIX);
+        if (damage > 0)
+          packet[40 + (damage - 1) % VERIFY_PREFIX] ^= 1;
+      }
       put_header (IPC_KEY_SIGN, 0, (uint32_t) len, id, 0, algo);
       n = apply_changes (ch, (uint32_t) len, &nfds);
       break;
