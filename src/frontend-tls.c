@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -42,6 +43,7 @@
 #include "ipc.h"
 #include "key-schemes.h"
 #include "log.h"
+#include "token-bucket.h"
 
 /* Certificates of the server's chain the front-end presents. */
 #define MAX_CHAIN_CERTS 16
@@ -90,6 +92,64 @@ bool
 client_in_tls (const struct client *c)
 {
   return c->tls != NULL && c->tls->established;
+}
+
+/* ---- Each address's share of the key holder. ---- */
+
+struct tls_start_share {
+  struct client_address from;
+  struct token_bucket starts;
+};
+
+static struct tls_start_share start_shares[TLS_START_SHARES];
+
+static uint32_t
+address_hash (const struct client_address *a)
+{
+  uint32_t h = 2166136261u ^ (uint32_t) a->family;   /* FNV-1a */
+  size_t i;
+
+  for (i = 0; i < sizeof a->addr; i++)
+    h = (h ^ a->addr[i]) * 16777619u;
+  return h;
+}
+
+/* May this client begin a TLS handshake now?  Its address's bucket
+ * (TLS_STARTS_PER_ADDRESS_*), found among TLS_START_SHARE_PROBES slots
+ * or put in the one of them whose bucket is the fullest (an unused one is
+ * full).  Clients without an address (Unix socket, -s) always may. */
+static bool
+tls_start_allowed (const struct client *c)
+{
+  const uint64_t now = now_ms ();
+  uint32_t h = address_hash (&c->from), i;
+  struct tls_start_share *share = NULL, *fullest = NULL;
+  uint64_t fullest_level = 0;
+
+  if (c->from.family != AF_INET && c->from.family != AF_INET6)
+    return true;
+  for (i = 0; i < TLS_START_SHARE_PROBES; i++) {
+    struct tls_start_share *s = &start_shares[(h + i) % TLS_START_SHARES];
+    uint64_t level;
+    if (s->starts.filled_ms != 0 && s->from.family == c->from.family &&
+        memcmp (s->from.addr, c->from.addr, sizeof s->from.addr) == 0) {
+      share = s;
+      break;
+    }
+    level = token_bucket_level (&s->starts, now, TLS_STARTS_PER_ADDRESS_BURST,
+                                TLS_STARTS_PER_ADDRESS_PER_SECOND);
+    if (fullest == NULL || level > fullest_level) {
+      fullest = s;
+      fullest_level = level;
+    }
+  }
+  if (share == NULL) {
+    share = fullest;
+    share->from = c->from;
+    share->starts = (struct token_bucket) { 0 };
+  }
+  return token_bucket_take (&share->starts, now, TLS_STARTS_PER_ADDRESS_BURST,
+                            TLS_STARTS_PER_ADDRESS_PER_SECOND);
 }
 
 /* ---- The key holder. ---- */
@@ -402,9 +462,17 @@ pull (gnutls_transport_ptr_t ptr, void *buf, size_t len)
 int
 tls_start (struct client *c)
 {
-  struct client_tls *t = calloc (1, sizeof *t);
+  struct client_tls *t;
   int r;
 
+  if (!tls_start_allowed (c)) {
+    warn ("client %s: refusing its TLS handshake: more than %u a second from its "
+          "address (a burst of %u)", c->peer, TLS_STARTS_PER_ADDRESS_PER_SECOND,
+          TLS_STARTS_PER_ADDRESS_BURST);
+    errno = EAGAIN;
+    return -1;
+  }
+  t = calloc (1, sizeof *t);
   if (t == NULL)
     fatal_errno ("calloc");
   if ((r = gnutls_init (&t->session, GNUTLS_SERVER | GNUTLS_NONBLOCK | GNUTLS_NO_SIGNAL)) < 0 ||
@@ -416,6 +484,7 @@ tls_start (struct client *c)
     if (t->session)
       gnutls_deinit (t->session);
     free (t);
+    errno = EPROTO;
     return -1;
   }
   /* Checked in the handshake by verify_client_certificate: a client whose

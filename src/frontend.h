@@ -256,7 +256,9 @@ void tls_setup (void);                  /* before the sandbox */
 bool tls_offered (void);                /* --tls=on or require */
 bool tls_required (void);
 bool client_in_tls (const struct client *c);
-/* STARTTLS accepted: a session for the client; -1 if none can be made. */
+/* STARTTLS accepted: a session for the client; -1 if none can be made,
+ * with errno EAGAIN when its address has used up its share of TLS
+ * handshakes for now (TLS_STARTS_PER_ADDRESS_*). */
 int tls_start (struct client *c);
 bool tls_handshake_begun (const struct client *c);
 short tls_handshake_events (const struct client *c);

@@ -500,7 +500,13 @@ option_starttls (struct client *c, uint32_t option, struct reader *r)
     return;
   }
   if (tls_start (c) == -1) {
-    client_close (c, NULL);
+    /* Over its address's share: refused in clear, before any
+     * cryptography (the client may try again later); else closed. */
+    if (errno == EAGAIN)
+      send_error (c, option, NBD_REP_ERR_POLICY,
+                  "too many TLS handshakes from this address: try again in a second");
+    else
+      client_close (c, NULL);
     return;
   }
   send_reply (c, option, NBD_REP_ACK, NULL, 0);

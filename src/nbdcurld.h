@@ -438,6 +438,19 @@ static_assert (DATA_AREA_SIZE % DATA_AREA_CHUNK == 0, "data area in chunks");
  * connecting at once are all served. */
 #define KEY_OPS_BURST             512u
 #define KEY_OPS_PER_SECOND        256u
+/* TLS handshakes (STARTTLS) each client address may begin: at most
+ * TLS_STARTS_PER_ADDRESS_BURST at once, then
+ * TLS_STARTS_PER_ADDRESS_PER_SECOND.  Each costs the key holder a
+ * signature (or a PSK look-up) out of KEY_OPS_PER_SECOND for all: so a
+ * flooding address spends its own share, not the others' (frontend-tls.c,
+ * tls_start_allowed).  Unix-socket and -s clients, whom the socket's
+ * permissions admitted, have no address and no such limit.  The front-end
+ * remembers TLS_START_SHARES addresses; a full table forgets the one whose
+ * bucket would be the fullest, which costs it at most a fresh burst. */
+#define TLS_STARTS_PER_ADDRESS_BURST      64u
+#define TLS_STARTS_PER_ADDRESS_PER_SECOND 32u
+#define TLS_START_SHARES                  1024u
+#define TLS_START_SHARE_PROBES            8u
 /* How long the front-end waits for one answer of the key holder (its
  * loop stops meanwhile: a signature takes well under a millisecond). */
 #define KEY_ANSWER_TIMEOUT_MS     2000u
