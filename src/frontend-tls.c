@@ -8,9 +8,10 @@
  *   X.509  the private key is an external GnuTLS key whose one operation,
  *          signing, is a request to the key holder (keyholder.c); the
  *          front-end has the certificates only.  Signing happens inside a
- *          client's handshake, for that client, and the loop waits for the
- *          answer (at most KEY_ANSWER_TIMEOUT_MS; it takes well under a
- *          millisecond).  TLS 1.3 and 1.2 are offered with certificates,
+ *          client's handshake, for that client, which runs in a fiber of
+ *          its own: the fiber waits for the answer (at most
+ *          KEY_ANSWER_TIMEOUT_MS; it takes well under a millisecond) while
+ *          the loop serves everyone else.  TLS 1.3 and 1.2 are offered with certificates,
  *          and the key holder signs only with the schemes of
  *          key-schemes.h, for what a TLS server signs.
  *   PSK    the key of a user name is asked of the key holder when a client
@@ -31,8 +32,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <gnutls/abstract.h>
@@ -48,8 +51,42 @@
 /* Certificates of the server's chain the front-end presents. */
 #define MAX_CHAIN_CERTS 16
 
+/* AddressSanitizer must be told when the stack changes (fibers, below). */
+#if defined(__SANITIZE_ADDRESS__)
+#define FIBER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FIBER_ASAN 1
+#endif
+#endif
+#ifdef FIBER_ASAN
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+/* A handshake runs on a stack of its own (a fiber, ucontext), so that
+ * when GnuTLS asks for a signature or a PSK in the middle of it, the
+ * request goes to the key holder and the fiber waits, while the loop
+ * serves everyone else; the answer resumes it.  GnuTLS calls its key
+ * callbacks synchronously and cannot be resumed after a callback that
+ * returned "again", so the wait must happen inside the callback. */
+struct handshake_fiber {
+  ucontext_t context;
+  uint8_t *stack;               /* HANDSHAKE_STACK_SIZE, a guard page below */
+  bool step_done;               /* gnutls_handshake returned step_result */
+  int step_result;
+  /* The key holder's answer being waited for (key_id != 0). */
+  uint64_t key_id;
+  uint16_t key_want;            /* the answer's type */
+  uint64_t key_deadline_ms;
+  int key_error;
+  uint8_t key_answer[KEY_MAX_SIGNATURE];
+  uint32_t key_answer_len;
+  void *asan_fake_stack;
+};
+
 struct client_tls {
   gnutls_session_t session;
+  struct handshake_fiber *fiber; /* from STARTTLS until the handshake ends */
   bool begun;                   /* gnutls_handshake called */
   bool established;             /* handshake done: every byte is TLS */
   uint8_t *stage;               /* TLS_STAGE_SIZE, once established */
@@ -75,6 +112,15 @@ static unsigned key_bits;
 /* The client whose handshake step is running: key requests are made for
  * it and only while it is in CLIENT_TLS_HANDSHAKE. */
 static struct client *handshaking;
+/* The loop's side of the fibers. */
+static ucontext_t loop_context;
+static struct client *fiber_starting;
+static unsigned key_waits;              /* fibers waiting for the key holder */
+#ifdef FIBER_ASAN
+static void *loop_fake_stack;
+static const void *loop_stack_bottom;
+static size_t loop_stack_size;
+#endif
 
 bool
 tls_offered (void)
@@ -152,11 +198,110 @@ tls_start_allowed (const struct client *c)
                             TLS_STARTS_PER_ADDRESS_PER_SECOND);
 }
 
+/* ---- Fibers. ---- */
+
+static size_t
+page_size (void)
+{
+  long p = sysconf (_SC_PAGESIZE);
+  return p > 0 ? (size_t) p : 4096;
+}
+
+/* From the fiber to the loop, until the loop resumes it. */
+static void
+fiber_yield (struct handshake_fiber *f)
+{
+#ifdef FIBER_ASAN
+  __sanitizer_start_switch_fiber (&f->asan_fake_stack, loop_stack_bottom, loop_stack_size);
+#endif
+  if (swapcontext (&f->context, &loop_context) == -1)
+    fatal_errno ("swapcontext");
+#ifdef FIBER_ASAN
+  __sanitizer_finish_switch_fiber (f->asan_fake_stack, &loop_stack_bottom, &loop_stack_size);
+#endif
+}
+
+/* The fiber's whole life: one gnutls_handshake per step, its result left
+ * for the loop. */
+static void
+fiber_main (void)
+{
+  struct client *c = fiber_starting;
+  struct handshake_fiber *f = c->tls->fiber;
+
+#ifdef FIBER_ASAN
+  __sanitizer_finish_switch_fiber (NULL, &loop_stack_bottom, &loop_stack_size);
+#endif
+  for (;;) {
+    f->step_result = gnutls_handshake (c->tls->session);
+    f->step_done = true;
+    fiber_yield (f);
+  }
+}
+
+static struct handshake_fiber *
+fiber_new (struct client *c)
+{
+  const size_t guard = page_size ();
+  struct handshake_fiber *f = calloc (1, sizeof *f);
+
+  if (f == NULL)
+    fatal_errno ("calloc");
+  f->stack = mmap (NULL, guard + HANDSHAKE_STACK_SIZE, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+  if (f->stack == MAP_FAILED)
+    fatal_errno ("mmap for a TLS handshake's stack");
+  /* An overflow faults instead of writing into whatever lies below. */
+  if (mprotect (f->stack, guard, PROT_NONE) == -1)
+    fatal_errno ("mprotect");
+  if (getcontext (&f->context) == -1)
+    fatal_errno ("getcontext");
+  f->context.uc_stack.ss_sp = f->stack + guard;
+  f->context.uc_stack.ss_size = HANDSHAKE_STACK_SIZE;
+  f->context.uc_link = NULL;
+  makecontext (&f->context, fiber_main, 0);
+  (void) c;
+  return f;
+}
+
+static void
+fiber_free (struct handshake_fiber *f)
+{
+  if (f == NULL)
+    return;
+  munmap (f->stack, page_size () + HANDSHAKE_STACK_SIZE);
+  explicit_bzero (f->key_answer, sizeof f->key_answer);
+  free (f);
+}
+
+/* From the loop into the client's fiber, until it yields: its step done,
+ * or waiting for the key holder. */
+static void
+fiber_resume (struct client *c)
+{
+  struct handshake_fiber *f = c->tls->fiber;
+
+  fiber_starting = c;
+  handshaking = c;
+#ifdef FIBER_ASAN
+  __sanitizer_start_switch_fiber (&loop_fake_stack, f->stack + page_size (),
+                                  HANDSHAKE_STACK_SIZE);
+#endif
+  if (swapcontext (&loop_context, &f->context) == -1)
+    fatal_errno ("swapcontext");
+#ifdef FIBER_ASAN
+  __sanitizer_finish_switch_fiber (loop_fake_stack, NULL, NULL);
+#endif
+  handshaking = NULL;
+}
+
 /* ---- The key holder. ---- */
 
 /* One request, one answer of type want with the same number, its payload
- * in out (at most max bytes).  Returns the payload length, or -1 with the
- * errno the key holder gave, or ETIMEDOUT. */
+ * in out (at most max bytes).  Called inside a handshake's fiber: the
+ * fiber waits, the loop goes on.  Returns the payload length, or -1 with
+ * the errno the key holder gave, or ETIMEDOUT, or ECANCELED when the
+ * client went meanwhile. */
 static int
 ask_keyholder (uint16_t type, uint16_t flags, uint32_t length, uint64_t offset,
                const void *payload, uint32_t len, uint16_t want, uint8_t *out, uint32_t max)
@@ -165,45 +310,114 @@ ask_keyholder (uint16_t type, uint16_t flags, uint32_t length, uint64_t offset,
     .type = type, .flags = flags, .id = ++keyholder_serial, .length = length, .offset = offset,
     .payload_len = len,
   };
-  uint64_t deadline = now_ms () + KEY_ANSWER_TIMEOUT_MS;
+  struct handshake_fiber *f = handshaking->tls->fiber;
 
   if (ipc_send_datagram (keyholder_fd, &h, payload) == -1)
     fatal_errno ("asking the key holder");
-  for (;;) {
-    struct pollfd pfd = { .fd = keyholder_fd, .events = POLLIN };
-    struct ipc_header a;
-    uint64_t now = now_ms ();
-    int r;
+  f->key_id = h.id;
+  f->key_want = want;
+  f->key_deadline_ms = now_ms () + KEY_ANSWER_TIMEOUT_MS;
+  f->key_error = 0;
+  f->key_answer_len = 0;
+  key_waits++;
+  fiber_yield (f);
+  /* Resumed by tls_keyholder_read, tls_key_deadline_check or tls_end,
+   * which cleared key_id. */
+  if (f->key_error != 0) {
+    errno = f->key_error;
+    return -1;
+  }
+  if (f->key_answer_len > max)
+    fatal ("the key holder's answer is larger than asked for");
+  memcpy (out, f->key_answer, f->key_answer_len);
+  explicit_bzero (f->key_answer, f->key_answer_len);
+  return (int) f->key_answer_len;
+}
 
-    if (now >= deadline) {
-      warn ("the key holder did not answer in %u ms", KEY_ANSWER_TIMEOUT_MS);
-      errno = ETIMEDOUT;
-      return -1;
-    }
-    r = poll (&pfd, 1, (int) (deadline - now));
-    if (r == -1 && errno != EINTR)
-      fatal_errno ("poll");
-    if (r <= 0)
-      continue;
-    if (ipc_recv_datagram (keyholder_fd, &a, out, max) == -1) {
+/* The answer (or failure) a waiting fiber gets: it goes on at once. */
+static void finish_step (struct client *c);
+
+static void
+key_wait_ends (struct client *c, int error, const uint8_t *answer, uint32_t len)
+{
+  struct handshake_fiber *f = c->tls->fiber;
+
+  f->key_id = 0;
+  f->key_error = error;
+  f->key_answer_len = len;
+  if (len > 0)
+    memcpy (f->key_answer, answer, len);
+  key_waits--;
+  f->step_done = false;
+  fiber_resume (c);
+}
+
+int
+tls_keyholder_poll_fd (void)
+{
+  return key_waits > 0 ? keyholder_fd : -1;
+}
+
+bool
+tls_key_waiting (const struct client *c)
+{
+  return c->tls != NULL && c->tls->fiber != NULL && c->tls->fiber->key_id != 0;
+}
+
+uint64_t
+tls_key_deadline (const struct client *c)
+{
+  return tls_key_waiting (c) ? c->tls->fiber->key_deadline_ms : 0;
+}
+
+/* The key holder's answers: each resumes the fiber that waits for it.
+ * A late answer (its wait timed out, or its client went) is dropped; a
+ * malformed one ends the front-end, as a broken key holder should. */
+void
+tls_keyholder_read (void)
+{
+  for (;;) {
+    uint8_t payload[KEY_MAX_SIGNATURE];
+    struct ipc_header a;
+    struct client *waiter = NULL;
+    size_t i;
+
+    if (ipc_recv_datagram (keyholder_fd, &a, payload, sizeof payload) == -1) {
       if (errno == EAGAIN || errno == EINTR)
-        continue;
+        return;
       if (errno == 0)
         fatal ("the key holder closed its socket");
       fatal_errno ("bad answer from the key holder");
     }
-    if (a.type != want || a.id > h.id || a.flags != 0 || a.offset != 0 || a.length != 0 ||
-        a.area_offset != 0 || (a.error != 0 && a.payload_len != 0) ||
+    if ((a.type != IPC_KEY_SIGNATURE && a.type != IPC_KEY_PSK_KEY) ||
+        a.id == 0 || a.id > keyholder_serial || a.flags != 0 || a.offset != 0 ||
+        a.length != 0 || a.area_offset != 0 || (a.error != 0 && a.payload_len != 0) ||
         (a.error == 0 && a.payload_len == 0))
       fatal ("the key holder sent a malformed answer (type %u)", a.type);
-    if (a.id < h.id)
-      continue;                         /* the late answer to a timed-out request */
-    if (a.error != 0) {
-      errno = (int) a.error;
-      return -1;
-    }
-    return (int) a.payload_len;
+    for (i = 0; i < fe.nclients && waiter == NULL; i++)
+      if (tls_key_waiting (fe.clients[i]) && fe.clients[i]->tls->fiber->key_id == a.id)
+        waiter = fe.clients[i];
+    if (waiter == NULL)
+      continue;
+    if (a.type != waiter->tls->fiber->key_want)
+      fatal ("the key holder answered request %llu with type %u",
+             (unsigned long long) a.id, a.type);
+    key_wait_ends (waiter, (int) a.error, payload, a.error ? 0 : a.payload_len);
+    explicit_bzero (payload, sizeof payload);
+    if (waiter->tls->fiber->step_done)
+      finish_step (waiter);
   }
+}
+
+void
+tls_key_deadline_check (struct client *c, uint64_t now)
+{
+  if (!tls_key_waiting (c) || now < c->tls->fiber->key_deadline_ms)
+    return;
+  warn ("the key holder did not answer in %u ms", KEY_ANSWER_TIMEOUT_MS);
+  key_wait_ends (c, ETIMEDOUT, NULL, 0);
+  if (c->tls->fiber->step_done)
+    finish_step (c);
 }
 
 /* GnuTLS's external key: one signature, by the key holder.  GnuTLS hands
@@ -475,6 +689,7 @@ tls_start (struct client *c)
   t = calloc (1, sizeof *t);
   if (t == NULL)
     fatal_errno ("calloc");
+  t->fiber = fiber_new (c);
   if ((r = gnutls_init (&t->session, GNUTLS_SERVER | GNUTLS_NONBLOCK | GNUTLS_NO_SIGNAL)) < 0 ||
       (r = gnutls_priority_set (t->session, priority)) < 0 ||
       (cert_creds && (r = gnutls_credentials_set (t->session, GNUTLS_CRD_CERTIFICATE,
@@ -483,6 +698,7 @@ tls_start (struct client *c)
     warn ("client %s: cannot start TLS: %s", c->peer, gnutls_strerror (r));
     if (t->session)
       gnutls_deinit (t->session);
+    fiber_free (t->fiber);
     free (t);
     errno = EPROTO;
     return -1;
@@ -563,18 +779,31 @@ tls_handshake_begun (const struct client *c)
   return c->tls != NULL && c->tls->begun;
 }
 
+/* A step of the handshake in its fiber; it ends here, or waits for the
+ * key holder and ends in tls_keyholder_read. */
 void
 tls_handshake_step (struct client *c)
 {
   struct client_tls *t = c->tls;
-  int r;
 
-  if (t == NULL || t->established || c->state != CLIENT_TLS_HANDSHAKE)
+  if (t == NULL || t->established || c->state != CLIENT_TLS_HANDSHAKE ||
+      tls_key_waiting (c))
     return;
   t->begun = true;
-  handshaking = c;
-  r = gnutls_handshake (t->session);
-  handshaking = NULL;
+  t->fiber->step_done = false;
+  fiber_resume (c);
+  if (t->fiber->step_done)
+    finish_step (c);
+}
+
+/* What a handshake step that returned means. */
+static void
+finish_step (struct client *c)
+{
+  struct client_tls *t = c->tls;
+  int r = t->fiber->step_result;
+
+  t->fiber->step_done = false;
   if (r == GNUTLS_E_AGAIN || r == GNUTLS_E_INTERRUPTED)
     return;
   if (r < 0) {
@@ -582,6 +811,9 @@ tls_handshake_step (struct client *c)
     client_close (c, NULL);
     return;
   }
+  /* On the loop's stack here: the fiber's is no longer needed. */
+  fiber_free (t->fiber);
+  t->fiber = NULL;
   t->established = true;
   t->stage = malloc (TLS_STAGE_SIZE);
   t->wire = malloc (TLS_WIRE_SIZE);
@@ -709,6 +941,13 @@ tls_end (struct client *c)
 
   if (t == NULL)
     return;
+  /* A fiber waiting for the key holder is ended first: it gets
+   * ECANCELED, so GnuTLS unwinds its handshake (and frees what it holds
+   * on that stack) while the socket is still there. */
+  if (tls_key_waiting (c))
+    key_wait_ends (c, ECANCELED, NULL, 0);
+  fiber_free (t->fiber);
+  t->fiber = NULL;
   /* close_notify if the socket takes it now; nobody waits for it. */
   if (t->established && c->wfd >= 0 && gnutls_bye (t->session, GNUTLS_SHUT_WR) == 0)
     (void) write_wire (c);

@@ -976,13 +976,14 @@ take_listeners (void)
 }
 
 /* pollfd roles, to find the peer again after poll. */
-enum poll_kind { POLL_LISTENER, POLL_CONTROL, POLL_CLIENT_R, POLL_CLIENT_W, POLL_FETCHER };
+enum poll_kind { POLL_LISTENER, POLL_CONTROL, POLL_KEYHOLDER, POLL_CLIENT_R, POLL_CLIENT_W,
+                 POLL_FETCHER };
 
 static void
 run_loop (void)
 {
   /* Each client: its socket (or two with -s) and its fetcher. */
-  size_t cap = 2 + fe.nlisteners + 3 * ((size_t) fe.max_clients + ACCEPTS_PER_ROUND);
+  size_t cap = 3 + fe.nlisteners + 3 * ((size_t) fe.max_clients + ACCEPTS_PER_ROUND);
   struct pollfd *pfd = calloc (cap, sizeof *pfd);
   struct { enum poll_kind kind; struct client *c; } *who = calloc (cap, sizeof *who);
 
@@ -1008,6 +1009,11 @@ run_loop (void)
     pfd[n] = (struct pollfd) { .fd = fe.control_fd, .events = POLLIN };
     who[n].kind = POLL_CONTROL;
     who[n++].c = NULL;
+    if (tls_keyholder_poll_fd () >= 0) {
+      pfd[n] = (struct pollfd) { .fd = tls_keyholder_poll_fd (), .events = POLLIN };
+      who[n].kind = POLL_KEYHOLDER;
+      who[n++].c = NULL;
+    }
 
     for (i = 0; i < fe.nclients; i++) {
       struct client *c = fe.clients[i];
@@ -1016,6 +1022,8 @@ run_loop (void)
 
       if (c->deadline_ms && c->deadline_ms < next_deadline)
         next_deadline = c->deadline_ms;
+      if (tls_key_deadline (c) && tls_key_deadline (c) < next_deadline)
+        next_deadline = tls_key_deadline (c);
       /* Decrypted bytes inside GnuTLS: poll would not wake us for them. */
       if (wants && tls_input_pending (c))
         next_deadline = now;
@@ -1024,6 +1032,9 @@ run_loop (void)
         ev = hev & POLLIN;
         out = hev & POLLOUT;
       }
+      /* Waiting for the key holder: nothing of the client's until then. */
+      if (tls_key_waiting (c))
+        ev = out = 0;
       if (c->rfd == c->wfd) {
         pfd[n] = (struct pollfd) { .fd = c->rfd, .events = ev | out };
         who[n].kind = POLL_CLIENT_R;
@@ -1073,6 +1084,9 @@ run_loop (void)
       case POLL_CONTROL:
         if (re & (POLLIN | POLLHUP | POLLERR))
           frontend_dispatch_supervisor ();
+        break;
+      case POLL_KEYHOLDER:
+        tls_keyholder_read ();
         break;
       case POLL_CLIENT_R:
       case POLL_CLIENT_W:
@@ -1141,6 +1155,9 @@ run_loop (void)
         if (c->dead || (c->in_len == waiting && client_unsent (c) == queued))
           break;
       }
+      if (c->dead)
+        continue;
+      tls_key_deadline_check (c, now);
       if (c->dead)
         continue;
       /* STARTTLS's answer is out: the handshake starts. */

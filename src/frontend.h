@@ -261,6 +261,15 @@ bool client_in_tls (const struct client *c);
  * handshakes for now (TLS_STARTS_PER_ADDRESS_*). */
 int tls_start (struct client *c);
 bool tls_handshake_begun (const struct client *c);
+/* A handshake whose fiber waits for the key holder (frontend-tls.c): its
+ * socket is not polled meanwhile; the key holder's socket is (its
+ * descriptor, or -1 when no one waits), and each answer resumes the
+ * handshake it belongs to.  A wait ends by KEY_ANSWER_TIMEOUT_MS. */
+bool tls_key_waiting (const struct client *c);
+uint64_t tls_key_deadline (const struct client *c);
+void tls_key_deadline_check (struct client *c, uint64_t now);
+int tls_keyholder_poll_fd (void);
+void tls_keyholder_read (void);
 short tls_handshake_events (const struct client *c);
 /* Go on with the handshake; on success handshake_tls_done, on failure
  * the client is closed. */

@@ -451,8 +451,12 @@ static_assert (DATA_AREA_SIZE % DATA_AREA_CHUNK == 0, "data area in chunks");
 #define TLS_STARTS_PER_ADDRESS_PER_SECOND 32u
 #define TLS_START_SHARES                  1024u
 #define TLS_START_SHARE_PROBES            8u
-/* How long the front-end waits for one answer of the key holder (its
- * loop stops meanwhile: a signature takes well under a millisecond). */
+/* How long a TLS handshake waits for one answer of the key holder (in a
+ * fiber of its own: the loop goes on; a signature takes well under a
+ * millisecond).  Each handshake's fiber has a stack of
+ * HANDSHAKE_STACK_SIZE (address space: GnuTLS's handshake touches a few
+ * tens of KiB of it), from STARTTLS to the end of the handshake. */
+#define HANDSHAKE_STACK_SIZE      (256u * 1024)
 #define KEY_ANSWER_TIMEOUT_MS     2000u
 /* Access rules (--allow), over all exports. */
 #define MAX_ACCESS_RULES          256u
