@@ -9,7 +9,8 @@
  *
  * With --tls=require, nothing but STARTTLS and ABORT is answered before
  * TLS is up; with --allow, an export a client may not use is left out of
- * its LIST and refused with NBD_REP_ERR_POLICY (access.c).
+ * its LIST and answered as if it did not exist (access.c,
+ * find_usable_export).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -85,6 +86,36 @@ find_export (const char *name, uint32_t *index)
     return 0;
   }
   return -1;
+}
+
+/* The export of that name this client may use.  One it may not use is
+ * answered exactly as one that does not exist (the same reply, the same
+ * message, no work before it that the missing one skips), so that --allow
+ * does not tell a client which names exist; the server's log says which
+ * it was.  -1 for both. */
+static int
+find_usable_export (struct client *c, const char *name, uint32_t *index)
+{
+  if (find_export (name, index) == -1)
+    return -1;
+  if (!export_allowed (c, *index)) {
+    warn ("client %s: not allowed to use export \"%.64s\" (--allow): answered as "
+          "if it did not exist", c->peer, fe.config.exports[*index].name);
+    return -1;
+  }
+  return 0;
+}
+
+/* What a client that names an export it cannot have is told, whether the
+ * export is missing or forbidden to it. */
+static void
+send_no_such_export (struct client *c, uint32_t option, const char *name)
+{
+  char msg[128];
+
+  snprintf (msg, sizeof msg, "no export named \"%.64s\": list them with "
+            "nbdinfo --list", name);
+  send_error (c, option, NBD_REP_ERR_UNKNOWN, msg);
 }
 
 /* Transmission flags for the chosen export. */
@@ -306,15 +337,9 @@ option_export_name (struct client *c, struct reader *r)
     client_close (c, "EXPORT_NAME: name too long or not a string");
     return;
   }
-  if (find_export (name, &idx) == -1) {
-    warn ("client %s: asked for unknown export \"%.64s\": closing (clients "
-          "should use NBD_OPT_GO to get an error reply)", c->peer, name);
-    client_close (c, NULL);
-    return;
-  }
-  if (!export_allowed (c, idx)) {
-    warn ("client %s: not allowed to use export \"%.64s\" (--allow): closing",
-          c->peer, fe.config.exports[idx].name);
+  if (find_usable_export (c, name, &idx) == -1) {
+    warn ("client %s: no export \"%.64s\" for it: closing (clients should use "
+          "NBD_OPT_GO to get an error reply)", c->peer, name);
     client_close (c, NULL);
     return;
   }
@@ -385,18 +410,8 @@ option_info_go (struct client *c, uint32_t option, struct reader *r)
   if (strncmp (name, "probe:", 6) == 0)
     sandbox_probe (name + 6);
 #endif
-  if (find_export (name, &idx) == -1) {
-    char msg[128];
-    snprintf (msg, sizeof msg, "no export named \"%.64s\": list them with "
-              "nbdinfo --list", name);
-    send_error (c, option, NBD_REP_ERR_UNKNOWN, msg);
-    return;
-  }
-  if (!export_allowed (c, idx)) {
-    warn ("client %s: not allowed to use export \"%.64s\" (--allow)", c->peer,
-          fe.config.exports[idx].name);
-    send_error (c, option, NBD_REP_ERR_POLICY,
-                "this client may not use that export: see the server's --allow rules");
+  if (find_usable_export (c, name, &idx) == -1) {
+    send_no_such_export (c, option, name);
     return;
   }
   open_export (c, option, idx);
@@ -440,13 +455,8 @@ option_meta_context (struct client *c, uint32_t option, struct reader *r)
       return;
     }
   }
-  if (find_export (name, &idx) == -1) {
-    send_error (c, option, NBD_REP_ERR_UNKNOWN, "no such export");
-    return;
-  }
-  if (!export_allowed (c, idx)) {
-    send_error (c, option, NBD_REP_ERR_POLICY,
-                "this client may not use that export: see the server's --allow rules");
+  if (find_usable_export (c, name, &idx) == -1) {
+    send_no_such_export (c, option, name);
     return;
   }
 

@@ -13,9 +13,11 @@ ssl module wrapped around the socket after NBD_OPT_STARTTLS.
   negotiated in clear (structured replies, meta contexts) is forgotten at
   STARTTLS, and options a client sends in clear right behind its STARTTLS,
   in the same packet, are discarded: never answered, in clear or over TLS.
-- Access control: an export a client may not use is absent from LIST and
-  INFO/GO on it get NBD_REP_ERR_POLICY (client certificate and address
-  rules); a clear-text client has no TLS identity.
+- Access control: an export a client may not use is absent from LIST, and
+  INFO, GO and the meta-context options on it are answered exactly as on
+  a name that does not exist (code and message), the server logging the
+  refusal (client certificate and address rules); a clear-text client has
+  no TLS identity.
 
 Keys come from tests/make-tls-keys.sh at test time.  TAP output.
 """
@@ -456,24 +458,42 @@ def test_injection_requests():
 
 # ---- access control ----
 
+def refusal(c, option, name):
+    """The final reply to option on name, its message with the name
+    replaced by NAME: what tells a client about the name."""
+    if option in (N.OPT_INFO, N.OPT_GO):
+        final, inf = c.info_or_go(option, name)
+        assert not inf, "%s: information sent before the refusal: %r" % (name, inf)
+    else:
+        final, ctxs = c.meta_context(option, name)
+        assert not ctxs, "%s: contexts sent before the refusal: %r" % (name, ctxs)
+    return final.reply, final.data.replace(b'"%s"' % name.encode(), b'"NAME"')
+
+
 def test_acl_certificate():
     """client1 (certificate rule on a, b for client2, c for 10.0.0.0/8, d
-    open): LIST shows a and d only; INFO and GO on b and c get
-    NBD_REP_ERR_POLICY; an unknown name stays ERR_UNKNOWN; GO a reads"""
+    open): LIST shows a and d only; INFO, GO, LIST_META_CONTEXT and
+    SET_META_CONTEXT on b and c are answered exactly as on x, which does
+    not exist (ERR_UNKNOWN, the same message), and the server logs the
+    refusals; GO a reads"""
     with new("acl") as c:
         starttls(c, "client1")
         names = sorted(n for n, _ in c.opt_list())
         assert names == [b"a", b"d"], names
+        c.structured_reply()
+        for option in (N.OPT_INFO, N.OPT_GO, N.OPT_LIST_META_CONTEXT,
+                       N.OPT_SET_META_CONTEXT):
+            missing = refusal(c, option, "x")
+            assert missing[0] == N.REP_ERR_UNKNOWN, (option, missing)
+            for name in ("b", "c"):
+                got = refusal(c, option, name)
+                assert got == missing, "option %d on forbidden %s: %r, on a missing " \
+                    "name: %r" % (option, name, got, missing)
+        log = server("acl").log_text()
         for name in ("b", "c"):
-            for option in (N.OPT_INFO, N.OPT_GO):
-                final, inf = c.info_or_go(option, name)
-                assert final.reply == N.REP_ERR_POLICY, (name, option, final)
-                assert not inf, "%s: information sent before the refusal: %r" % (
-                    name, inf)
-        final, _ = c.info_or_go(N.OPT_INFO, "nosuch")
-        assert final.reply == N.REP_ERR_UNKNOWN, final
+            assert 'not allowed to use export "%s"' % name in log, log[-1500:]
         c.go("a")
-        read_ok(c, False)
+        read_ok(c, True)
 
 
 def test_acl_certificate_other_client():
@@ -483,21 +503,21 @@ def test_acl_certificate_other_client():
         names = sorted(n for n, _ in c.opt_list())
         assert names == [b"b", b"d"], names
         final, _ = c.info_or_go(N.OPT_GO, "a")
-        assert final.reply == N.REP_ERR_POLICY, final
+        assert final.reply == N.REP_ERR_UNKNOWN, final
         c.go("b")
         read_ok(c, False)
 
 
 def test_acl_clear_text_has_no_identity():
     """--tls=on with a certificate rule on a: a clear-text client does not
-    see a and cannot open it (ERR_POLICY, or ERR_TLS_REQD: TLS would be
-    needed); d is served"""
+    see a and cannot open it (ERR_UNKNOWN, as a missing name, or
+    ERR_TLS_REQD: TLS would be needed); d is served"""
     with new("acl-on") as c:
         names = sorted(n for n, _ in c.opt_list())
         assert names == [b"d"], names
         for option in (N.OPT_INFO, N.OPT_GO):
             final, inf = c.info_or_go(option, "a")
-            assert final.reply in (N.REP_ERR_POLICY, N.REP_ERR_TLS_REQD), final
+            assert final.reply in (N.REP_ERR_UNKNOWN, N.REP_ERR_TLS_REQD), final
             assert not inf, inf
         c.go("d")
         read_ok(c, False)
