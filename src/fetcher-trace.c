@@ -12,12 +12,18 @@
  *     script's tokens, Proxy-Authorization) becomes "<masked>";
  *   - reply headers: Set-Cookie values are masked;
  *   - anywhere, a query string (presigned URLs carry their signature
- *     there) becomes "?...".
- * libcurl's informational text is shown with query strings masked, and
+ *     there) becomes "?...";
+ *   - anywhere, the user information of a URL ("http://alice:pw@host",
+ *     as libcurl's "Issue another request to this URL" line after a
+ *     redirect shows it, or a Location header a server sends back), and
+ *     whatever stands before an '@' in a word without a scheme
+ *     ("alice:pw@host"), becomes "<masked>".
+ * libcurl's informational text is shown with these masks, and
  * body bytes and TLS records are never shown.  The plain-http reads that
  * bypass libcurl (fetcher-direct.c) trace their request and reply header
  * sections through the same masks.
  */
+#include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -37,6 +43,63 @@ static const char *const shown_request_headers[] = {
   "Content-Length", "Expect", "TE", "Upgrade", "HTTP2-Settings",
 };
 
+/* Where a word ends, for the masks: URLs in libcurl's text stand between
+ * quotes, in parentheses or after a space. */
+static bool
+word_end (char c)
+{
+  return c == ' ' || c == '\'' || c == '"' || c == '<' || c == '>' || c == '(' ||
+         c == ')' || c == ',' || c == '\t';
+}
+
+/* Copy line (len bytes) into out (size bytes, at least 1), the user
+ * information of every word that has an '@' replaced by "<masked>": from
+ * after its "://" if it has one, else from the word's start, to its last
+ * '@'.  Returns the length copied (cut where out is full). */
+static size_t
+mask_userinfo (const char *line, size_t len, char *out, size_t size)
+{
+  static const char masked[] = "<masked>";
+  size_t i = 0, o = 0;
+
+  while (i < len && o + 1 < size) {
+    size_t start = i, end = i, at = len, j, from;
+
+    if (word_end (line[i])) {
+      out[o++] = line[i++];
+      continue;
+    }
+    while (end < len && !word_end (line[end]))
+      end++;
+    for (j = start; j < end; j++)
+      if (line[j] == '@')
+        at = j;
+    if (at == len) {
+      for (; i < end && o + 1 < size; i++)
+        out[o++] = line[i];
+      continue;
+    }
+    /* A scheme: letters, digits, '+', '-' and '.' from the word's start,
+     * then "://".  Anything else before the '@' is user information. */
+    from = start;
+    for (j = start; j < at && (isalnum ((unsigned char) line[j]) || line[j] == '+' ||
+                               line[j] == '-' || line[j] == '.'); j++)
+      ;
+    if (j > start && j + 3 <= at && memcmp (line + j, "://", 3) == 0)
+      from = j + 3;
+    for (; i < from && o + 1 < size; i++)
+      out[o++] = line[i];
+    if (from < at) {
+      for (j = 0; j < sizeof masked - 1 && o + 1 < size; j++)
+        out[o++] = masked[j];
+    }
+    for (i = at; i < end && o + 1 < size; i++)
+      out[o++] = line[i];
+  }
+  out[o] = '\0';
+  return o;
+}
+
 static bool
 header_named (const char *line, size_t len, const char *name)
 {
@@ -47,11 +110,18 @@ header_named (const char *line, size_t len, const char *name)
 /* Copy line (len bytes, no line end) into out, masking what it must:
  * kind '>' a request line or header, '<' a reply's, '*' libcurl's text. */
 static void
-mask_line (char kind, const char *line, size_t len, char *out, size_t size)
+mask_line (char kind, const char *raw, size_t raw_len, char *out, size_t size)
 {
-  size_t i, o = 0;
+  char line[TRACE_LINE_MAX + 8];
+  size_t len = mask_userinfo (raw, raw_len, line, sizeof line), i, o = 0;
   bool is_header = false, masked_value = false;
-  const char *colon = memchr (line, ':', len);
+  const char *colon;
+
+  /* Only printable bytes reach the log, a header's name included. */
+  for (i = 0; i < len; i++)
+    if ((unsigned char) line[i] < 0x20 || (unsigned char) line[i] >= 0x7f)
+      line[i] = '?';
+  colon = memchr (line, ':', len);
 
   /* A header line (not the request or status line, which have no colon
    * before their first space). */
@@ -81,7 +151,7 @@ mask_line (char kind, const char *line, size_t len, char *out, size_t size)
         i++;
       continue;
     }
-    out[o++] = c >= 0x20 && c < 0x7f ? (char) c : '?';
+    out[o++] = (char) c;
   }
   out[o] = '\0';
 }

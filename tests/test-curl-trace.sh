@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # -D curl.verbose=1: every web conversation in the log (libcurl's and the
 # direct reads' alike), with nothing secret in it: request header values
-# other than a few harmless ones, Set-Cookie values and query strings are
-# masked.  Without it, no trace; other -D flags are refused.
+# other than a few harmless ones, Set-Cookie values, query strings and the
+# user information of URLs (also in libcurl's own lines) are masked.  Without it, no trace; other -D flags are refused.
 source "$(dirname "$0")/functions.sh"
 set -euo pipefail
 requires nbdcopy
@@ -40,6 +40,15 @@ has libcurl '> Range: bytes='
 has libcurl '< HTTP/1.1 206'
 has libcurl '< Content-Range: bytes '
 has libcurl '* Connected to 127.0.0.1'
+
+echo "== a password in the URL, after a relative redirect"
+# libcurl says "Issue another request to this URL: 'http://alice:...@'"
+# after a redirect: the user information is masked there as everywhere.
+host=${WEB_URL#http://}
+run -D curl.verbose=1 "http://alice:SECRETURLPASSWORD@$host/redirect/disk.img"
+no_secrets "URL password"
+has "URL password" 'Issue another request to this URL'
+has "URL password" 'http://<masked>@'
 
 echo "== direct reads (no credentials)"
 run -D curl.verbose=1 "$WEB_URL/good/disk.img" 'header=X-Nbdcurld-Test: SECRETTOKEN'
