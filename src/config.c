@@ -515,3 +515,64 @@ config_recv_launcher (int fd)
   recv_end (fd);
   return lw.flags;
 }
+
+int
+config_send_remover (int fd, const struct remover_config *c)
+{
+  const struct remover_config_wire rw = { .flags = c->flags, .nfiles = c->nfiles };
+  uint8_t buf[sizeof rw + REMOVER_MAX_FILES * (sizeof (struct removed_file_wire) +
+                                               MAX_PATH_LENGTH)];
+  struct writer w;
+  uint32_t i;
+
+  writer_init (&w, buf, sizeof buf);
+  if (c->nfiles > REMOVER_MAX_FILES || writer_put_bytes (&w, &rw, sizeof rw) == -1) {
+    errno = E2BIG;
+    return -1;
+  }
+  for (i = 0; i < c->nfiles; i++) {
+    const struct removed_file_wire fw = {
+      .dev = c->files[i].dev, .ino = c->files[i].ino,
+      .path_len = (uint32_t) strlen (c->files[i].path),
+    };
+    if (writer_put_bytes (&w, &fw, sizeof fw) == -1 ||
+        put_string (&w, c->files[i].path) == -1) {
+      errno = E2BIG;
+      return -1;
+    }
+  }
+  if (send_message (fd, IPC_CONFIG_REMOVER, buf, w.pos) == -1)
+    return -1;
+  return send_message (fd, IPC_CONFIG_END, NULL, 0);
+}
+
+void
+config_recv_remover (int fd, struct remover_config *c)
+{
+  struct remover_config_wire rw;
+  struct reader r;
+  uint32_t len, i;
+  uint8_t *p = recv_message (fd, IPC_CONFIG_REMOVER, &len);
+
+  reader_init (&r, p, len);
+  if (reader_get_bytes (&r, &rw, sizeof rw) == -1 ||
+      (rw.flags & ~(REMOVER_VERBOSE | REMOVER_SANDBOX_DEBUG)) != 0 ||
+      rw.nfiles < 1 || rw.nfiles > REMOVER_MAX_FILES)
+    fatal ("configuration: bad file remover message");
+  c->flags = rw.flags;
+  c->nfiles = rw.nfiles;
+  for (i = 0; i < rw.nfiles; i++) {
+    struct removed_file_wire fw;
+    if (reader_get_bytes (&r, &fw, sizeof fw) == -1 || fw.reserved != 0 || fw.path_len < 2)
+      fatal ("configuration: bad file in the file remover message");
+    c->files[i].path = get_string (&r, fw.path_len, MAX_PATH_LENGTH, "path to remove");
+    if (c->files[i].path[0] != '/')
+      fatal ("configuration: a path to remove that is not absolute");
+    c->files[i].dev = fw.dev;
+    c->files[i].ino = fw.ino;
+  }
+  if (reader_end (&r) == -1)
+    fatal ("configuration: trailing bytes in the file remover message");
+  free (p);
+  recv_end (fd);
+}

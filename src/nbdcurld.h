@@ -486,6 +486,7 @@ static_assert (CHILD_FD_EXPORT - CHILD_FD_PEER + 1 == LAUNCH_MAX_FDS &&
 #define ROLE_ARG_URL_CHECK        "--internal-role=url-check"
 #define ROLE_ARG_KEYHOLDER        "--internal-role=key-holder"
 #define ROLE_ARG_LAUNCHER         "--internal-role=launcher"
+#define ROLE_ARG_REMOVER          "--internal-role=file-remover"
 
 /* ---- Internal message format (host byte order: same machine). ---- */
 struct ipc_header {
@@ -527,6 +528,9 @@ enum ipc_type {
                               keyholder_config_wire + the certificate chain */
   IPC_CONFIG_LAUNCHER,     /* to the fetcher launcher, then IPC_CONFIG_END:
                               struct launcher_config_wire */
+  IPC_CONFIG_REMOVER,      /* to the file remover, then IPC_CONFIG_END:
+                              struct remover_config_wire, then each file's
+                              struct removed_file_wire and path */
 
   /* Control, front-end <-> supervisor on the SOCK_SEQPACKET socket. */
   IPC_SPAWN_FETCHER = 16,  /* fe -> sup: id = client token, length = export
@@ -724,6 +728,23 @@ struct launcher_config_wire {
 #define LAUNCHER_VERBOSE        (1u << 0)
 #define LAUNCHER_SANDBOX_DEBUG  (1u << 1)
 
+/* The file remover (remover.c): the files it removes when the supervisor
+ * ends, each only while it is still the file made (device and inode). */
+struct remover_config_wire {
+  uint32_t flags;              /* REMOVER_* */
+  uint32_t nfiles;             /* 1 .. REMOVER_MAX_FILES */
+  /* then nfiles times a struct removed_file_wire and its path */
+};
+struct removed_file_wire {
+  uint64_t dev;                /* st_dev of the file made */
+  uint64_t ino;                /* st_ino */
+  uint32_t path_len;           /* 2 .. MAX_PATH_LENGTH: an absolute path */
+  uint32_t reserved;           /* 0 */
+};
+#define REMOVER_MAX_FILES       2u     /* the -U socket and the -P pid file */
+#define REMOVER_VERBOSE         (1u << 0)
+#define REMOVER_SANDBOX_DEBUG   (1u << 1)
+
 struct export_config_wire {
   uint32_t flags;              /* EXPORT_* */
   uint32_t name_len;           /* <= NBD_MAX_STRING */
@@ -849,14 +870,16 @@ struct url_checked_wire {
  * percent-encodes); the checker shortens longer ones for the log. */
 #define MAX_LOG_URL_LENGTH        (MAX_URL_LENGTH + 64u)
 
-/* Role entry points: main.c (the supervisor), frontend-main.c and
- * fetcher-main.c (the fetcher and the URL checker) dispatch on argv[1]. */
+/* Role entry points: main.c (the supervisor and the file remover),
+ * frontend-main.c and fetcher-main.c (the fetcher and the URL checker)
+ * dispatch on argv[1]. */
 int supervisor_main (int argc, char **argv);
 int frontend_main (void);
 int fetcher_main (void);
 int url_check_main (void);
 int keyholder_main (void);
 int launcher_main (void);
+int remover_main (void);
 /* Shared start of every exec'd child (child.c): die with the supervisor,
  * name the process, check the fixed fds are there. */
 void child_start (const char *role, const char *comm);
