@@ -116,7 +116,7 @@ config_send_frontend (int fd, const struct frontend_config *c)
  * It must fit in one message, or a long enough set of keys would stop
  * every fetcher of an export from starting. */
 #define FETCHER_CONFIG_MAX                                                  \
-  (sizeof (struct fetcher_config_wire) + MAX_URL_LENGTH + 2 * MAX_PATH_LENGTH + \
+  (sizeof (struct fetcher_config_wire) + MAX_URL_LENGTH +                   \
    NBD_MAX_STRING + 2 * MAX_SECRET_LENGTH + MAX_EXTRA_HEADER_BYTES +         \
    MAX_COOKIE_LENGTH + MAX_USER_AGENT + MAX_RESOLVE_BYTES +                 \
    2 * MAX_CIPHER_LIST + MAX_URL_LENGTH + 2 * MAX_SECRET_LENGTH +           \
@@ -134,8 +134,7 @@ config_send_fetcher (int fd, const struct fetcher_config *c)
     .timeout = c->timeout,
     .stall_timeout = c->stall_timeout,
     .url_len = (uint32_t) strlen (c->url),
-    .cainfo_len = (uint32_t) strlen (c->cainfo),
-    .capath_len = (uint32_t) strlen (c->capath),
+    .ca_bundle_len = c->ca_bundle_len,
     .export_name_len = (uint32_t) strlen (c->export_name),
     .auth_user_len = (uint32_t) strlen (c->auth_user),
     .auth_password_len = (uint32_t) strlen (c->auth_password),
@@ -166,8 +165,6 @@ config_send_fetcher (int fd, const struct fetcher_config *c)
   writer_init (&w, buf, sizeof buf);
   if (writer_put_bytes (&w, &fw, sizeof fw) == -1 ||
       put_string (&w, c->url) == -1 ||
-      put_string (&w, c->cainfo) == -1 ||
-      put_string (&w, c->capath) == -1 ||
       put_string (&w, c->export_name) == -1 ||
       put_string (&w, c->auth_user) == -1 ||
       put_string (&w, c->auth_password) == -1 ||
@@ -405,8 +402,10 @@ config_recv_fetcher (int fd, struct fetcher_config *c)
   c->timeout = fw.timeout;
   c->stall_timeout = fw.stall_timeout;
   c->url = get_string (&r, fw.url_len, MAX_URL_LENGTH, "URL");
-  c->cainfo = get_string (&r, fw.cainfo_len, MAX_PATH_LENGTH, "CA file");
-  c->capath = get_string (&r, fw.capath_len, MAX_PATH_LENGTH, "CA directory");
+  if (fw.ca_bundle_len > CA_BUNDLE_MAX_BYTES)
+    fatal ("configuration: CA certificates of %u bytes (at most %u)", fw.ca_bundle_len,
+           CA_BUNDLE_MAX_BYTES);
+  c->ca_bundle_len = fw.ca_bundle_len;
   c->export_name = get_string (&r, fw.export_name_len, NBD_MAX_STRING, "export name");
   c->auth_user = get_string (&r, fw.auth_user_len, MAX_SECRET_LENGTH, "user name");
   c->auth_password = get_string (&r, fw.auth_password_len, MAX_SECRET_LENGTH, "password");

@@ -63,8 +63,7 @@ struct fetcher_config {
   uint32_t timeout;
   uint32_t stall_timeout;     /* 0: DEFAULT_STALL_TIMEOUT */
   char *url;                  /* may hold credentials: never log it raw */
-  char *cainfo;               /* "" when unset */
-  char *capath;               /* "" when unset */
+  uint32_t ca_bundle_len;     /* CA certificates at CHILD_FD_CA_BUNDLE, 0: none */
   char *export_name;
   char *auth_user;            /* --auth-user, "" when unset */
   char *auth_password;        /* --auth-password, "" when unset: never log it */

@@ -202,10 +202,15 @@
 #define MAX_NOPROXY_LENGTH        4096u
 #define MAX_UNIX_SOCKET_PATH      107u
 #define MAX_PATH_LENGTH           4096u
-/* Fetcher: directories that the symbolic links in --capath lead into,
- * added to its Landlock rules (fetcher.c); links into more are not
- * followed under the sandbox, and a notice says so. */
-#define MAX_CAPATH_LINK_DIRS      16u
+/* --cainfo and --capath (cainfo=, capath=): the supervisor reads them
+ * before it drops root (ca-bundle.c) and each fetcher of the export gets
+ * their certificates as bytes, so that a CA file only root may read
+ * works and no fetcher needs a path to one.  The bytes of one export
+ * together: room for four bundles as large as Debian's whole
+ * /etc/ssl/certs/ca-certificates.crt (about 220 KB); and the files of a
+ * --capath directory under OpenSSL's hashed names (Debian's has 146). */
+#define CA_BUNDLE_MAX_BYTES       (1024u * 1024)
+#define CAPATH_MAX_FILES          1024u
 
 /* Fetcher: HTTP/FTP connections kept per fetcher (--connections). */
 #define DEFAULT_CONNECTIONS       16u
@@ -470,16 +475,23 @@ static_assert (DATA_AREA_SIZE % DATA_AREA_CHUNK == 0, "data area in chunks");
                                          SOCK_SEQPACKET socket).  file:
                                          exports take no scripts, so the
                                          number is free there. */
+#define CHILD_FD_CA_BUNDLE        7   /* fetcher of a network export with
+                                         ca_bundle_len > 0: its CA
+                                         certificates, a sealed memfd
+                                         (ca-bundle.h); after the script
+                                         channel (8) when there is one */
 /* The front-end's socket to the key holder (FRONTEND_TLS_KEYHOLDER) follows
  * its listeners (or the -s client's two fds). */
 #define KEYHOLDER_FD_KEY          5   /* key holder: the private key file */
 #define KEYHOLDER_FD_PSK          6   /* key holder: the PSK file */
 
 /* A fetcher's descriptors, CHILD_FD_PEER to CHILD_FD_EXPORT (or
- * CHILD_FD_SCRIPTS), as the supervisor passes them to the launcher. */
-#define LAUNCH_MAX_FDS            5u
-static_assert (CHILD_FD_EXPORT - CHILD_FD_PEER + 1 == LAUNCH_MAX_FDS &&
-               CHILD_FD_SCRIPTS == CHILD_FD_EXPORT, "a fetcher's descriptors");
+ * CHILD_FD_SCRIPTS, then CHILD_FD_CA_BUNDLE), as the supervisor passes
+ * them to the launcher. */
+#define LAUNCH_MAX_FDS            6u
+static_assert (CHILD_FD_SCRIPTS + 1 - CHILD_FD_PEER + 1 == LAUNCH_MAX_FDS &&
+               CHILD_FD_SCRIPTS == CHILD_FD_EXPORT && CHILD_FD_CA_BUNDLE == CHILD_FD_SCRIPTS,
+               "a fetcher's descriptors");
 
 #define ROLE_ARG_FRONTEND         "--internal-role=front-end"
 #define ROLE_ARG_FETCHER          "--internal-role=fetcher"
@@ -762,8 +774,9 @@ struct fetcher_config_wire {
   uint32_t timeout;            /* seconds a transfer may take, 0 = no limit */
   uint32_t stall_timeout;      /* seconds, 0 = DEFAULT_STALL_TIMEOUT */
   uint32_t url_len;            /* 1 .. MAX_URL_LENGTH */
-  uint32_t cainfo_len;         /* 0 .. MAX_PATH_LENGTH */
-  uint32_t capath_len;         /* 0 .. MAX_PATH_LENGTH */
+  uint32_t ca_bundle_len;      /* 0 .. CA_BUNDLE_MAX_BYTES: the bytes of the
+                                  memfd at CHILD_FD_CA_BUNDLE (--cainfo,
+                                  --capath); 0: none, libcurl's default */
   uint32_t export_name_len;    /* 0 .. NBD_MAX_STRING, for log lines */
   uint32_t auth_user_len;      /* 0 .. MAX_SECRET_LENGTH */
   uint32_t auth_password_len;  /* 0 .. MAX_SECRET_LENGTH */
@@ -798,7 +811,7 @@ struct fetcher_config_wire {
   uint32_t readahead;          /* 0 .. READAHEAD_MAX_BYTES: the prefetch
                                   store's size, 0: none */
   uint16_t allow_ports[MAX_ALLOWED_PORTS];  /* --allow-port, 0: unused slot */
-  /* then the url, cainfo, capath, export name, user, password, headers,
+  /* then the url, export name, user, password, headers,
      cookie, user agent, resolve, ciphers, TLS 1.3 ciphers, proxy, proxy
      user, proxy password, no_proxy, Unix socket path and cookie file
      bytes, in that order */

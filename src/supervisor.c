@@ -39,6 +39,7 @@
 
 #include "clock.h"
 #include "config-build.h"
+#include "ca-bundle.h"
 #include "config.h"
 #include "ipc.h"
 #include "log.h"
@@ -306,11 +307,49 @@ read_export_secrets (void)
   }
 }
 
+/* ---- CA certificates (ca-bundle.c). ---- */
+
+/* Each network export's --cainfo and --capath (or cainfo= and capath=),
+ * read now, as root if we were started so, and before the background's
+ * change of directory; exports that share both share one bundle.  A file
+ * we cannot use stops the start, saying which and why. */
+static void
+read_export_ca_files (void)
+{
+  unsigned i, j;
+
+  for (i = 0; i < opt.nexports; i++) {
+    struct export_spec *e = &opt.exports[i];
+    const struct fetch_settings *k = &e->keys;
+    char err[2 * MAX_PATH_LENGTH + 256];
+
+    if (e->kind == URL_FILE || (k->cainfo == NULL && k->capath == NULL))
+      continue;
+    for (j = 0; j < i; j++)
+      if (opt.exports[j].ca_bundle_len > 0 && opt.exports[j].keys.cainfo == k->cainfo &&
+          opt.exports[j].keys.capath == k->capath)
+        break;
+    if (j < i) {
+      e->ca_bundle_fd = opt.exports[j].ca_bundle_fd;
+      e->ca_bundle_len = opt.exports[j].ca_bundle_len;
+      continue;
+    }
+    e->ca_bundle_fd = ca_bundle_make (k->cainfo, k->cainfo == opt.cainfo ? "--cainfo " : "cainfo=",
+                                      k->capath, k->capath == opt.capath ? "--capath " : "capath=",
+                                      &e->ca_bundle_len, err, sizeof err);
+    if (e->ca_bundle_fd == -1)
+      fatal ("%s", err);
+    debug ("export \"%s\": %u bytes of CA certificates for its fetchers", e->name,
+           e->ca_bundle_len);
+  }
+}
+
 /* ---- Paths. ---- */
 
 /* The supervisor may change directory (to / when it goes into the
- * background) before a fetcher reads its CA files or the supervisor
- * removes its socket and pid file: make relative paths absolute now. */
+ * background) before a fetcher connects to its Unix socket or the
+ * supervisor removes its socket and pid file: make relative paths
+ * absolute now.  (CA files are read before that: read_export_ca_files.) */
 static const char *
 absolute_path (const char *what, const char *path, bool must_exist)
 {
@@ -338,8 +377,6 @@ make_paths_absolute (void)
 
   for (i = 0; i < opt.nexports; i++) {
     struct fetch_settings *k = &opt.exports[i].keys;
-    k->cainfo = absolute_path ("the CA file (cainfo=, --cainfo)", k->cainfo, true);
-    k->capath = absolute_path ("the CA directory (capath=, --capath)", k->capath, true);
     /* The web server's socket may come later: it need not exist yet. */
     k->unix_socket_path = absolute_path ("unix-socket-path=", k->unix_socket_path, false);
     if (k->unix_socket_path && strlen (k->unix_socket_path) > MAX_UNIX_SOCKET_PATH)
@@ -1474,8 +1511,7 @@ fetcher_config_of (const struct export_spec *e, struct fetcher_config *fc)
     .timeout = e->keys.timeout,
     .stall_timeout = opt.stall_timeout,
     .url = e->url,
-    .cainfo = (char *) (e->keys.cainfo ? e->keys.cainfo : ""),
-    .capath = (char *) (e->keys.capath ? e->keys.capath : ""),
+    .ca_bundle_len = e->ca_bundle_len,
     .export_name = e->name,
     .auth_user = (char *) (e->keys.auth_user ? e->keys.auth_user : ""),
     .auth_password = e->auth_password ? e->auth_password : (char *) "",
@@ -1513,7 +1549,7 @@ launch_fetcher (unsigned idx, int fds[3])
 {
   const struct export_spec *e = &opt.exports[idx];
   struct fetcher_config fc;
-  int sv[2], area, extra[3], pipe_fds[2], script_sv[2] = { -1, -1 }, err;
+  int sv[2], area, extra[4], pipe_fds[2], script_sv[2] = { -1, -1 }, err;
   unsigned nextra = 0;
   pid_t pid;
 
@@ -1563,6 +1599,8 @@ launch_fetcher (unsigned idx, int fds[3])
     extra[nextra++] = e->fd;           /* CHILD_FD_EXPORT */
   else if (script_sv[1] >= 0)
     extra[nextra++] = script_sv[1];    /* CHILD_FD_SCRIPTS */
+  if (e->ca_bundle_len > 0)
+    extra[nextra++] = e->ca_bundle_fd; /* CHILD_FD_CA_BUNDLE, after the scripts' */
   pid = start_child (ROLE_ARG_FETCHER, sv[1], extra, nextra, send_fetcher_config, &fc);
   close (sv[1]);
   close (pipe_fds[1]);
@@ -2466,6 +2504,7 @@ supervisor_main (int argc, char **argv)
   check_urls ();
   check_exports ();
   read_export_secrets ();
+  read_export_ca_files ();
   prepare_tls ();
 
   if (socket_activated) {

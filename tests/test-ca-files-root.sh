@@ -89,6 +89,12 @@ for fetchers in forked exec; do
 done
 # The key of one export, relative to the directory nbdcurld started in.
 copy cainfo-key direct --export "disk=$url" cainfo=secret/ca.pem
+# With a script channel the certificates' descriptor comes after it.
+printf '#!/bin/sh\necho "X-Test: 1"\n' > header.sh
+chmod 0755 header.sh
+copy cainfo-script direct --cainfo "$tmp/secret/ca.pem" "$url" "header-script=$tmp/header.sh"
+grep -q 'header-script done' cainfo-script.log ||
+    fail "cainfo-script: the script did not run"
 # The forked runs had a launcher ready; the executed ones none.
 grep -q 'the fetcher launcher is ready' cainfo-direct-forked.log ||
     fail "no fetcher launcher in the forked run"
