@@ -116,7 +116,7 @@ config_send_frontend (int fd, const struct frontend_config *c)
  * It must fit in one message, or a long enough set of keys would stop
  * every fetcher of an export from starting. */
 #define FETCHER_CONFIG_MAX                                                  \
-  (sizeof (struct fetcher_config_wire) + MAX_URL_LENGTH + 2 * MAX_PATH_LENGTH + \
+  (sizeof (struct fetcher_config_wire) + MAX_URL_LENGTH +                   \
    NBD_MAX_STRING + 2 * MAX_SECRET_LENGTH + MAX_EXTRA_HEADER_BYTES +         \
    MAX_COOKIE_LENGTH + MAX_USER_AGENT + MAX_RESOLVE_BYTES +                 \
    2 * MAX_CIPHER_LIST + MAX_URL_LENGTH + 2 * MAX_SECRET_LENGTH +           \
@@ -134,8 +134,7 @@ config_send_fetcher (int fd, const struct fetcher_config *c)
     .timeout = c->timeout,
     .stall_timeout = c->stall_timeout,
     .url_len = (uint32_t) strlen (c->url),
-    .cainfo_len = (uint32_t) strlen (c->cainfo),
-    .capath_len = (uint32_t) strlen (c->capath),
+    .ca_bundle_len = c->ca_bundle_len,
     .export_name_len = (uint32_t) strlen (c->export_name),
     .auth_user_len = (uint32_t) strlen (c->auth_user),
     .auth_password_len = (uint32_t) strlen (c->auth_password),
@@ -166,8 +165,6 @@ config_send_fetcher (int fd, const struct fetcher_config *c)
   writer_init (&w, buf, sizeof buf);
   if (writer_put_bytes (&w, &fw, sizeof fw) == -1 ||
       put_string (&w, c->url) == -1 ||
-      put_string (&w, c->cainfo) == -1 ||
-      put_string (&w, c->capath) == -1 ||
       put_string (&w, c->export_name) == -1 ||
       put_string (&w, c->auth_user) == -1 ||
       put_string (&w, c->auth_password) == -1 ||
@@ -405,8 +402,10 @@ config_recv_fetcher (int fd, struct fetcher_config *c)
   c->timeout = fw.timeout;
   c->stall_timeout = fw.stall_timeout;
   c->url = get_string (&r, fw.url_len, MAX_URL_LENGTH, "URL");
-  c->cainfo = get_string (&r, fw.cainfo_len, MAX_PATH_LENGTH, "CA file");
-  c->capath = get_string (&r, fw.capath_len, MAX_PATH_LENGTH, "CA directory");
+  if (fw.ca_bundle_len > CA_BUNDLE_MAX_BYTES)
+    fatal ("configuration: CA certificates of %u bytes (at most %u)", fw.ca_bundle_len,
+           CA_BUNDLE_MAX_BYTES);
+  c->ca_bundle_len = fw.ca_bundle_len;
   c->export_name = get_string (&r, fw.export_name_len, NBD_MAX_STRING, "export name");
   c->auth_user = get_string (&r, fw.auth_user_len, MAX_SECRET_LENGTH, "user name");
   c->auth_password = get_string (&r, fw.auth_password_len, MAX_SECRET_LENGTH, "password");
@@ -514,4 +513,65 @@ config_recv_launcher (int fd)
     fatal ("configuration: bad launcher flags");
   recv_end (fd);
   return lw.flags;
+}
+
+int
+config_send_remover (int fd, const struct remover_config *c)
+{
+  const struct remover_config_wire rw = { .flags = c->flags, .nfiles = c->nfiles };
+  uint8_t buf[sizeof rw + REMOVER_MAX_FILES * (sizeof (struct removed_file_wire) +
+                                               MAX_PATH_LENGTH)];
+  struct writer w;
+  uint32_t i;
+
+  writer_init (&w, buf, sizeof buf);
+  if (c->nfiles > REMOVER_MAX_FILES || writer_put_bytes (&w, &rw, sizeof rw) == -1) {
+    errno = E2BIG;
+    return -1;
+  }
+  for (i = 0; i < c->nfiles; i++) {
+    const struct removed_file_wire fw = {
+      .dev = c->files[i].dev, .ino = c->files[i].ino,
+      .path_len = (uint32_t) strlen (c->files[i].path),
+    };
+    if (writer_put_bytes (&w, &fw, sizeof fw) == -1 ||
+        put_string (&w, c->files[i].path) == -1) {
+      errno = E2BIG;
+      return -1;
+    }
+  }
+  if (send_message (fd, IPC_CONFIG_REMOVER, buf, w.pos) == -1)
+    return -1;
+  return send_message (fd, IPC_CONFIG_END, NULL, 0);
+}
+
+void
+config_recv_remover (int fd, struct remover_config *c)
+{
+  struct remover_config_wire rw;
+  struct reader r;
+  uint32_t len, i;
+  uint8_t *p = recv_message (fd, IPC_CONFIG_REMOVER, &len);
+
+  reader_init (&r, p, len);
+  if (reader_get_bytes (&r, &rw, sizeof rw) == -1 ||
+      (rw.flags & ~(REMOVER_VERBOSE | REMOVER_SANDBOX_DEBUG)) != 0 ||
+      rw.nfiles < 1 || rw.nfiles > REMOVER_MAX_FILES)
+    fatal ("configuration: bad file remover message");
+  c->flags = rw.flags;
+  c->nfiles = rw.nfiles;
+  for (i = 0; i < rw.nfiles; i++) {
+    struct removed_file_wire fw;
+    if (reader_get_bytes (&r, &fw, sizeof fw) == -1 || fw.reserved != 0 || fw.path_len < 2)
+      fatal ("configuration: bad file in the file remover message");
+    c->files[i].path = get_string (&r, fw.path_len, MAX_PATH_LENGTH, "path to remove");
+    if (c->files[i].path[0] != '/')
+      fatal ("configuration: a path to remove that is not absolute");
+    c->files[i].dev = fw.dev;
+    c->files[i].ino = fw.ino;
+  }
+  if (reader_end (&r) == -1)
+    fatal ("configuration: trailing bytes in the file remover message");
+  free (p);
+  recv_end (fd);
 }

@@ -63,8 +63,7 @@ struct fetcher_config {
   uint32_t timeout;
   uint32_t stall_timeout;     /* 0: DEFAULT_STALL_TIMEOUT */
   char *url;                  /* may hold credentials: never log it raw */
-  char *cainfo;               /* "" when unset */
-  char *capath;               /* "" when unset */
+  uint32_t ca_bundle_len;     /* CA certificates at CHILD_FD_CA_BUNDLE, 0: none */
   char *export_name;
   char *auth_user;            /* --auth-user, "" when unset */
   char *auth_password;        /* --auth-password, "" when unset: never log it */
@@ -91,12 +90,22 @@ struct fetcher_config {
   uint32_t retry_delay_ms;    /* the first retry's delay */
 };
 
+struct remover_config {
+  uint32_t flags;             /* REMOVER_* */
+  uint32_t nfiles;
+  struct removed_file {
+    char *path;               /* absolute */
+    uint64_t dev, ino;        /* the file made */
+  } files[REMOVER_MAX_FILES];
+};
+
 /* Supervisor side: write the whole configuration and IPC_CONFIG_END.
  * Returns 0 or -1 with errno. */
 int config_send_frontend (int fd, const struct frontend_config *c);
 int config_send_fetcher (int fd, const struct fetcher_config *c);
 int config_send_keyholder (int fd, const struct keyholder_config *c);
 int config_send_launcher (int fd, uint32_t flags);
+int config_send_remover (int fd, const struct remover_config *c);
 
 /* Child side: read and check it all; any malformed message is fatal (the
  * supervisor is the only writer, so it is a bug, not an attack). */
@@ -105,5 +114,6 @@ void config_recv_fetcher (int fd, struct fetcher_config *c);
 void config_recv_keyholder (int fd, struct keyholder_config *c);
 /* The launcher's LAUNCHER_* flags. */
 uint32_t config_recv_launcher (int fd);
+void config_recv_remover (int fd, struct remover_config *c);
 
 #endif

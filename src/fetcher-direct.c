@@ -385,7 +385,8 @@ tls_problem (struct transfer *t, CURLcode rc)
 {
   if (t->refused[0] != '\0')
     return t->refused;
-  return t->errbuf[0] != '\0' ? t->errbuf : curl_easy_strerror (rc);
+  return certificate_problem (t, rc, t->errbuf[0] != '\0' ? t->errbuf
+                                                          : curl_easy_strerror (rc));
 }
 
 /* https: libcurl speaks HTTP/2 to a server that offers it (ALPN), unless

@@ -154,6 +154,33 @@ transfer_reset (struct transfer *t, enum transfer_mode mode)
   t->errbuf[0] = '\0';
 }
 
+/* OpenSSL's words (in libcurl's "SSL certificate problem: ...") for a
+ * chain that leads to no CA we trust: the CA is what is missing. */
+static bool
+issuer_unknown (const char *what)
+{
+  static const char *const words[] = {
+    "unable to get local issuer certificate", "unable to get issuer certificate",
+    "self-signed certificate", "self signed certificate", "unable to verify the first certificate",
+  };
+  size_t i;
+
+  for (i = 0; i < sizeof words / sizeof words[0]; i++)
+    if (strstr (what, words[i]) != NULL)
+      return true;
+  return false;
+}
+
+const char *
+certificate_problem (struct transfer *t, CURLcode rc, const char *what)
+{
+  if (rc != CURLE_PEER_FAILED_VERIFICATION || !issuer_unknown (what))
+    return what;
+  snprintf (t->message, sizeof t->message, "%s (give the CA that signed the server's "
+            "certificate with --cainfo FILE or --capath DIR)", what);
+  return t->message;
+}
+
 /* libcurl's own words about a failed transfer, and the system's error
  * when there was one: "Permission denied" on a connect is the sandbox
  * (Landlock) refusing a port the URL did not name, e.g. after a redirect. */
@@ -173,6 +200,8 @@ curl_message (struct transfer *t, CURLcode rc)
   if (rc == CURLE_BAD_FUNCTION_ARGUMENT && t->errbuf[0] == '\0')
     what = "the reply has a header line libcurl cannot take (folded onto "
            "nothing, or without a colon)";
+  if (rc == CURLE_PEER_FAILED_VERIFICATION)
+    return certificate_problem (t, rc, what);
 
   if (curl_easy_getinfo (t->easy, CURLINFO_OS_ERRNO, &os_errno) != CURLE_OK ||
       os_errno <= 0 || strstr (what, strerror ((int) os_errno)) != NULL)
@@ -266,12 +295,13 @@ transfer_setup_route (CURL *easy)
       SETOPT (easy, CURLOPT_PROXYPASSWORD, cfg->proxy_password);
     if (cfg->noproxy[0] != '\0')
       SETOPT (easy, CURLOPT_NOPROXY, cfg->noproxy);
-    /* An https:// proxy is checked with the same CA files and
+    /* An https:// proxy is checked with the same CA certificates and
      * sslverify= as the web server. */
-    if (cfg->cainfo[0] != '\0')
-      SETOPT (easy, CURLOPT_PROXY_CAINFO, cfg->cainfo);
-    if (cfg->capath[0] != '\0')
-      SETOPT (easy, CURLOPT_PROXY_CAPATH, cfg->capath);
+    if (fetcher_ca_bundle_len > 0) {
+      struct curl_blob ca = { (void *) fetcher_ca_bundle, fetcher_ca_bundle_len,
+                              CURL_BLOB_NOCOPY };
+      SETOPT (easy, CURLOPT_PROXY_CAINFO_BLOB, &ca);
+    }
     if (cfg->flags & FETCHER_INSECURE) {
       SETOPT (easy, CURLOPT_PROXY_SSL_VERIFYPEER, 0L);
       SETOPT (easy, CURLOPT_PROXY_SSL_VERIFYHOST, 0L);
@@ -361,8 +391,16 @@ transfer_setup (struct transfer *t)
    * same rule: fetcher-direct.c). */
   SETOPT (easy, CURLOPT_LOW_SPEED_LIMIT, (long) MIN_TRANSFER_RATE);
   SETOPT (easy, CURLOPT_LOW_SPEED_TIME, (long) fetcher_stall_timeout (cfg));
-  if (cfg->cainfo[0] != '\0')
-    SETOPT (easy, CURLOPT_CAINFO, cfg->cainfo);
+  /* --cainfo and --capath's certificates, which the supervisor read
+   * (fetcher.c, take_ca_bundle): in place of libcurl's default CA file;
+   * its default CA directory stays, as with a CURLOPT_CAINFO path.  A
+   * copy of this handle (the direct https reads' CONNECT_ONLY handles,
+   * fetcher-direct.c) points at the same bytes. */
+  if (fetcher_ca_bundle_len > 0) {
+    struct curl_blob ca = { (void *) fetcher_ca_bundle, fetcher_ca_bundle_len,
+                            CURL_BLOB_NOCOPY };
+    SETOPT (easy, CURLOPT_CAINFO_BLOB, &ca);
+  }
   /* --auth-user and --auth-password: libcurl sends them to the URL's host
    * only, never to one a redirect leads to (no CURLOPT_UNRESTRICTED_AUTH);
    * reads check the pinned URL the same way (transfer_setup_reads). */
@@ -370,8 +408,6 @@ transfer_setup (struct transfer *t)
     SETOPT (easy, CURLOPT_USERNAME, cfg->auth_user);
   if (cfg->auth_password[0] != '\0')
     SETOPT (easy, CURLOPT_PASSWORD, cfg->auth_password);
-  if (cfg->capath[0] != '\0')
-    SETOPT (easy, CURLOPT_CAPATH, cfg->capath);
   /* ssl-version=, ssl-cipher-list=, tls13-ciphers=: for servers that
    * need old or particular TLS (VMware hosts, appliances). */
   if (cfg->tls_min != 0)

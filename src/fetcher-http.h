@@ -118,7 +118,8 @@ struct transfer {
   struct ra_segment *prefetch;  /* a readahead's segment (its buffer is
                                    data), or NULL: a read */
   char errbuf[CURL_ERROR_SIZE];
-  char message[CURL_ERROR_SIZE + 64];  /* curl_message's text */
+  char message[CURL_ERROR_SIZE + 160];  /* curl_message's text, or a TLS
+                                           failure with its next step */
   char refused[MAX_LOG_URL_LENGTH + 256];  /* why fetcher_open_socket refused
                                               a connection, or "" */
 };
@@ -154,6 +155,12 @@ struct http_state {
   CURLSH *cookies;
 };
 extern struct http_state http;
+
+/* fetcher-http.c */
+/* libcurl's words what (for rc) about a server certificate that no CA we
+ * trust signed, with the next step after them, in t->message; what
+ * itself for any other failure. */
+const char *certificate_problem (struct transfer *t, CURLcode rc, const char *what);
 
 /* fetcher-transfer.c */
 /* A request for t goes out (its mode, offset and length set): its reply

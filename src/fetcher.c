@@ -20,7 +20,6 @@
  * this process ends (exit 1), which ends that one client's connection.
  */
 #include <assert.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -29,7 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <libgen.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -284,6 +282,34 @@ fetcher_reply (uint64_t id, uint32_t error)
 }
 
 int fetcher_pipe_fd = -1;
+const char *fetcher_ca_bundle;
+size_t fetcher_ca_bundle_len;
+
+/* The CA certificates the supervisor read (ca-bundle.c), at
+ * CHILD_FD_CA_BUNDLE or after the script channel: mapped for the
+ * process's life (libcurl points at them, CURL_BLOB_NOCOPY), shared with
+ * the other fetchers of the export and sealed against writing. */
+static void
+take_ca_bundle (const struct fetcher_config *cfg)
+{
+  const int fd = (cfg->flags & (FETCHER_HEADER_SCRIPT | FETCHER_COOKIE_SCRIPT))
+                 ? CHILD_FD_SCRIPTS + 1 : CHILD_FD_CA_BUNDLE;
+  struct stat st;
+  void *p;
+
+  if (cfg->ca_bundle_len == 0)
+    return;
+  if (fstat (fd, &st) == -1 || !S_ISREG (st.st_mode) ||
+      (uint64_t) st.st_size != cfg->ca_bundle_len)
+    fatal ("the CA certificates' descriptor is not the %u bytes the configuration says",
+           cfg->ca_bundle_len);
+  p = mmap (NULL, cfg->ca_bundle_len, PROT_READ, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED)
+    fatal_errno ("mapping the CA certificates");
+  close (fd);
+  fetcher_ca_bundle = p;
+  fetcher_ca_bundle_len = cfg->ca_bundle_len;
+}
 uint32_t fetcher_pipe_read_max;
 
 void
@@ -403,70 +429,6 @@ open_or_exit (struct fetcher *f, const struct fetcher_backend *backend)
   }
 }
 
-/* A CA directory made by c_rehash or `openssl rehash` is full of
- * symbolic links, and often to certificates elsewhere (Debian's
- * /etc/ssl/certs leads into /usr/share/ca-certificates).  Landlock checks
- * the file a link leads to, not the link, so the directories the links
- * of --capath lead into are allowed too, read-only: at most
- * MAX_CAPATH_LINK_DIRS of them.  Called before the sandbox, while
- * readdir and realpath still work. */
-static void
-add_capath_link_dirs (const char *capath, struct sandbox_path *paths, size_t *npaths,
-                      size_t max)
-{
-  size_t first = *npaths, added = 0, i;
-  char *real_capath = realpath (capath, NULL);
-  DIR *dir = opendir (capath);
-  struct dirent *d;
-
-  if (dir == NULL || real_capath == NULL) {
-    /* libcurl says so when it tries to use it. */
-    if (dir)
-      closedir (dir);
-    free (real_capath);
-    return;
-  }
-  while ((d = readdir (dir)) != NULL) {
-    struct stat st;
-    char *target, *parent;
-
-    if (fstatat (dirfd (dir), d->d_name, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
-        !S_ISLNK (st.st_mode))
-      continue;
-    {
-      char *link_path;
-      if (asprintf (&link_path, "%s/%s", capath, d->d_name) == -1)
-        fatal_errno ("asprintf");
-      target = realpath (link_path, NULL);    /* NULL: a dangling link */
-      free (link_path);
-    }
-    if (target == NULL)
-      continue;
-    parent = dirname (target);                /* in place, within target */
-    for (i = first; i < *npaths; i++)
-      if (strcmp (paths[i].path, parent) == 0)
-        break;
-    if (strcmp (parent, real_capath) == 0 || i < *npaths) {
-      free (target);
-      continue;
-    }
-    if (added == MAX_CAPATH_LINK_DIRS || *npaths == max) {
-      notice ("--capath %s: its links lead into more than %u directories; "
-              "certificates in the others cannot be read under the sandbox "
-              "(use a directory of copies, or --cainfo with one bundle)",
-              capath, MAX_CAPATH_LINK_DIRS);
-      free (target);
-      break;
-    }
-    /* The string stays for the rest of the process: Landlock rules are
-     * added later from paths[]. */
-    paths[(*npaths)++] = (struct sandbox_path) { parent, SANDBOX_READ };
-    added++;
-  }
-  closedir (dir);
-  free (real_capath);
-}
-
 /* The TCP ports of a proxy or a Unix socket (proxy=, unix-socket-path=),
  * given the URL's nports in ports[] (of room for max).  Through a proxy
  * only the proxy is connected to, and the URL's ports stay only for the
@@ -516,16 +478,11 @@ fetcher_sandbox (const struct fetcher *f)
 
   sandbox_prepare_fetcher (network);
   if (network) {
-    static_assert (sizeof paths / sizeof paths[0] >= 2 + MAX_CAPATH_LINK_DIRS + 16,
-                   "room for the built-in paths, the CA paths and --capath's links");
-    for (i = 0; i < sandbox_network_npaths && npaths < sizeof paths / sizeof paths[0] - 2; i++)
+    /* No path of --cainfo or --capath: their certificates came as bytes
+     * (take_ca_bundle). */
+    static_assert (sizeof paths / sizeof paths[0] >= 16, "room for the built-in paths");
+    for (i = 0; i < sandbox_network_npaths && i < sizeof paths / sizeof paths[0]; i++)
       paths[npaths++] = sandbox_network_paths[i];
-    if (cfg->cainfo[0])
-      paths[npaths++] = (struct sandbox_path) { cfg->cainfo, SANDBOX_READ };
-    if (cfg->capath[0]) {
-      paths[npaths++] = (struct sandbox_path) { cfg->capath, SANDBOX_READ };
-      add_capath_link_dirs (cfg->capath, paths, &npaths, sizeof paths / sizeof paths[0]);
-    }
     nports = fetcher_connect_ports (cfg, ports, sizeof ports / sizeof ports[0], &any_port);
     if (nports < 0)
       fatal ("export \"%s\": cannot find the port of %s", f->export_name, f->log_url);
@@ -599,6 +556,7 @@ fetcher_main (void)
     exit (EXIT_FAILURE);
   }
   take_data_pipe (&f);
+  take_ca_bundle (&cfg);
   backend = f.kind == URL_FILE ? &fetcher_file_backend : &fetcher_http_backend;
   debug ("export \"%s\": %s backend for %s", f.export_name, backend->name, f.log_url);
   if (backend->init)

@@ -123,4 +123,11 @@ void fetcher_reply_piped (uint64_t id);
  * of earlier announcements, belong to no reply. */
 void fetcher_pipe_discard (uint32_t length);
 
+/* The export's CA certificates (--cainfo, --capath) as the supervisor
+ * read them, mapped read-only from the sealed memfd it gave, for
+ * libcurl's CURLOPT_CAINFO_BLOB; NULL and 0 when there are none (libcurl's
+ * default CA store then). */
+extern const char *fetcher_ca_bundle;
+extern size_t fetcher_ca_bundle_len;
+
 #endif

@@ -202,10 +202,15 @@
 #define MAX_NOPROXY_LENGTH        4096u
 #define MAX_UNIX_SOCKET_PATH      107u
 #define MAX_PATH_LENGTH           4096u
-/* Fetcher: directories that the symbolic links in --capath lead into,
- * added to its Landlock rules (fetcher.c); links into more are not
- * followed under the sandbox, and a notice says so. */
-#define MAX_CAPATH_LINK_DIRS      16u
+/* --cainfo and --capath (cainfo=, capath=): the supervisor reads them
+ * before it drops root (ca-bundle.c) and each fetcher of the export gets
+ * their certificates as bytes, so that a CA file only root may read
+ * works and no fetcher needs a path to one.  The bytes of one export
+ * together: room for four bundles as large as Debian's whole
+ * /etc/ssl/certs/ca-certificates.crt (about 220 KB); and the files of a
+ * --capath directory under OpenSSL's hashed names (Debian's has 146). */
+#define CA_BUNDLE_MAX_BYTES       (1024u * 1024)
+#define CAPATH_MAX_FILES          1024u
 
 /* Fetcher: HTTP/FTP connections kept per fetcher (--connections). */
 #define DEFAULT_CONNECTIONS       16u
@@ -487,22 +492,30 @@ static_assert (DATA_AREA_SIZE % DATA_AREA_CHUNK == 0, "data area in chunks");
                                          SOCK_SEQPACKET socket).  file:
                                          exports take no scripts, so the
                                          number is free there. */
+#define CHILD_FD_CA_BUNDLE        7   /* fetcher of a network export with
+                                         ca_bundle_len > 0: its CA
+                                         certificates, a sealed memfd
+                                         (ca-bundle.h); after the script
+                                         channel (8) when there is one */
 /* The front-end's socket to the key holder (FRONTEND_TLS_KEYHOLDER) follows
  * its listeners (or the -s client's two fds). */
 #define KEYHOLDER_FD_KEY          5   /* key holder: the private key file */
 #define KEYHOLDER_FD_PSK          6   /* key holder: the PSK file */
 
 /* A fetcher's descriptors, CHILD_FD_PEER to CHILD_FD_EXPORT (or
- * CHILD_FD_SCRIPTS), as the supervisor passes them to the launcher. */
-#define LAUNCH_MAX_FDS            5u
-static_assert (CHILD_FD_EXPORT - CHILD_FD_PEER + 1 == LAUNCH_MAX_FDS &&
-               CHILD_FD_SCRIPTS == CHILD_FD_EXPORT, "a fetcher's descriptors");
+ * CHILD_FD_SCRIPTS, then CHILD_FD_CA_BUNDLE), as the supervisor passes
+ * them to the launcher. */
+#define LAUNCH_MAX_FDS            6u
+static_assert (CHILD_FD_SCRIPTS + 1 - CHILD_FD_PEER + 1 == LAUNCH_MAX_FDS &&
+               CHILD_FD_SCRIPTS == CHILD_FD_EXPORT && CHILD_FD_CA_BUNDLE == CHILD_FD_SCRIPTS,
+               "a fetcher's descriptors");
 
 #define ROLE_ARG_FRONTEND         "--internal-role=front-end"
 #define ROLE_ARG_FETCHER          "--internal-role=fetcher"
 #define ROLE_ARG_URL_CHECK        "--internal-role=url-check"
 #define ROLE_ARG_KEYHOLDER        "--internal-role=key-holder"
 #define ROLE_ARG_LAUNCHER         "--internal-role=launcher"
+#define ROLE_ARG_REMOVER          "--internal-role=file-remover"
 
 /* ---- Internal message format (host byte order: same machine). ---- */
 struct ipc_header {
@@ -544,6 +557,9 @@ enum ipc_type {
                               keyholder_config_wire + the certificate chain */
   IPC_CONFIG_LAUNCHER,     /* to the fetcher launcher, then IPC_CONFIG_END:
                               struct launcher_config_wire */
+  IPC_CONFIG_REMOVER,      /* to the file remover, then IPC_CONFIG_END:
+                              struct remover_config_wire, then each file's
+                              struct removed_file_wire and path */
 
   /* Control, front-end <-> supervisor on the SOCK_SEQPACKET socket. */
   IPC_SPAWN_FETCHER = 16,  /* fe -> sup: id = client token, length = export
@@ -741,6 +757,23 @@ struct launcher_config_wire {
 #define LAUNCHER_VERBOSE        (1u << 0)
 #define LAUNCHER_SANDBOX_DEBUG  (1u << 1)
 
+/* The file remover (remover.c): the files it removes when the supervisor
+ * ends, each only while it is still the file made (device and inode). */
+struct remover_config_wire {
+  uint32_t flags;              /* REMOVER_* */
+  uint32_t nfiles;             /* 1 .. REMOVER_MAX_FILES */
+  /* then nfiles times a struct removed_file_wire and its path */
+};
+struct removed_file_wire {
+  uint64_t dev;                /* st_dev of the file made */
+  uint64_t ino;                /* st_ino */
+  uint32_t path_len;           /* 2 .. MAX_PATH_LENGTH: an absolute path */
+  uint32_t reserved;           /* 0 */
+};
+#define REMOVER_MAX_FILES       2u     /* the -U socket and the -P pid file */
+#define REMOVER_VERBOSE         (1u << 0)
+#define REMOVER_SANDBOX_DEBUG   (1u << 1)
+
 struct export_config_wire {
   uint32_t flags;              /* EXPORT_* */
   uint32_t name_len;           /* <= NBD_MAX_STRING */
@@ -758,8 +791,9 @@ struct fetcher_config_wire {
   uint32_t timeout;            /* seconds a transfer may take, 0 = no limit */
   uint32_t stall_timeout;      /* seconds, 0 = DEFAULT_STALL_TIMEOUT */
   uint32_t url_len;            /* 1 .. MAX_URL_LENGTH */
-  uint32_t cainfo_len;         /* 0 .. MAX_PATH_LENGTH */
-  uint32_t capath_len;         /* 0 .. MAX_PATH_LENGTH */
+  uint32_t ca_bundle_len;      /* 0 .. CA_BUNDLE_MAX_BYTES: the bytes of the
+                                  memfd at CHILD_FD_CA_BUNDLE (--cainfo,
+                                  --capath); 0: none, libcurl's default */
   uint32_t export_name_len;    /* 0 .. NBD_MAX_STRING, for log lines */
   uint32_t auth_user_len;      /* 0 .. MAX_SECRET_LENGTH */
   uint32_t auth_password_len;  /* 0 .. MAX_SECRET_LENGTH */
@@ -794,7 +828,7 @@ struct fetcher_config_wire {
   uint32_t readahead;          /* 0 .. READAHEAD_MAX_BYTES: the prefetch
                                   store's size, 0: none */
   uint16_t allow_ports[MAX_ALLOWED_PORTS];  /* --allow-port, 0: unused slot */
-  /* then the url, cainfo, capath, export name, user, password, headers,
+  /* then the url, export name, user, password, headers,
      cookie, user agent, resolve, ciphers, TLS 1.3 ciphers, proxy, proxy
      user, proxy password, no_proxy, Unix socket path and cookie file
      bytes, in that order */
@@ -866,14 +900,16 @@ struct url_checked_wire {
  * percent-encodes); the checker shortens longer ones for the log. */
 #define MAX_LOG_URL_LENGTH        (MAX_URL_LENGTH + 64u)
 
-/* Role entry points: main.c (the supervisor), frontend-main.c and
- * fetcher-main.c (the fetcher and the URL checker) dispatch on argv[1]. */
+/* Role entry points: main.c (the supervisor and the file remover),
+ * frontend-main.c and fetcher-main.c (the fetcher and the URL checker)
+ * dispatch on argv[1]. */
 int supervisor_main (int argc, char **argv);
 int frontend_main (void);
 int fetcher_main (void);
 int url_check_main (void);
 int keyholder_main (void);
 int launcher_main (void);
+int remover_main (void);
 /* Shared start of every exec'd child (child.c): die with the supervisor,
  * name the process, check the fixed fds are there. */
 void child_start (const char *role, const char *comm);

@@ -51,6 +51,9 @@ extern const struct policy_rule fetcher_policy_rules[];
 extern const size_t fetcher_policy_nrules;
 extern const struct policy_rule keyholder_policy_rules[];
 extern const size_t keyholder_policy_nrules;
+/* The file remover (policy/remover.policy). */
+extern const struct policy_rule remover_policy_rules[];
+extern const size_t remover_policy_nrules;
 /* The fetcher of an export with unix-socket-path= (policy/fetcher-unix.policy). */
 extern const struct policy_rule fetcher_unix_policy_rules[];
 extern const size_t fetcher_unix_policy_nrules;

@@ -230,44 +230,80 @@ set_cookie_has_domain (const char *line, size_t n)
  * password, so it is read like one: bounded, never quoted in a message,
  * its buffers wiped. */
 char *
-secret_read_cookie_file (const char *path, char *err, size_t errlen)
+secret_read_file (const char *path, size_t max, size_t *len, char *why, size_t whylen)
 {
-  static const struct secret_kind k = {
-    "cookiefile=", "cookie file", MAX_COOKIE_FILE_BYTES,
-  };
-  /* One byte more than allowed to tell "too long", and one for a NUL
-   * (or, in lines, for the line end the last line may lack). */
-  size_t cap = MAX_COOKIE_FILE_BYTES + 1, out = 0, lineno = 0;
-  char *buf = malloc (cap + 1), *lines = malloc (cap + 1), *p, *end;
-  ssize_t len;
+  /* One byte more than allowed tells "too large", one more for the NUL. */
+  size_t cap = max + 1;
+  char *buf = malloc (cap + 1);
   struct stat st;
+  ssize_t n;
   int fd;
+  int e;
 
-  if (buf == NULL || lines == NULL) {
-    snprintf (err, errlen, "cookiefile=: out of memory");
-    goto fail;
+  if (buf == NULL) {
+    snprintf (why, whylen, "out of memory");
+    return NULL;
   }
   fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd == -1) {
-    snprintf (err, errlen, "cookiefile=%s: %s", path, strerror (errno));
-    goto fail;
+    e = errno;
+    snprintf (why, whylen, "%s", e == ENOENT ? "no such file" : strerror (e));
+    free (buf);
+    errno = e;
+    return NULL;
   }
-  /* Not a FIFO or a device, which could keep the start waiting for ever. */
+  /* Not a FIFO or a device, which could keep the start waiting for ever;
+   * nor a directory. */
   if (fstat (fd, &st) == -1 || !S_ISREG (st.st_mode)) {
-    snprintf (err, errlen, "cookiefile=%s: not a regular file", path);
-    close (fd);
+    snprintf (why, whylen, "not a regular file");
+    e = EINVAL;
     goto fail;
   }
-  len = read_all (fd, buf, cap, false);
-  if (len == -1) {
-    int e = errno;
-    snprintf (err, errlen, "cookiefile=%s: %s%s", path, read_error (&k, e),
-              e == E2BIG ? ": keep only the cookies the export needs" : "");
-    close (fd);
+  n = read_all (fd, buf, cap, false);
+  if (n == -1) {
+    e = errno;
+    if (e == E2BIG)
+      snprintf (why, whylen, "larger than %zu bytes", max);
+    else
+      snprintf (why, whylen, "%s", strerror (e));
     goto fail;
   }
   close (fd);
-  buf[len] = '\0';
+  buf[n] = '\0';
+  *len = (size_t) n;
+  return buf;
+ fail:
+  close (fd);
+  explicit_bzero (buf, cap + 1);
+  free (buf);
+  errno = e;
+  return NULL;
+}
+
+char *
+secret_read_cookie_file (const char *path, char *err, size_t errlen)
+{
+  /* One byte for a NUL (or, in lines, for the line end the last line may
+   * lack). */
+  size_t cap = MAX_COOKIE_FILE_BYTES + 1, out = 0, lineno = 0, got;
+  char why[128], *buf, *lines = malloc (cap + 1), *p, *end;
+  ssize_t len;
+
+  if (lines == NULL) {
+    snprintf (err, errlen, "cookiefile=: out of memory");
+    return NULL;
+  }
+  buf = secret_read_file (path, MAX_COOKIE_FILE_BYTES, &got, why, sizeof why);
+  if (buf == NULL) {
+    if (errno == E2BIG)
+      snprintf (err, errlen, "cookiefile=%s: the cookie file is longer than %u bytes: "
+                "keep only the cookies the export needs", path, MAX_COOKIE_FILE_BYTES);
+    else
+      snprintf (err, errlen, "cookiefile=%s: %s", path, why);
+    free (lines);
+    return NULL;
+  }
+  len = (ssize_t) got;
 
   /* One cookie a line, in the Netscape format or as a Set-Cookie: line,
    * which is how libcurl takes them one at a time (CURLOPT_COOKIELIST).
@@ -308,15 +344,13 @@ secret_read_cookie_file (const char *path, char *err, size_t errlen)
               path, MAX_COOKIE_FILE_BYTES);
     goto fail;
   }
-  explicit_bzero (buf, cap + 1);
+  explicit_bzero (buf, (size_t) len);
   free (buf);
   return lines;
 
  fail:
-  if (buf)
-    explicit_bzero (buf, cap + 1);
-  if (lines)
-    explicit_bzero (lines, cap + 1);
+  explicit_bzero (buf, (size_t) len);
+  explicit_bzero (lines, cap + 1);
   free (buf);
   free (lines);
   return NULL;

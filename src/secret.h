@@ -25,6 +25,17 @@ char *secret_read_named (const char *option, const char *noun, size_t max,
  * under the same rules. */
 char *secret_read_url (const char *source, char *err, size_t errlen);
 
+/* The whole of FILE, a regular file of at most max bytes, as root may
+ * read it before it drops its rights: opened without waiting (a FIFO or a
+ * device in its place is refused, never waited on), checked after the
+ * open (the file checked is the file read), malloc'd with a NUL after its
+ * bytes, its length in *len.  NULL with why (without the path) in why:
+ * "no such file", "not a regular file", "larger than N bytes", or the
+ * system's words.  The buffers it used are wiped (the file may be a
+ * secret). */
+char *secret_read_file (const char *path, size_t max, size_t *len, char *why,
+                        size_t whylen);
+
 /* cookiefile=FILE: the whole file (a regular file of at most
  * MAX_COOKIE_FILE_BYTES), one cookie a line as libcurl takes them
  * (Netscape format or "Set-Cookie: ..."); blank and comment lines are

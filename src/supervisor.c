@@ -39,6 +39,7 @@
 
 #include "clock.h"
 #include "config-build.h"
+#include "ca-bundle.h"
 #include "config.h"
 #include "ipc.h"
 #include "log.h"
@@ -55,6 +56,7 @@
 static struct options opt;
 static int fetcher_exe_fd = -1;       /* FETCHER_EXE, for fexecve */
 static int frontend_exe_fd = -1;      /* FRONTEND_EXE */
+static int supervisor_exe_fd = -1;    /* this program, for the file remover */
 static int listeners[64];
 static unsigned nlisteners;
 static char *private_dir;             /* -U - or --run: mkdtemp'd */
@@ -305,11 +307,49 @@ read_export_secrets (void)
   }
 }
 
+/* ---- CA certificates (ca-bundle.c). ---- */
+
+/* Each network export's --cainfo and --capath (or cainfo= and capath=),
+ * read now, as root if we were started so, and before the background's
+ * change of directory; exports that share both share one bundle.  A file
+ * we cannot use stops the start, saying which and why. */
+static void
+read_export_ca_files (void)
+{
+  unsigned i, j;
+
+  for (i = 0; i < opt.nexports; i++) {
+    struct export_spec *e = &opt.exports[i];
+    const struct fetch_settings *k = &e->keys;
+    char err[2 * MAX_PATH_LENGTH + 256];
+
+    if (e->kind == URL_FILE || (k->cainfo == NULL && k->capath == NULL))
+      continue;
+    for (j = 0; j < i; j++)
+      if (opt.exports[j].ca_bundle_len > 0 && opt.exports[j].keys.cainfo == k->cainfo &&
+          opt.exports[j].keys.capath == k->capath)
+        break;
+    if (j < i) {
+      e->ca_bundle_fd = opt.exports[j].ca_bundle_fd;
+      e->ca_bundle_len = opt.exports[j].ca_bundle_len;
+      continue;
+    }
+    e->ca_bundle_fd = ca_bundle_make (k->cainfo, k->cainfo == opt.cainfo ? "--cainfo " : "cainfo=",
+                                      k->capath, k->capath == opt.capath ? "--capath " : "capath=",
+                                      &e->ca_bundle_len, err, sizeof err);
+    if (e->ca_bundle_fd == -1)
+      fatal ("%s", err);
+    debug ("export \"%s\": %u bytes of CA certificates for its fetchers", e->name,
+           e->ca_bundle_len);
+  }
+}
+
 /* ---- Paths. ---- */
 
 /* The supervisor may change directory (to / when it goes into the
- * background) before a fetcher reads its CA files or the supervisor
- * removes its socket and pid file: make relative paths absolute now. */
+ * background) before a fetcher connects to its Unix socket or the
+ * supervisor removes its socket and pid file: make relative paths
+ * absolute now.  (CA files are read before that: read_export_ca_files.) */
 static const char *
 absolute_path (const char *what, const char *path, bool must_exist)
 {
@@ -337,8 +377,6 @@ make_paths_absolute (void)
 
   for (i = 0; i < opt.nexports; i++) {
     struct fetch_settings *k = &opt.exports[i].keys;
-    k->cainfo = absolute_path ("the CA file (cainfo=, --cainfo)", k->cainfo, true);
-    k->capath = absolute_path ("the CA directory (capath=, --capath)", k->capath, true);
     /* The web server's socket may come later: it need not exist yet. */
     k->unix_socket_path = absolute_path ("unix-socket-path=", k->unix_socket_path, false);
     if (k->unix_socket_path && strlen (k->unix_socket_path) > MAX_UNIX_SOCKET_PATH)
@@ -589,9 +627,21 @@ child_environment (const char *role_arg)
   return env;
 }
 
-/* fork+exec the role's executable (FRONTEND_EXE for the front-end and
- * the key holder, FETCHER_EXE for the others) as `role` with fds[i] at fd 3 + i and
- * nothing else open but stdin, stdout and stderr.  Returns the pid. */
+/* The executable of a role: FRONTEND_EXE for the front-end and the key
+ * holder, this program for the file remover, FETCHER_EXE for the others. */
+static int
+role_executable (const char *role_arg)
+{
+  if (strcmp (role_arg, ROLE_ARG_FRONTEND) == 0 || strcmp (role_arg, ROLE_ARG_KEYHOLDER) == 0)
+    return frontend_exe_fd;
+  if (strcmp (role_arg, ROLE_ARG_REMOVER) == 0)
+    return supervisor_exe_fd;
+  return fetcher_exe_fd;
+}
+
+/* fork+exec the role's executable (role_executable) as `role` with fds[i]
+ * at fd 3 + i and nothing else open but stdin, stdout and stderr.  Returns
+ * the pid. */
 static pid_t
 spawn_child (const char *role_arg, const int *fds, unsigned nfds)
 {
@@ -609,16 +659,19 @@ spawn_child (const char *role_arg, const int *fds, unsigned nfds)
      * not been placed yet.  Just above, not at a fixed high number: under
      * a low RLIMIT_NOFILE that number may not exist. */
     const int above = 3 + (int) nfds;
-    exe = fcntl (strcmp (role_arg, ROLE_ARG_FRONTEND) == 0 ||
-                 strcmp (role_arg, ROLE_ARG_KEYHOLDER) == 0 ? frontend_exe_fd : fetcher_exe_fd,
-                 F_DUPFD_CLOEXEC, above);
+    exe = fcntl (role_executable (role_arg), F_DUPFD_CLOEXEC, above);
     if (exe == -1 || child_place_fds (fds, nfds) == -1)
       _exit (127);
     if (close_range (3 + nfds, ~0U, CLOSE_RANGE_CLOEXEC) == -1)
       _exit (127);
     signal (SIGPIPE, SIG_DFL);
-    sigemptyset (&none);
-    sigprocmask (SIG_SETMASK, &none, NULL);
+    /* The file remover keeps our mask (SIGTERM, SIGINT, SIGHUP blocked),
+     * so that a terminal's signal to the process group cannot end it
+     * before it has blocked them itself: it must outlive us. */
+    if (strcmp (role_arg, ROLE_ARG_REMOVER) != 0) {
+      sigemptyset (&none);
+      sigprocmask (SIG_SETMASK, &none, NULL);
+    }
     /* exe is close-on-exec and goes away with the exec. */
     fexecve (exe, argv, child_environment (role_arg));
     _exit (127);
@@ -1458,8 +1511,7 @@ fetcher_config_of (const struct export_spec *e, struct fetcher_config *fc)
     .timeout = e->keys.timeout,
     .stall_timeout = opt.stall_timeout,
     .url = e->url,
-    .cainfo = (char *) (e->keys.cainfo ? e->keys.cainfo : ""),
-    .capath = (char *) (e->keys.capath ? e->keys.capath : ""),
+    .ca_bundle_len = e->ca_bundle_len,
     .export_name = e->name,
     .auth_user = (char *) (e->keys.auth_user ? e->keys.auth_user : ""),
     .auth_password = e->auth_password ? e->auth_password : (char *) "",
@@ -1497,7 +1549,7 @@ launch_fetcher (unsigned idx, int fds[3])
 {
   const struct export_spec *e = &opt.exports[idx];
   struct fetcher_config fc;
-  int sv[2], area, extra[3], pipe_fds[2], script_sv[2] = { -1, -1 }, err;
+  int sv[2], area, extra[4], pipe_fds[2], script_sv[2] = { -1, -1 }, err;
   unsigned nextra = 0;
   pid_t pid;
 
@@ -1547,6 +1599,8 @@ launch_fetcher (unsigned idx, int fds[3])
     extra[nextra++] = e->fd;           /* CHILD_FD_EXPORT */
   else if (script_sv[1] >= 0)
     extra[nextra++] = script_sv[1];    /* CHILD_FD_SCRIPTS */
+  if (e->ca_bundle_len > 0)
+    extra[nextra++] = e->ca_bundle_fd; /* CHILD_FD_CA_BUNDLE, after the scripts' */
   pid = start_child (ROLE_ARG_FETCHER, sv[1], extra, nextra, send_fetcher_config, &fc);
   close (sv[1]);
   close (pipe_fds[1]);
@@ -1995,29 +2049,21 @@ supervisor_dispatch_frontend (void)
   }
 }
 
-/* ---- The file remover. ---- */
+/* ---- The file remover (remover.c). ---- */
 
 /* Started as root, nbdcurld makes -U's socket and -P's pid file with
  * root's rights and then runs as --user, which may not be allowed to
  * remove them at exit: in a directory only root may write (/run), or a
  * sticky one (/tmp: only the file's owner may remove it).  Such files
- * are handed to the file remover, a child forked before the supervisor
- * drops its rights.  It keeps root's uid, but no capability; Landlock
- * lets it remove files in those directories and touch nothing else;
- * the supervisor's filter applies; it reads nothing but the end of a pipe
- * whose other end only the supervisor holds, which comes however the
- * supervisor ends (exit, fatal error, SIGKILL).  It then removes each
- * file that is still the one made (same device and inode) and exits; at
- * a normal exit the supervisor waits for it. */
-struct removed_file {
-  const char *path;
-  dev_t dev;
-  ino_t ino;
-};
-static struct removed_file to_remove[2];   /* the socket and the pid file */
-static unsigned nto_remove;
+ * are handed to the file remover, a child executed before the supervisor
+ * drops its rights, given only their paths and device and inode numbers
+ * (so that it removes the very files made, never one put in their place)
+ * and the read end of a lifeline whose write end only the supervisor
+ * holds: its end comes however the supervisor ends (exit, fatal error,
+ * SIGKILL).  At a normal exit the supervisor waits for it. */
+static struct remover_config to_remove;  /* the socket and the pid file */
 static pid_t remover_pid = -1;
-static int remover_fd = -1;           /* the pipe's write end: closed = remove now */
+static int remover_fd = -1;           /* the lifeline's write end: closed = remove now */
 
 /* The directory of an absolute path (make_paths_absolute), into dir of
  * MAX_PATH_LENGTH bytes; -1 if it does not fit. */
@@ -2063,8 +2109,10 @@ hand_to_remover (const char *path)
 
   if (user_may_remove (path) || lstat (path, &st) == -1)
     return;
-  to_remove[nto_remove++] = (struct removed_file) {
-    .path = path, .dev = st.st_dev, .ino = st.st_ino,
+  if (strlen (path) > MAX_PATH_LENGTH)
+    fatal ("%s: a path longer than %u bytes", path, MAX_PATH_LENGTH);
+  to_remove.files[to_remove.nfiles++] = (struct removed_file) {
+    .path = (char *) path, .dev = (uint64_t) st.st_dev, .ino = (uint64_t) st.st_ino,
   };
 }
 
@@ -2072,73 +2120,20 @@ static bool
 handed_to_remover (const char *path)
 {
   unsigned i;
-  for (i = 0; i < nto_remove; i++)
-    if (to_remove[i].path == path)
+  for (i = 0; i < to_remove.nfiles; i++)
+    if (to_remove.files[i].path == path)
       return true;
   return false;
 }
 
-__attribute__((noreturn))
-static void
-remover_main (int lifeline)
+static int
+send_remover_config (int fd, const void *arg)
 {
-  struct sandbox_path dirs[sizeof to_remove / sizeof to_remove[0]];
-  char dir_names[sizeof to_remove / sizeof to_remove[0]][MAX_PATH_LENGTH];
-  char buf[64];
-  sigset_t mask;
-  unsigned i;
-  ssize_t n;
-  int null;
-
-  /* The supervisor's mask blocks SIGTERM, SIGINT and SIGHUP, which a
-   * terminal sends to the whole process group: kept, so that we outlive
-   * the supervisor's own stop.  SIGQUIT likewise. */
-  sigemptyset (&mask);
-  sigaddset (&mask, SIGQUIT);
-  sigprocmask (SIG_BLOCK, &mask, NULL);
-  (void) prctl (PR_SET_NAME, "nbdcurld-rm");
-  log_init ("remover", opt.verbose);
-  /* Nothing of the supervisor's but the pipe and standard error. */
-  if ((lifeline != 3 && dup2 (lifeline, 3) == -1) || close_range (4, ~0U, 0) == -1)
-    fatal_errno ("file remover: descriptors");
-  null = open ("/dev/null", O_RDWR | O_CLOEXEC);
-  if (null == -1 || dup2 (null, STDIN_FILENO) == -1 || dup2 (null, STDOUT_FILENO) == -1)
-    fatal_errno ("file remover: /dev/null");
-  close (null);
-
-  for (i = 0; i < nto_remove; i++) {
-    if (parent_dir (to_remove[i].path, dir_names[i]) == -1)
-      fatal ("file remover: %s: path too long", to_remove[i].path);
-    dirs[i] = (struct sandbox_path) { dir_names[i], SANDBOX_REMOVE };
-  }
-  {
-    const struct sandbox_spec spec = {
-      .role = "file remover",
-      .rules = supervisor_policy_rules, .nrules = supervisor_policy_nrules,
-      .debug = opt.sandbox_debug,
-      .landlock = true, .paths = dirs, .npaths = nto_remove,   /* no TCP port */
-      .nofile = 16, .no_file_writes = true,
-    };
-    sandbox_enter (&spec);
-  }
-
-  while ((n = read (3, buf, sizeof buf)) != 0)
-    if (n == -1 && errno != EINTR)
-      break;
-  for (i = 0; i < nto_remove; i++) {
-    struct stat st;
-    if (lstat (to_remove[i].path, &st) == -1)
-      continue;                         /* gone already */
-    if (st.st_dev != to_remove[i].dev || st.st_ino != to_remove[i].ino)
-      notice ("%s was replaced while nbdcurld ran: left as it is", to_remove[i].path);
-    else if (unlink (to_remove[i].path) == -1)
-      warn_errno ("cannot remove %s", to_remove[i].path);
-  }
-  _exit (EXIT_SUCCESS);   /* no exit handlers or stdio buffers of the supervisor's */
+  return config_send_remover (fd, arg);
 }
 
-/* Started as root, before our rights go: fork the file remover if a file
- * we made is one --user may not remove. */
+/* Started as root, before our rights go: execute the file remover if a
+ * file we made is one --user may not remove. */
 static void
 start_remover (void)
 {
@@ -2148,25 +2143,27 @@ start_remover (void)
     hand_to_remover (unix_socket_path);
   if (opt.pidfile)
     hand_to_remover (opt.pidfile);
-  if (nto_remove == 0)
+  if (to_remove.nfiles == 0)
     return;
+  to_remove.flags = (opt.verbose ? REMOVER_VERBOSE : 0) |
+                    (opt.sandbox_debug ? REMOVER_SANDBOX_DEBUG : 0);
+  if (supervisor_exe_fd == -1) {
+    supervisor_exe_fd = open ("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    if (supervisor_exe_fd == -1)
+      fatal_errno ("cannot open this program (/proc/self/exe) to start the file remover");
+  }
   if (pipe2 (fds, O_CLOEXEC) == -1)
     fatal_errno ("pipe for the file remover");
-  remover_pid = fork ();
+  remover_pid = start_child (ROLE_ARG_REMOVER, fds[0], NULL, 0, send_remover_config,
+                             &to_remove);
   if (remover_pid == -1)
-    fatal_errno ("fork for the file remover");
-  if (remover_pid == 0) {
-    close (fds[1]);
-    if (run_gate_fd >= 0)
-      close (run_gate_fd);      /* --run's command must see its gate close */
-    remover_main (fds[0]);
-  }
+    fatal_errno ("cannot start the file remover");
   close (fds[0]);
   remover_fd = fds[1];
   debug ("%s%s%s: user %u may not remove %s at exit: process %d (root, without "
-         "capabilities) will", to_remove[0].path, nto_remove > 1 ? " and " : "",
-         nto_remove > 1 ? to_remove[1].path : "", (unsigned) child_uid,
-         nto_remove > 1 ? "them" : "it", (int) remover_pid);
+         "capabilities) will", to_remove.files[0].path, to_remove.nfiles > 1 ? " and " : "",
+         to_remove.nfiles > 1 ? to_remove.files[1].path : "", (unsigned) child_uid,
+         to_remove.nfiles > 1 ? "them" : "it", (int) remover_pid);
 }
 
 /* At exit: let the remover remove its files now, and wait for it. */
@@ -2507,6 +2504,7 @@ supervisor_main (int argc, char **argv)
   check_urls ();
   check_exports ();
   read_export_secrets ();
+  read_export_ca_files ();
   prepare_tls ();
 
   if (socket_activated) {

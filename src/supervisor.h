@@ -77,6 +77,11 @@ struct export_spec {
   char *noproxy;             /* no_proxy / NO_PROXY, or NULL */
   char *proxy_password;      /* read from keys.proxy_password_source, or NULL */
   char *cookie_lines;        /* read from keys.cookie_file ("" for ""), or NULL */
+  /* keys.cainfo and keys.capath's certificates (ca-bundle.h), read as
+   * root at start: a sealed memfd each fetcher gets at CHILD_FD_CA_BUNDLE
+   * (valid when ca_bundle_len > 0). */
+  int ca_bundle_fd;
+  uint32_t ca_bundle_len;
 };
 
 /* One --allow rule, for one export or (export == ALL_EXPORTS) all. */

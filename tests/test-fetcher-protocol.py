@@ -43,7 +43,7 @@ WEB_SERVER = os.path.join(HERE, "web-server.py")
 # nbdcurld.h
 HEADER = struct.Struct("=HHIQQIIQ")     # struct ipc_header
 assert HEADER.size == 40
-FETCHER_WIRE = struct.Struct("=29I8H")  # struct fetcher_config_wire
+FETCHER_WIRE = struct.Struct("=28I8H")  # struct fetcher_config_wire
 IPC_CONFIG_FETCHER = 3
 IPC_CONFIG_END = 4
 IPC_FETCHER_OPENED = 32
@@ -83,20 +83,21 @@ DATA_AREA_SIZE = 64 * 1024 * 1024       # nbdcurld.h
 F_ADD_SEALS, F_SEAL_SEAL, F_SEAL_SHRINK, F_SEAL_GROW = 1033, 1, 2, 4
 
 
-def config_bytes(url, flags=0, connections=4, timeout=0, cainfo="", retries=0,
+def config_bytes(url, flags=0, connections=4, timeout=0, retries=0,
                  retry_delay_ms=0, readahead=0):
-    # url, cainfo, capath, export name, auth user, auth password, headers,
-    # cookie, user agent, resolve entries; the IP version (any), the oldest
-    # TLS (libcurl's); the cipher lists; retries (none unless asked: the
+    # url, export name, auth user, auth password, headers, cookie, user
+    # agent, resolve entries; the IP version (any), the oldest TLS
+    # (libcurl's); the cipher lists; retries (none unless asked: the
     # errors tested here come at once)
-    strings = [url.encode(), cainfo.encode(), b"", b"test-export", b"", b"", b"", b"", b"",
-               b""]
+    strings = [url.encode(), b"test-export", b"", b"", b"", b"", b"", b""]
     ciphers = [b"", b""]
     # No proxy, proxy user, proxy password, no_proxy or Unix socket;
     # http-version none.
     route = [b"", b"", b"", b"", b""]
     wire = FETCHER_WIRE.pack(flags, connections, 30, timeout, 0,
-                             *[len(s) for s in strings], 0, 0,
+                             len(strings[0]),
+                             0,                 # CA certificates: none
+                             *[len(s) for s in strings[1:]], 0, 0,
                              *[len(s) for s in ciphers],
                              *[len(s) for s in route], 0,
                              retries, retry_delay_ms,

@@ -80,6 +80,11 @@ def check_role(role, forbidden):
 fe = check_role('frontend', NEVER_FRONTEND)
 fetch = check_role('fetcher', NEVER_CHILDREN)
 sup = check_role('supervisor', NEVER)
+# The file remover keeps root's uid: beyond looking at and removing its
+# files, nothing a child may not do, and no file opened, no socket, no
+# memory mapped, no thread.
+check_role('remover', (NEVER_FRONTEND - {'unlink', 'unlinkat', 'newfstatat'}) |
+           {'mmap', 'mprotect', 'clone', 'rename', 'renameat'})
 
 # The fetcher launcher: its filter is compiled from launcher.policy,
 # fetcher-unix.policy and fetcher.policy (src/meson.build), and its forked
@@ -140,7 +145,8 @@ result(cond_has(sup, 'prctl', 0, 'SCMP_CMP_EQ'),
 
 # Every entry has a comment: the line itself, or the comment block above
 # it (a group of entries shares one).
-for role in ('frontend', 'fetcher', 'fetcher-unix', 'launcher', 'supervisor', 'sanitizer'):
+for role in ('frontend', 'fetcher', 'fetcher-unix', 'launcher', 'supervisor', 'remover',
+             'sanitizer'):
     path = os.path.join(ROOT, 'policy', f'{role}.policy')
     uncommented, seen_comment = [], False
     with open(path) as f:

@@ -5,6 +5,8 @@
 # that keeps root's uid, without capabilities, allowed by Landlock to
 # remove files there and nothing else) removes them when the supervisor
 # ends, by a signal or killed.  A file replaced meanwhile is left alone.
+# The remover is executed anew, given only the paths and their device and
+# inode numbers: its memory holds none of the supervisor's secrets.
 source "$(dirname "$0")/functions.sh"
 set -euo pipefail
 if [ "$(id -u)" -ne 0 ]; then
@@ -19,13 +21,55 @@ chmod 0644 disk.img
 mkdir -m 0755 run                     # like /run: root's, not nobody's
 sock=$tmp/run/nbd.sock pid=$tmp/run/nbd.pid
 
+# A password the supervisor reads from a file, for a second export (never
+# opened: nbdcurld opens exports only when a client comes).
+secret=remover-must-not-hold-$RANDOM$RANDOM$RANDOM
+echo "$secret" > password
+chmod 0600 password
 start() {
-    "$NBDCURLD" -f --user nobody -U "$sock" -P "$pid" -r "file://$tmp/disk.img" \
+    "$NBDCURLD" -f --user nobody -U "$sock" -P "$pid" -r --export "=file://$tmp/disk.img" \
+        --export "web=http://127.0.0.1:9/disk.img" user=someone password=+"$tmp/password" \
         2>>nbdcurld.log &
     SERVER=$!
     kill_on_exit "$SERVER"
     wait_started "$sock" "$pid" nbdcurld.log
-    REMOVER=$(pgrep -P "$SERVER" -x nbdcurld-rm) || fail "no file remover"
+    # It names itself once it runs.
+    for i in $(seq 50); do
+        REMOVER=$(pgrep -P "$SERVER" -x nbdcurld-rm) && return 0
+        sleep 0.1
+    done
+    fail "no file remover"
+}
+
+# memory_has PID STRING: STRING is in PID's readable memory, read a
+# piece at a time (a sanitizer build maps terabytes of shadow, which are
+# skipped: no string of ours lives there).
+memory_has() {
+    $PY - "$1" "$2" <<'PYEOF'
+import re, sys
+pid, wanted = sys.argv[1], sys.argv[2].encode()
+PIECE, SKIP = 1 << 20, 1 << 32
+with open("/proc/%s/maps" % pid) as maps, open("/proc/%s/mem" % pid, "rb", 0) as mem:
+    for line in maps:
+        m = re.match(r"([0-9a-f]+)-([0-9a-f]+) r", line)
+        if not m or "[vvar]" in line or "[vsyscall]" in line:
+            continue
+        start, end = int(m.group(1), 16), int(m.group(2), 16)
+        if end - start > SKIP:
+            continue
+        tail = b""
+        for at in range(start, end, PIECE):
+            try:
+                mem.seek(at)
+                piece = tail + mem.read(min(PIECE, end - at))
+            except OSError:
+                break
+            if wanted in piece:
+                print("found in: " + line.strip())
+                sys.exit(0)
+            tail = piece[-len(wanted):]
+sys.exit(1)
+PYEOF
 }
 
 # gone_within SECONDS: the socket and the pid file disappear.
@@ -49,6 +93,12 @@ for f in CapInh CapPrm CapEff CapBnd CapAmb; do
 done
 grep -q '^NoNewPrivs:\s*1$' "$status" || fail "remover: no_new_privs not set"
 grep -q '^Seccomp:\s*2$' "$status" || fail "remover: no seccomp filter"
+# Memory, read as root: the supervisor holds the password (it hands it to
+# the fetchers), the remover does not.
+memory_has "$SERVER" "$secret" || fail "the memory reader does not find the password"
+! memory_has "$REMOVER" "$secret" || fail "remover: its memory holds the password"
+tr '\0' ' ' < "/proc/$REMOVER/cmdline" | grep -q -- '--internal-role=file-remover' ||
+    fail "remover: not executed in its role: $(tr '\0' ' ' < "/proc/$REMOVER/cmdline")"
 $PY -c 'import nbd, sys
 h = nbd.NBD(); h.connect_unix(sys.argv[1]); assert h.get_size() == 100000' "$sock" ||
     fail "cannot read through $sock"
@@ -77,3 +127,15 @@ wait "$SERVER" || true
 [ "$(cat "$pid")" = 1 ] || fail "the replaced pid file was removed"
 grep -q "$pid was replaced while nbdcurld ran: left as it is" nbdcurld.log ||
     fail "the log does not say why the pid file stays"
+rm -f "$pid"
+
+echo "== a socket replaced meanwhile is not removed"
+start
+echo 2 > "$sock.new"
+mv "$sock.new" "$sock"
+kill -TERM "$SERVER"
+wait "$SERVER" || true
+[ ! -e "$pid" ] || fail "the pid file was left"
+[ "$(cat "$sock")" = 2 ] || fail "the replaced socket was removed"
+grep -q "$sock was replaced while nbdcurld ran: left as it is" nbdcurld.log ||
+    fail "the log does not say why the socket stays"

@@ -44,6 +44,7 @@ static const struct role keyholder = { "key holder", keyholder_policy_rules, &ke
 /* The fetcher launcher: its own entries and a fetcher's of either kind,
  * which the fetchers it forks run under. */
 static const struct role launcher = { "launcher", launcher_policy_rules, &launcher_policy_nrules };
+static const struct role remover = { "file remover", remover_policy_rules, &remover_policy_nrules };
 /* A fetcher of an export with unix-socket-path= (fetcher-unix.policy). */
 static const struct role fetcher_unix = { "fetcher (unix-socket-path=)", fetcher_unix_policy_rules,
                                           &fetcher_unix_policy_nrules };
@@ -141,6 +142,27 @@ static const struct call forbidden_launcher[] = {
   CALL (SYS_unshare, CLONE_NEWNET),
   CALL (SYS_prctl, PR_SET_SECCOMP, 0, 0, 0, 0),
   CALL (SYS_openat, AT_FDCWD, 0, O_RDWR | O_CREAT | O_DIRECTORY, 0600),
+  /* No directory is listed: --capath is read by the supervisor. */
+  CALL (SYS_getdents64, -1, 0, 0),
+};
+
+/* The file remover (root's uid): nothing but looking at and removing the
+ * files it was given. */
+static const struct call forbidden_remover[] = {
+  CALL (SYS_openat, AT_FDCWD, 0, O_RDONLY),
+  CALL (SYS_socket, AF_INET, SOCK_STREAM, 0),
+  CALL (SYS_connect, -1, 0, 0),
+  CALL (SYS_rename, 0, 0),
+  CALL (SYS_chmod, 0, 0),
+  CALL (SYS_chown, 0, 0, 0),
+  CALL (SYS_mmap, 0, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+  CALL (SYS_clone, CLONE_THREAD, 0, 0, 0, 0),
+};
+
+static const struct call allowed_remover[] = {
+  CALL (SYS_read, -1, 0, 0),
+  CALL (SYS_newfstatat, AT_FDCWD, 0, 0, AT_SYMLINK_NOFOLLOW),
+  CALL (SYS_unlink, 0),
 };
 
 static const struct call allowed_launcher[] = {
@@ -153,8 +175,6 @@ static const struct call allowed_launcher[] = {
   CALL (SYS_dup2, -1, -1),
   CALL (SYS_close_range, ~0U, ~0U, 0),
   CALL (SYS_getrandom, 0, 0, 0),     /* a fetcher's own stack guard */
-  /* A new fetcher entering its sandbox: --capath's directory read. */
-  CALL (SYS_openat, AT_FDCWD, 0, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_DIRECTORY),
   CALL (SYS_unshare, 0),
   CALL (SYS_capset, 0, 0),
   CALL (SYS_prctl, PR_SET_DUMPABLE, 0, 0, 0, 0),
@@ -464,7 +484,7 @@ main (void)
   static const struct call ptrace_call = CALL (SYS_ptrace, -1, 0, 0, 0);
   static const struct call execve_call = CALL (SYS_execve, 0, 0, 0);
   static const struct call openat_call = CALL (SYS_openat, AT_FDCWD, 0, O_RDONLY);
-  const struct role *children[] = { &frontend, &fetcher, &fetcher_unix, &keyholder };
+  const struct role *children[] = { &frontend, &fetcher, &fetcher_unix, &keyholder, &remover };
   size_t i;
 
   for (i = 0; i < N (children); i++) {
@@ -477,6 +497,7 @@ main (void)
   expect_killed (&fetcher, forbidden_fetcher, N (forbidden_fetcher));
   expect_killed (&fetcher_unix, forbidden_fetcher, N (forbidden_fetcher));
   expect_killed (&keyholder, forbidden_keyholder, N (forbidden_keyholder));
+  expect_killed (&remover, forbidden_remover, N (forbidden_remover));
   expect_killed (&launcher, forbidden_everywhere, N (forbidden_everywhere));
   expect_killed (&launcher, forbidden_children, N (forbidden_children));
   expect_killed (&launcher, forbidden_launcher, N (forbidden_launcher));
@@ -489,6 +510,7 @@ main (void)
   expect_allowed (&fetcher_unix, allowed_fetcher, N (allowed_fetcher));
   expect_allowed (&fetcher_unix, &unix_socket, 1);
   expect_allowed (&keyholder, allowed_keyholder, N (allowed_keyholder));
+  expect_allowed (&remover, allowed_remover, N (allowed_remover));
   expect_allowed (&launcher, allowed_launcher, N (allowed_launcher));
   expect_allowed (&launcher, allowed_fetcher, N (allowed_fetcher));
   expect_allowed (&launcher, &unix_socket, 1);
@@ -508,6 +530,7 @@ main (void)
   expect_named (&frontend, &openat_call, "openat");
   expect_named (&fetcher, &execve_call, "execve");
   expect_named (&keyholder, &openat_call, "openat");
+  expect_named (&remover, &openat_call, "openat");
   expect_named (&launcher, &execve_call, "execve");
   expect_named (&supervisor, &ptrace_call, "ptrace");
 
