@@ -921,6 +921,24 @@ def wait_until(cond, timeout, step=0.05):
 
 # ---- Test images ----
 
+def make_tls_keys(pki, key_type=None):
+    """tests/make-tls-keys.sh [--key-type KEY_TYPE] PKI.  None when the keys
+    are made; else the status the test ends with, its TAP line printed: 77
+    (a skip: certtool/psktool missing) or 1 (a failure, with the output)."""
+    args = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "make-tls-keys.sh")]
+    if key_type:
+        args += ["--key-type", key_type]
+    keys = subprocess.run(args + [pki], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if keys.returncode == 77:
+        print("1..0 # SKIP certtool/psktool (gnutls-bin) not installed")
+        return 77
+    if keys.returncode != 0:
+        print("1..1\nnot ok 1 - make-tls-keys.sh %s" % (key_type or ""))
+        diag(keys.stdout.decode(errors="replace"))
+        return 1
+    return None
+
+
 def make_image(path, size, seed=1):
     """A file of size bytes whose every 8-byte word encodes its offset, so a
     read at the wrong offset is always visible."""

@@ -26,7 +26,6 @@ import os
 import socket
 import ssl
 import struct
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -562,15 +561,9 @@ def main():
     N.watchdog(120 * N.time_factor())
     rc = 1
     try:
-        keys = subprocess.run([os.path.join(HERE, "make-tls-keys.sh"), PKI],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        if keys.returncode == 77:
-            print("1..0 # SKIP certtool/psktool (gnutls-bin) not installed")
-            return 77
-        if keys.returncode != 0:
-            print("1..1\nnot ok 1 - make-tls-keys.sh")
-            N.diag(keys.stdout.decode(errors="replace"))
-            return 1
+        failed = N.make_tls_keys(PKI)
+        if failed:
+            return failed
         N.make_image(IMG, IMG_SIZE)
         rc = N.Tap(CASES, check_alive).run()
         if rc:

@@ -18,7 +18,6 @@ Keys come from tests/make-tls-keys.sh at test time.  TAP output.
 
 import os
 import ssl
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -183,16 +182,9 @@ def main():
     rc = 1
     try:
         for key_type in KEY_TYPES:
-            keys = subprocess.run([os.path.join(HERE, "make-tls-keys.sh"),
-                                   "--key-type", key_type, pki(key_type)],
-                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-            if keys.returncode == 77:
-                print("1..0 # SKIP certtool/psktool (gnutls-bin) not installed")
-                return 77
-            if keys.returncode != 0:
-                print("1..1\nnot ok 1 - make-tls-keys.sh --key-type %s" % key_type)
-                N.diag(keys.stdout.decode(errors="replace"))
-                return 1
+            failed = N.make_tls_keys(pki(key_type), key_type)
+            if failed:
+                return failed
         N.make_image(IMG, IMG_SIZE)
         rc = N.Tap(CASES, check_alive).run()
         if rc:
