@@ -154,18 +154,17 @@ static void
 fetcher (void)
 {
   struct fetcher_config a, b;
-  char **sa[] = { &a.url, &a.cainfo, &a.capath, &a.export_name, &a.auth_user,
+  char **sa[] = { &a.url, &a.export_name, &a.auth_user,
                   &a.auth_password, &a.headers, &a.cookie, &a.user_agent, &a.resolve,
                   &a.ciphers, &a.tls13_ciphers, &a.proxy, &a.proxy_user,
                   &a.proxy_password, &a.noproxy, &a.unix_socket_path,
                   &a.cookie_file };
-  char **sb[] = { &b.url, &b.cainfo, &b.capath, &b.export_name, &b.auth_user,
+  char **sb[] = { &b.url, &b.export_name, &b.auth_user,
                   &b.auth_password, &b.headers, &b.cookie, &b.user_agent, &b.resolve,
                   &b.ciphers, &b.tls13_ciphers, &b.proxy, &b.proxy_user,
                   &b.proxy_password, &b.noproxy, &b.unix_socket_path,
                   &b.cookie_file };
-  static const size_t max[] = { MAX_URL_LENGTH, MAX_PATH_LENGTH, MAX_PATH_LENGTH,
-                                NBD_MAX_STRING, MAX_SECRET_LENGTH, MAX_SECRET_LENGTH,
+  static const size_t max[] = { MAX_URL_LENGTH, NBD_MAX_STRING, MAX_SECRET_LENGTH, MAX_SECRET_LENGTH,
                                 MAX_EXTRA_HEADER_BYTES, MAX_COOKIE_LENGTH, MAX_USER_AGENT,
                                 MAX_RESOLVE_BYTES, MAX_CIPHER_LIST, MAX_CIPHER_LIST,
                                 MAX_URL_LENGTH, MAX_SECRET_LENGTH, MAX_SECRET_LENGTH,
@@ -190,6 +189,7 @@ fetcher (void)
               a.http_version <= FETCHER_HTTP_3ONLY && a.retries == b.retries &&
               a.retry_delay_ms == b.retry_delay_ms &&
               a.readahead == b.readahead && a.readahead <= READAHEAD_MAX_BYTES &&
+              a.ca_bundle_len == b.ca_bundle_len && a.ca_bundle_len <= CA_BUNDLE_MAX_BYTES &&
               memcmp (a.allow_ports, b.allow_ports, sizeof a.allow_ports) == 0,
               "configuration changed in a round trip");
   for (i = 0; i < sizeof sa / sizeof sa[0]; i++) {

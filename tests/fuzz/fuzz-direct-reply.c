@@ -346,6 +346,16 @@ fetcher_curl_cause (CURL *easy, CURLcode rc)
   return RETRY_CAUSE_TRANSIENT;
 }
 
+/* The words of a failed https connection: as libcurl gave them. */
+const char *
+certificate_problem (struct transfer *t, CURLcode rc, const char *what)
+{
+  (void) t;
+  (void) rc;
+  FUZZ_CHECK (over_tls, "an https connection in an http harness");
+  return what;
+}
+
 static struct transfer pool[POOL];
 
 /* libcurl takes what is left of t (start_curl_read): recorded, and
