@@ -1079,6 +1079,44 @@ def run_cases_against_server(cases, img_size, watchdog_seconds, namespace, teard
     return rc
 
 
+def run_tls_cases(cases, servers, tmp, img, img_size, keys, watchdog_seconds,
+                  start=None):
+    """The main of a TLS test: its keys made (keys: (PKI directory, key
+    type or None) pairs, see make_tls_keys), the image at img, start()
+    when given (it starts servers up front), then the cases as TAP.  servers
+    is the test's dict of name -> Server, filled up front or by the cases;
+    a case during which one died fails, and on a failure each one's log
+    tail is shown.  Every server is stopped and tmp removed at the end.
+    Returns the exit status.  The watchdog grows with time_factor()."""
+    require_binary()
+    watchdog(watchdog_seconds * time_factor())
+
+    def check_alive():
+        dead = [name for name, srv in servers.items() if not srv.alive()]
+        if dead:
+            return "server(s) died: %s\n%s" % (
+                ", ".join(dead), "\n".join(servers[n].log_text()[-2000:] for n in dead))
+        return None
+
+    try:
+        for pki, key_type in keys:
+            failed = make_tls_keys(pki, key_type)
+            if failed:
+                return failed
+        make_image(img, img_size)
+        if start:
+            start()
+        rc = Tap(cases, check_alive).run()
+        if rc:
+            for name, srv in servers.items():
+                diag("%s server log (tail):\n%s" % (name, srv.log_text()[-2000:]))
+        return rc
+    finally:
+        for srv in servers.values():
+            srv.stop()
+        rmtree(tmp)
+
+
 def diag(msg):
     for line in str(msg).rstrip().splitlines():
         print("# " + line, flush=True)

@@ -116,26 +116,23 @@ sleep 0.3
 left=$(pgrep -s 0 -r R,S,D,T -l '^nbdcurld' || true)
 [ -z "$left" ] || fail "processes left: $left"
 
-echo "== a pid file replaced meanwhile is not removed"
-start
-# Made while the old one exists, so it cannot reuse its inode number.
-echo 1 > "$pid.new"
-mv "$pid.new" "$pid"
-kill -TERM "$SERVER"
-wait "$SERVER" || true
-[ ! -e "$sock" ] || fail "the socket was left"
-[ "$(cat "$pid")" = 1 ] || fail "the replaced pid file was removed"
-grep -q "$pid was replaced while nbdcurld ran: left as it is" nbdcurld.log ||
-    fail "the log does not say why the pid file stays"
-rm -f "$pid"
-
-echo "== a socket replaced meanwhile is not removed"
-start
-echo 2 > "$sock.new"
-mv "$sock.new" "$sock"
-kill -TERM "$SERVER"
-wait "$SERVER" || true
-[ ! -e "$pid" ] || fail "the pid file was left"
-[ "$(cat "$sock")" = 2 ] || fail "the replaced socket was removed"
-grep -q "$sock was replaced while nbdcurld ran: left as it is" nbdcurld.log ||
-    fail "the log does not say why the socket stays"
+# replaced_file_stays WHAT REPLACED OTHER: replace the file at REPLACED
+# while nbdcurld runs (made before the old one goes, so it cannot reuse
+# its inode number); at the stop it must stay, OTHER go, and the log say
+# why.
+replaced_file_stays() {
+    local what=$1 replaced=$2 other=$3 mark=$RANDOM
+    echo "== a $what replaced meanwhile is not removed"
+    start
+    echo "$mark" > "$replaced.new"
+    mv "$replaced.new" "$replaced"
+    kill -TERM "$SERVER"
+    wait "$SERVER" || true
+    [ ! -e "$other" ] || fail "$other was left"
+    [ "$(cat "$replaced")" = "$mark" ] || fail "the replaced $what was removed"
+    grep -q "$replaced was replaced while nbdcurld ran: left as it is" nbdcurld.log ||
+        fail "the log does not say why the $what stays"
+    rm -f "$replaced"
+}
+replaced_file_stays "pid file" "$pid" "$sock"
+replaced_file_stays socket "$sock" "$pid"

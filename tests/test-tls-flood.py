@@ -98,6 +98,7 @@ def nbdinfo_time(uri):
 
 
 SRV = None
+SERVERS = {}
 
 
 def header_constant(name):
@@ -167,33 +168,23 @@ def test_flood_costs_only_the_flooder():
     assert "refusing its TLS handshake" in SRV.log_text(), SRV.log_text()[-1500:]
 
 
-def main():
+def start():
     global SRV
-    N.require_binary()
-    N.watchdog(120 * N.time_factor())
+    SRV = N.Server(["--tls=require", "--tls-certificates", PKI, "-r", "file://" + IMG],
+                   TMP, "flood", tcp=True)
+    SRV.start()
+    SERVERS["flood"] = SRV
+
+
+def main():
     for tool in ("nbdinfo", "nbdcopy"):
         if subprocess.run(["sh", "-c", "command -v " + tool],
                           stdout=subprocess.DEVNULL).returncode != 0:
             print("1..0 # SKIP %s not installed" % tool)
+            N.rmtree(TMP)
             return 77
-    rc = 1
-    try:
-        failed = N.make_tls_keys(PKI)
-        if failed:
-            return failed
-        N.make_image(IMG, IMG_SIZE)
-        SRV = N.Server(["--tls=require", "--tls-certificates", PKI, "-r",
-                        "file://" + IMG], TMP, "flood", tcp=True)
-        SRV.start()
-        rc = N.Tap([test_flood_costs_only_the_flooder],
-                   lambda: None if SRV.alive() else "the server died").run()
-        if rc:
-            N.diag("server log (tail):\n%s" % SRV.log_text()[-2000:])
-    finally:
-        if SRV:
-            SRV.stop()
-        N.rmtree(TMP)
-    return rc
+    return N.run_tls_cases([test_flood_costs_only_the_flooder], SERVERS, TMP, IMG,
+                           IMG_SIZE, [(PKI, None)], 120, start)
 
 
 if __name__ == "__main__":

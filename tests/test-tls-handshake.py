@@ -32,7 +32,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nbdraw as N                                       # noqa: E402
 from nbdraw import Closed                                # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 IMG_SIZE = 2 * 1024 * 1024 + 512
 EXPORT = "secretname"           # must never show before TLS
 
@@ -557,31 +556,7 @@ CASES = [
 
 
 def main():
-    N.require_binary()
-    N.watchdog(120 * N.time_factor())
-    rc = 1
-    try:
-        failed = N.make_tls_keys(PKI)
-        if failed:
-            return failed
-        N.make_image(IMG, IMG_SIZE)
-        rc = N.Tap(CASES, check_alive).run()
-        if rc:
-            for kind, srv in SERVERS.items():
-                N.diag("%s server log (tail):\n%s" % (kind, srv.log_text()[-2000:]))
-    finally:
-        for srv in SERVERS.values():
-            srv.stop()
-        N.rmtree(TMP)
-    return rc
-
-
-def check_alive():
-    dead = [k for k, s in SERVERS.items() if not s.alive()]
-    if dead:
-        return "server(s) died: %s\n%s" % (
-            ", ".join(dead), "\n".join(SERVERS[k].log_text()[-2000:] for k in dead))
-    return None
+    return N.run_tls_cases(CASES, SERVERS, TMP, IMG, IMG_SIZE, [(PKI, None)], 120)
 
 
 if __name__ == "__main__":

@@ -19,12 +19,12 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nbdraw as N                                       # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 TMP = N.tmpdir()
 PKI = os.path.join(TMP, "pki")
 IMG = os.path.join(TMP, "disk.img")
 IMG_SIZE = 4 * 1024 * 1024
 SRV = None
+SERVERS = {}
 
 
 def keyholder_pid():
@@ -100,28 +100,18 @@ def test_wait_times_out_alone():
     assert r.returncode == 0, r.stdout
 
 
-def main():
+def start():
     global SRV
-    N.require_binary()
-    N.watchdog(90 * N.time_factor())
-    rc = 1
-    try:
-        failed = N.make_tls_keys(PKI)
-        if failed:
-            return failed
-        N.make_image(IMG, IMG_SIZE)
-        SRV = N.Server(["--tls=on", "--tls-certificates", PKI, "-r", "file://" + IMG],
-                       TMP, "keywait")
-        SRV.start()
-        rc = N.Tap([test_others_go_on_while_a_signature_waits, test_wait_times_out_alone],
-                   lambda: None if SRV.alive() else "the server died").run()
-        if rc:
-            N.diag("server log (tail):\n%s" % SRV.log_text()[-2000:])
-    finally:
-        if SRV:
-            SRV.stop()
-        N.rmtree(TMP)
-    return rc
+    SRV = N.Server(["--tls=on", "--tls-certificates", PKI, "-r", "file://" + IMG],
+                   TMP, "keywait")
+    SRV.start()
+    SERVERS["keywait"] = SRV
+
+
+def main():
+    return N.run_tls_cases([test_others_go_on_while_a_signature_waits,
+                            test_wait_times_out_alone],
+                           SERVERS, TMP, IMG, IMG_SIZE, [(PKI, None)], 90, start)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,6 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nbdraw as N                                       # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 IMG_SIZE = 1024 * 1024 + 4096
 EXPORT = "disk"
 KEY_TYPES = ("ecdsa", "rsa", "ed25519")
@@ -169,32 +168,9 @@ CASES = [case(f, k) for k in KEY_TYPES
 ]
 
 
-def check_alive():
-    dead = [k for k, s in SERVERS.items() if not s.alive()]
-    if dead:
-        return "server(s) died: %s" % ", ".join(dead)
-    return None
-
-
 def main():
-    N.require_binary()
-    N.watchdog(120 * N.time_factor())
-    rc = 1
-    try:
-        for key_type in KEY_TYPES:
-            failed = N.make_tls_keys(pki(key_type), key_type)
-            if failed:
-                return failed
-        N.make_image(IMG, IMG_SIZE)
-        rc = N.Tap(CASES, check_alive).run()
-        if rc:
-            for name, srv in SERVERS.items():
-                N.diag("%s server log (tail):\n%s" % (name, srv.log_text()[-2000:]))
-    finally:
-        for srv in SERVERS.values():
-            srv.stop()
-        N.rmtree(TMP)
-    return rc
+    return N.run_tls_cases(CASES, SERVERS, TMP, IMG, IMG_SIZE,
+                           [(pki(k), k) for k in KEY_TYPES], 120)
 
 
 if __name__ == "__main__":
