@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# No secret is readable by another program of nbdcurld's user: started as
+# root with --user nobody, a URL password (--auth-password +FILE) and a
+# PSK file (--tls-psk), while tests/secret-tracer.py, running as nobody,
+# goes round every nbdcurld process in a tight loop (PTRACE_SEIZE,
+# process_vm_readv, /proc/PID/mem) from each one's exec on, the server
+# starts and serves a PSK client several times, with the fetcher launcher
+# and with --exec-fetchers; the tracer must read neither the password nor
+# alice's key.  A role that a tracer seized in the moment after its exec
+# must have stopped with the tracer's pid named, not served.  And started
+# as nobody itself (the supervisor reads the password file then), the
+# same.
+source "$(dirname "$0")/tls-functions.sh"
+set -euo pipefail
+requires nbdinfo
+[ "$(id -u)" -eq 0 ] || { echo "$0: needs root (--user)"; exit 77; }
+make_tls_keys
+
+password='pw-Tracer-5e1d0c'
+printf '%s\n' "$password" > pw.txt
+chmod 0644 pw.txt "$PKI/keys.psk"
+serve_image 1M
+alice_hex=$(sed -n 's/^alice://p' "$PKI/keys.psk")
+[ -n "$alice_hex" ] || fail "no key for alice in $PKI/keys.psk"
+secret_args=(--secret "$(printf '%s' "$password" | od -An -tx1 | tr -d ' \n')"
+             --secret "$(printf '%s' "$alice_hex" | od -An -tx1 | tr -d ' \n')"
+             --secret "$alice_hex")
+nobody_uid=$(id -u nobody)
+nobody_gid=$(id -g nobody)
+ROUNDS=${ROUNDS:-4}
+served=0
+refused=0
+
+# round NAME ARGS...: one start under the tracer, one client, one stop.
+round() {
+    local name=$1 out=$tmp/tracer-$1.out pid
+    shift
+    $PY "$srcdir/secret-tracer.py" --uid "$nobody_uid" --gid "$nobody_gid" \
+        --seconds 4 --out "$out" "${secret_args[@]}" &
+    pid=$!
+    sleep 0.3
+    "$@" -f --unix "$tmp/run/nbd.sock" -v --tls=require --tls-psk "$PKI/keys.psk" \
+        --auth-user alice --auth-password "+$tmp/pw.txt" -r "$WEB_URL/good/disk.img" \
+        2> "$tmp/nbdcurld-$name.log" &
+    local srv=$!
+    local i
+    for i in $(seq 50); do
+        [ -S "$tmp/run/nbd.sock" ] && break
+        kill -0 "$srv" 2>/dev/null || break
+        sleep 0.1
+    done
+    NBD_SOCK=$tmp/run/nbd.sock
+    if timeout 20 nbdinfo --size "$(psk_uri alice "$PKI/keys.psk")" > "$tmp/size-$name" 2>&1 &&
+       [ "$(cat "$tmp/size-$name")" = 1048576 ]; then
+        served=$((served + 1))
+    elif grep -q 'is traced by process' "$tmp/nbdcurld-$name.log"; then
+        refused=$((refused + 1))
+    else
+        fail "$name: not served, and no tracer named: $(tail -n 5 "$tmp/nbdcurld-$name.log")"
+    fi
+    kill "$srv" 2>/dev/null || true
+    wait "$srv" 2>/dev/null || true
+    wait "$pid" || fail "$name: the tracer failed"
+    rm -f "$tmp/run/nbd.sock"
+    grep -v '^found' "$out" | sed "s/^/$name: tracer: /" >&2
+    if grep '^found' "$out"; then
+        fail "$name: the tracer read a secret ($(grep -c '^found' "$out") times; see above)"
+    fi
+    # A seized role may not have served: each one seized must have said so.
+    while read -r _ spid scomm; do
+        grep -q "is traced by process" "$tmp/nbdcurld-$name.log" ||
+            fail "$name: $scomm ($spid) was seized and did not stop"
+    done < <(grep '^seized' "$out" || true)
+}
+
+mkdir run
+chown nobody: run
+chmod a+rx "$tmp"
+for r in $(seq "$ROUNDS"); do
+    round "launcher-$r" "$NBDCURLD" --user nobody
+    round "exec-$r" "$NBDCURLD" --user nobody --exec-fetchers
+done
+# Started as nobody: the supervisor reads the password and the PSK file
+# itself, as nobody.
+for r in 1 2; do
+    round "as-nobody-$r" setpriv --reuid="$nobody_uid" --regid="$nobody_gid" --clear-groups \
+        "$NBDCURLD"
+done
+echo "served $served, refused $refused (a seized role)" >&2
+[ "$served" -ge "$ROUNDS" ] || fail "served only $served of $((2 * ROUNDS + 2)) starts"
