@@ -454,6 +454,11 @@ static_assert (DATA_AREA_SIZE % DATA_AREA_CHUNK == 0, "data area in chunks");
 #define TLS_STAGE_SIZE            (128u * 1024)
 #define TLS_WIRE_SIZE             (TLS_STAGE_SIZE + 4096u)
 
+/* /proc/self/status, read once at each role's start for its TracerPid
+ * (sandbox_early_start): about 1.5 KiB on Linux 6; a longer one is an
+ * error, not a partial read. */
+#define PROC_STATUS_MAX_BYTES     16384u
+
 /* ---- Fixed file descriptors of each child after exec. ---- */
 #define CHILD_FD_PEER             3   /* front-end: control socket to supervisor;
                                          fetcher: data socket to front-end */

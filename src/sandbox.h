@@ -6,8 +6,9 @@
  * previous ones still allow:
  *
  *   1. namespaces     new network (front-end), IPC and UTS namespaces;
- *                     unprivileged: inside a new user namespace; not
- *                     permitted: said at debug level, and on
+ *                     unprivileged: inside the user namespace made by
+ *                     sandbox_early_start; not permitted: said at debug
+ *                     level, and on
  *   2. rlimits        no core files, RLIMIT_FSIZE 0 where the role writes
  *                     no file, RLIMIT_NOFILE sized to the role
  *   3. credentials    started as root: supplementary groups dropped, then
@@ -15,7 +16,8 @@
  *   4. capabilities   libcap-ng: every set, the bounding set and the
  *                     ambient set cleared (the supervisor keeps what its
  *                     children need to do the same)
- *   5. no_new_privs   PR_SET_NO_NEW_PRIVS, and not dumpable
+ *   5. no_new_privs   PR_SET_NO_NEW_PRIVS, and not dumpable (again: since
+ *                     sandbox_early_start)
  *   6. Landlock       best effort by the kernel's ABI (sandbox-landlock.c)
  *   7. seccomp        the role's compiled policy, kill-process by default
  *                     (sandbox-seccomp.c); last, so that the calls above
@@ -83,6 +85,17 @@ struct sandbox_spec {
 /* Apply every layer of s to the calling process, or exit 1 saying why.
  * Logs what each layer did at debug level. */
 void sandbox_enter (const struct sandbox_spec *s);
+
+/* Each role's first lines, before any secret can reach it (child_start,
+ * supervisor_main): with user_namespace (the children, when not root), a
+ * user namespace mapping only our own ids, made while /proc/self may
+ * still be written, in which sandbox_enter later makes the others; then
+ * not dumpable, so that no other process of our user can attach or read
+ * our memory; then a tracer that attached in the moment before (one that
+ * is not root) stops the process with a message naming who.  Never a
+ * user namespace in a process that executes programs: they would be
+ * traceable from the parent namespace by any process of our user. */
+void sandbox_early_start (const char *who, bool user_namespace);
 
 /* Die with the parent: set PR_SET_PDEATHSIG to sig and remember the
  * parent, so that sandbox_enter sets it again after changing the user

@@ -2477,6 +2477,12 @@ supervisor_main (int argc, char **argv)
 
   /* Before anything opens a file: the activated sockets are at fd 3... */
   take_activated_sockets ();
+  /* ...and before anything secret is read (--config files, passwords,
+   * the TLS key and PSKs): not dumpable, and not traced.  No user
+   * namespace here: the programs we execute would inherit it, and every
+   * process of our user holds every capability in a user namespace it
+   * owns, ptrace of undumpable processes included. */
+  sandbox_early_start ("nbdcurld", false);
   options_parse (argc, argv, &opt);
   log_init (NULL, opt.verbose);
   make_paths_absolute ();
