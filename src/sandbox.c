@@ -564,6 +564,15 @@ parse_id (const char *s, unsigned long *id)
   return errno == 0 && *end == '\0' && *id < (unsigned long) (uid_t) -1;
 }
 
+const char *
+sandbox_default_user (void)
+{
+  /* nbdcurld's own user where the package made one: "nobody" is shared
+   * with other daemons, which could then trace nbdcurld's processes in
+   * the moment after each exec (SECURITY.md). */
+  return getpwnam (DEFAULT_USER) != NULL ? DEFAULT_USER : FALLBACK_USER;
+}
+
 int
 sandbox_lookup_user (const char *user, const char *group, uid_t *uid, gid_t *gid,
                      char *err, size_t errlen)
@@ -572,7 +581,7 @@ sandbox_lookup_user (const char *user, const char *group, uid_t *uid, gid_t *gid
   unsigned long id;
 
   if (user == NULL)
-    user = "nobody";
+    user = sandbox_default_user ();
   if (parse_id (user, &id)) {
     *uid = (uid_t) id;
     pw = getpwuid (*uid);

@@ -12,7 +12,8 @@
  *   2. rlimits        no core files, RLIMIT_FSIZE 0 where the role writes
  *                     no file, RLIMIT_NOFILE sized to the role
  *   3. credentials    started as root: supplementary groups dropped, then
- *                     --group and --user (default nobody), checked
+ *                     --group and --user (default nbdcurld, else
+ *                     nobody), checked
  *   4. capabilities   libcap-ng: every set, the bounding set and the
  *                     ambient set cleared (the supervisor keeps what its
  *                     children need to do the same)
@@ -114,8 +115,12 @@ extern const struct sandbox_path sandbox_network_paths[];
 extern const size_t sandbox_network_npaths;
 
 
+/* The user nbdcurld becomes without --user when started as root:
+ * DEFAULT_USER if it exists, else FALLBACK_USER. */
+const char *sandbox_default_user (void);
+
 /* The supervisor, before its own sandbox: look up --user and --group
- * (NULL: "nobody" and that user's group).  Returns 0, or -1 after
+ * (NULL: sandbox_default_user () and that user's group).  Returns 0, or -1 after
  * writing a message to err. */
 int sandbox_lookup_user (const char *user, const char *group, uid_t *uid, gid_t *gid,
                          char *err, size_t errlen);
