@@ -15,15 +15,17 @@ the same user may try:
   - opening /proc/PID/mem and reading the same mappings through it.
 
 It looks for each secret given with --secret (hexadecimal bytes) and
-writes one line per finding to --out ("found PID COMM HOW SECRET#"), one
+writes one line per finding to --out ("found PID COMM HOW SECRET#"; a
+finding through a /proc/PID/mem descriptor opened while the process was
+dumpable, made when it no longer is, is "residual PID COMM ..."), one
 "seized PID COMM" line per successful PTRACE_SEIZE, and at the end a
 summary line ("summary passes N processes N readable N").
 
-Each pass opens /proc/PID/mem anew and closes it at the end of the pass;
-a descriptor opened in the moment right after a process's exec and kept
-open keeps reading that process (SECURITY.md, "All roles run as one
-user": the residual a user of nbdcurld's own removes), which --keep-mem
-measures.
+Each pass opens /proc/PID/mem anew and closes it at the end of the pass
+(--keep-mem: keeps it).  A descriptor opened in the moment right after a
+process's exec keeps reading that process after it goes undumpable
+(SECURITY.md, "Other programs of the same user": the residual that a
+user of nbdcurld's own removes); such findings are told apart.
 """
 
 import argparse
@@ -133,8 +135,21 @@ def scan(pid, fd, ranges, secrets):
                           ("/proc/PID/mem",
                            read_mem(fd, start, length) if fd is not None else b"")):
             any_read = any_read or len(data) > 0
-            hits += [(how, i) for i in search(data, secrets)]
+            found = search(data, secrets)
+            if found and how == "/proc/PID/mem" and not still_dumpable(pid):
+                # Read through a descriptor opened while the process was
+                # dumpable, which keeps reading it after: the residual.
+                how = "residual: /proc/PID/mem opened before it went undumpable"
+            hits += [(how, i) for i in found]
     return hits, any_read
+
+
+def still_dumpable(pid):
+    try:
+        os.close(os.open("/proc/%d/mem" % pid, os.O_RDONLY))
+        return True
+    except OSError:
+        return False
 
 
 class Stepper:
@@ -190,6 +205,8 @@ def main():
     p.add_argument("--seconds", type=float, required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--secret", action="append", default=[])
+    p.add_argument("--no-seize", action="store_true",
+                   help="read only: never attach, never stop a process")
     p.add_argument("--keep-mem", action="store_true",
                    help="keep each /proc/PID/mem open once opened")
     a = p.parse_args()
@@ -207,7 +224,8 @@ def main():
     def report(pid, how, i):
         if (pid, how, i) not in found:
             found.add((pid, how, i))
-            out.write("found %d %s %s %d\n" % (pid, comm_of(pid), how, i))
+            out.write("%s %d %s %s %d\n" % ("residual" if how.startswith("residual") else
+                                             "found", pid, comm_of(pid), how, i))
 
     stepper = Stepper(secrets, report)
     deadline = time.monotonic() + a.seconds
@@ -215,7 +233,7 @@ def main():
         passes += 1
         for pid in list(nbdcurld_pids(me)):
             seen.add(pid)
-            if pid not in seized and stepper.seize(pid):
+            if pid not in seized and not a.no_seize and stepper.seize(pid):
                 seized.add(pid)
                 out.write("seized %d %s\n" % (pid, comm_of(pid)))
             stepper.poll()

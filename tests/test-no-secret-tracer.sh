@@ -8,7 +8,9 @@
 # and with --exec-fetchers; the tracer must read neither the password nor
 # alice's key.  A role that a tracer seized in the moment after its exec
 # stops with the tracer's pid named, unless the tracer held it stopped
-# until it ended.  Started as nobody itself (the supervisor reads the
+# until it ended.  (What a /proc/PID/mem descriptor opened in the moment
+# right after an exec reads later is the documented residual: counted,
+# not failed.)  Started as nobody itself (the supervisor reads the
 # password file then), the same.  And a supervisor traced from its exec
 # by a program of its user stops before it reads anything.
 source "$(dirname "$0")/tls-functions.sh"
@@ -28,18 +30,24 @@ secret_args=(--secret "$(printf '%s' "$password" | od -An -tx1 | tr -d ' \n')"
              --secret "$alice_hex")
 nobody_uid=$(id -u nobody)
 nobody_gid=$(id -g nobody)
-ROUNDS=${ROUNDS:-4}
+ROUNDS=${ROUNDS:-3}
 served=0
 refused=0
 seized=0
 stalled=0
+residual=0
 
-# round NAME ARGS...: one start under the tracer, one client, one stop.
+# round NAME MODE ARGS...: one start under the tracer, one client, one
+# stop.  MODE seize: the tracer attaches where it can, and stops each
+# process it holds at every system call (which may stall a start: a
+# program of the same user may always stop nbdcurld's processes);
+# read: it only reads, and the start must serve.
 round() {
-    local name=$1 out=$tmp/tracer-$1.out pid
-    shift
+    local name=$1 mode=$2 out=$tmp/tracer-$1.out pid
+    shift 2
     $PY "$srcdir/secret-tracer.py" --uid "$nobody_uid" --gid "$nobody_gid" \
-        --seconds 4 --out "$out" "${secret_args[@]}" &
+        --seconds 4 --out "$out" "${secret_args[@]}" \
+        $([ "$mode" = seize ] || echo --no-seize) &
     pid=$!
     sleep 0.3
     "$@" -f --unix "$tmp/run/nbd.sock" -v --tls=require --tls-psk "$PKI/keys.psk" \
@@ -56,6 +64,8 @@ round() {
     if timeout 20 nbdinfo --size "$(psk_uri alice "$PKI/keys.psk")" > "$tmp/size-$name" 2>&1 &&
        [ "$(cat "$tmp/size-$name")" = 1048576 ]; then
         served=$((served + 1))
+    elif [ "$mode" = read ]; then
+        fail "$name: not served: $(tail -n 5 "$tmp/nbdcurld-$name.log")"
     elif grep -q 'is traced by process' "$tmp/nbdcurld-$name.log"; then
         refused=$((refused + 1))
     else
@@ -75,23 +85,27 @@ round() {
     # A seized role stops when it sees its tracer; one that the tracer
     # held stopped until the tracer's end sees none, and goes on.
     seized=$((seized + $(grep -c '^seized' "$out" || true)))
+    residual=$((residual + $(grep -c '^residual' "$out" || true)))
 }
 
 mkdir run
 chown nobody: run
 chmod a+rx "$tmp"
 for r in $(seq "$ROUNDS"); do
-    round "launcher-$r" "$NBDCURLD" --user nobody
-    round "exec-$r" "$NBDCURLD" --user nobody --exec-fetchers
+    for mode in seize read; do
+        round "launcher-$mode-$r" $mode "$NBDCURLD" --user nobody
+        round "exec-$mode-$r" $mode "$NBDCURLD" --user nobody --exec-fetchers
+    done
 done
 # Started as nobody: the supervisor reads the password and the PSK file
 # itself, as nobody.
-for r in 1 2; do
-    round "as-nobody-$r" setpriv --reuid="$nobody_uid" --regid="$nobody_gid" --clear-groups \
-        "$NBDCURLD"
+for mode in seize read; do
+    round "as-nobody-$mode" $mode setpriv --reuid="$nobody_uid" --regid="$nobody_gid" \
+        --clear-groups "$NBDCURLD"
 done
 echo "served $served, refused $refused (a role saw its tracer), stalled $stalled;" \
-    "$seized processes seized" >&2
+    "$seized processes seized; $residual residual readings (a /proc/PID/mem" \
+    "descriptor opened in the moment after an exec: SECURITY.md)" >&2
 
 # Traced from its first instruction (PTRACE_TRACEME by a parent of the
 # same user): the supervisor must refuse before it reads --auth-password.
@@ -118,4 +132,4 @@ grep -q '^exit 1$' traceme.log || fail "a traced supervisor did not stop: $(cat 
 grep -q 'nbdcurld is traced by process' traceme.log ||
     fail "a traced supervisor did not name its tracer: $(cat traceme.log)"
 ! grep -q 'read a password' traceme.log || fail "a traced supervisor read the password"
-[ "$served" -ge 1 ] || fail "no start of $((2 * ROUNDS + 2)) served a client"
+[ "$served" -ge $((2 * ROUNDS + 1)) ] || fail "only $served starts served a client"
