@@ -3,8 +3,8 @@
 
 Started as root, it becomes --uid (and that user's group, no others), and
 then, until --seconds have passed, goes round /proc in a tight loop over
-every process whose command line starts with "nbdcurld" (the supervisor
-and every child, from its exec on).  For each it tries what a process of
+every process of its own session whose command line starts with
+"nbdcurld" (the supervisor and every child, from its exec on).  For each it tries what a process of
 the same user may try:
 
   - PTRACE_SEIZE; a seized process is then stopped at each of its system
@@ -60,12 +60,23 @@ libc.ptrace.restype = ctypes.c_long
 libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
 
 
+def session_of(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        # The fields after the command name, which may hold spaces.
+        return int(f.read().rsplit(")", 1)[1].split()[3])
+
+
 def nbdcurld_pids(me):
+    """nbdcurld's processes of our own session only: tests running beside
+    this one have sessions of their own (tests/functions.sh)."""
+    session = os.getsid(0)
     for name in os.listdir("/proc"):
         if not name.isdigit() or int(name) == me:
             continue
         pid = int(name)
         try:
+            if session_of(pid) != session:
+                continue
             with open("/proc/%d/cmdline" % pid, "rb") as f:
                 argv0 = f.read(64).split(b"\0")[0]
         except OSError:
