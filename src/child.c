@@ -14,6 +14,9 @@ void
 child_start (const char *role, const char *comm)
 {
   log_init (role, false);
+  /* First: nothing secret has reached us yet (the configuration pipe is
+   * unread), and from here on no other process of our user can read it. */
+  sandbox_early_start (role, true);
 
   /* A child outliving its supervisor would serve without supervision:
    * die with it.  (Should the supervisor die before this line, the child

@@ -92,11 +92,10 @@ become_fetcher (const int *fds, unsigned nfds)
   renew_stack_guard ();
   /* Its name at once, so that no one counts it as a second launcher. */
   (void) prctl (PR_SET_NAME, "nbdcurld-fetch");
-  /* Dumpable again, as an executed fetcher starts: the launcher is not,
-   * and a process that is not may not write the identity maps of the
-   * user namespace its sandbox makes (/proc/self is then root's).  Its
-   * sandbox makes it undumpable again. */
-  (void) prctl (PR_SET_DUMPABLE, 1, 0, 0, 0);
+  /* Not dumpable, as the launcher is not: from its first instruction no
+   * other process of our user may read it.  Its namespaces are the
+   * launcher's (made at the launcher's start, while it could still write
+   * its user namespace's maps), and its own sandbox adds the rest. */
   /* The launcher's own socket, at 3, is overwritten here; every other
    * descriptor is closed (there is no exec to close the rest). */
   if (child_place_fds (fds, nfds) == -1 || close_range (3 + nfds, ~0U, 0) == -1)
@@ -217,9 +216,15 @@ launcher_main (void)
       .role = "launcher",
       .rules = launcher_policy_rules, .nrules = launcher_policy_nrules,
       .debug = (flags & LAUNCHER_SANDBOX_DEBUG) != 0,
-      /* Each fetcher sets its own Landlock rules, namespaces and
-       * descriptor limit: none here that would bound theirs. */
+      /* Each fetcher sets its own Landlock rules and descriptor limit:
+       * none here that would bound theirs.  The IPC and UTS namespaces
+       * are made here, for every fetcher it forks: a fetcher could make
+       * its own only as dumpable (its user namespace's maps) or with a
+       * capability the launcher keeps, and both are worse than sharing
+       * namespaces in which the fetchers' filters allow nothing (no SysV
+       * IPC, message queue or host name call). */
       .landlock = false,
+      .new_ipc_uts = true,
     };
     sandbox_enter (&spec);
   }

@@ -416,8 +416,11 @@ static_assert (DATA_AREA_SIZE % DATA_AREA_CHUNK == 0, "data area in chunks");
  * at most one run a second per export. */
 #define SCRIPT_MIN_INTERVAL_MS    1000u
 /* header-script=, cookie-script=: the script's text (it goes to the shell
- * through its environment, never on a command line). */
+ * on descriptor SCRIPT_TEXT_FD, never in the environment or on a command
+ * line). */
 #define MAX_SCRIPT_LENGTH         8192u
+#define SCRIPT_TEXT_FD            3
+#define SCRIPT_TEXT_FD_STRING     "3"
 /* header-script-renew=, cookie-script-renew=: seconds, 1 .. MAX_TIMEOUT. */
 
 /* ---- NBD over TLS (frontend-tls.c, keyholder.c). ---- */
@@ -475,6 +478,17 @@ static_assert (DATA_AREA_SIZE % DATA_AREA_CHUNK == 0, "data area in chunks");
  * of the data pipe and one write per stage. */
 #define TLS_STAGE_SIZE            (128u * 1024)
 #define TLS_WIRE_SIZE             (TLS_STAGE_SIZE + 4096u)
+
+/* Started as root without --user: nbdcurld's own system user (the Debian
+ * package makes it, debian/nbdcurld.sysusers), else the user every
+ * system has. */
+#define DEFAULT_USER              "nbdcurld"
+#define FALLBACK_USER             "nobody"
+
+/* /proc/self/status, read once at each role's start for its TracerPid
+ * (sandbox_early_start): about 1.5 KiB on Linux 6; a longer one is an
+ * error, not a partial read. */
+#define PROC_STATUS_MAX_BYTES     16384u
 
 /* ---- Fixed file descriptors of each child after exec. ---- */
 #define CHILD_FD_PEER             3   /* front-end: control socket to supervisor;
@@ -881,8 +895,11 @@ struct url_checked_wire {
   uint32_t message_len;        /* 0 .. MAX_URL_MESSAGE: why it was refused */
   uint32_t log_url_len;        /* 1 .. MAX_LOG_URL_LENGTH: url_for_log() */
   uint32_t file_path_len;      /* file: only, 1 .. MAX_PATH_LENGTH; else 0 */
-  uint32_t reserved;           /* 0 */
-  /* then the message, the URL as it may be logged, and the path */
+  uint32_t script_url_len;     /* 0: the URL has no user name or password;
+                                  else 1 .. MAX_LOG_URL_LENGTH: the URL
+                                  without them (scripts' $url) */
+  /* then the message, the URL as it may be logged, the path, and the URL
+   * for scripts */
 };
 /* IPC_CONFIG_URL's flags: what the export needs of libcurl (refused
  * with a message when this libcurl lacks it), or that the URL is a

@@ -27,7 +27,9 @@
 #include <cap-ng.h>
 
 #include "log.h"
+#include "nbdcurld.h"
 #include "sandbox.h"
+#include "wire.h"
 
 /* ---- 1. Namespaces ---- */
 
@@ -44,50 +46,85 @@ write_proc_file (const char *path, const char *text)
   return n == (ssize_t) strlen (text) ? 0 : -1;
 }
 
+/* The user namespace a child makes at its start (sandbox_early_start),
+ * and the namespaces this process (or the launcher it was forked from:
+ * these are copied by the fork) has made since. */
+static enum { EARLY_NOT_TRIED, EARLY_NOT_NEEDED, EARLY_MADE, EARLY_REFUSED } early_userns;
+static int early_userns_errno;
+static int namespaces_made;             /* CLONE_NEW* */
+
+/* Unprivileged: a user namespace of our own gives the right to make the
+ * others inside it (sandbox_enter).  It is made here, at the child's
+ * start, because its identity maps are written through /proc/self, which
+ * only a dumpable process may open, and the child goes undumpable right
+ * after, before it holds any secret.  Map our own ids only, so files keep
+ * their owners. */
 static void
-enter_namespaces (const struct sandbox_spec *s)
+make_user_namespace (void)
 {
-  const char *names = s->new_netns ? (s->new_ipc_uts ? "network, IPC and UTS" : "network")
-                                   : "IPC and UTS";
   uid_t uid = getuid ();
   gid_t gid = getgid ();
   char map[64];
-  int flags = 0;
 
-  if (s->new_netns)
-    flags |= CLONE_NEWNET;      /* no interface at all: nothing to reach */
-  if (s->new_ipc_uts)
-    flags |= CLONE_NEWIPC | CLONE_NEWUTS;  /* no shared SysV IPC, own host name */
-  if (flags == 0)
-    return;
-
-  if (unshare (flags) == 0) {
-    debug ("sandbox: namespaces: new %s namespaces", names);
+  if (early_userns != EARLY_NOT_TRIED)
+    return;                     /* a fetcher forked in its launcher's */
+  if (geteuid () == 0) {
+    early_userns = EARLY_NOT_NEEDED;   /* root makes the others directly */
     return;
   }
-  if (errno != EPERM || geteuid () == 0) {
-    debug ("sandbox: namespaces: new %s namespaces not permitted (%s): going on without",
-           names, strerror (errno));
+  if (unshare (CLONE_NEWUSER) == -1) {
+    early_userns = EARLY_REFUSED;
+    early_userns_errno = errno;
     return;
   }
-  /* Unprivileged: a user namespace of our own gives the right to make the
-   * others inside it.  Map our own ids only, so files keep their owners. */
-  if (unshare (CLONE_NEWUSER | flags) == -1) {
-    debug ("sandbox: namespaces: not permitted to unprivileged users here (%s): "
-           "going on without", strerror (errno));
-    return;
-  }
+  early_userns = EARLY_MADE;
   snprintf (map, sizeof map, "%u %u 1\n", (unsigned) uid, (unsigned) uid);
   if (write_proc_file ("/proc/self/uid_map", map) == -1)
-    debug ("sandbox: namespaces: cannot write uid_map: %s", strerror (errno));
+    fatal_errno ("sandbox: namespaces: cannot write the new user namespace's uid_map");
   /* The kernel refuses a gid map from an unprivileged process until
    * setgroups is disabled in the namespace (so groups cannot be shed to
    * escape a "deny" ACL). */
-  (void) write_proc_file ("/proc/self/setgroups", "deny");
+  if (write_proc_file ("/proc/self/setgroups", "deny") == -1)
+    fatal_errno ("sandbox: namespaces: cannot write the new user namespace's setgroups");
   snprintf (map, sizeof map, "%u %u 1\n", (unsigned) gid, (unsigned) gid);
   if (write_proc_file ("/proc/self/gid_map", map) == -1)
-    debug ("sandbox: namespaces: cannot write gid_map: %s", strerror (errno));
-  debug ("sandbox: namespaces: new user, %s namespaces", names);
+    fatal_errno ("sandbox: namespaces: cannot write the new user namespace's gid_map");
+}
+
+static void
+enter_namespaces (const struct sandbox_spec *s)
+{
+  int wanted = 0, flags;
+
+  if (s->new_netns)
+    wanted |= CLONE_NEWNET;     /* no interface at all: nothing to reach */
+  if (s->new_ipc_uts)
+    wanted |= CLONE_NEWIPC | CLONE_NEWUTS;  /* no shared SysV IPC, own host name */
+  /* A fetcher forked by the launcher is in the launcher's IPC and UTS
+   * namespaces already, and has no capability left to make its own. */
+  flags = wanted & ~namespaces_made;
+  if (wanted != 0 && flags == 0) {
+    debug ("sandbox: namespaces: the launcher's user, IPC and UTS namespaces "
+           "(shared with the other fetchers it forks)");
+    return;
+  }
+  if (flags == 0)
+    return;
+
+  const char *names = (flags & CLONE_NEWNET)
+    ? ((flags & CLONE_NEWIPC) ? "network, IPC and UTS" : "network") : "IPC and UTS";
+  if (unshare (flags) == 0) {
+    namespaces_made |= flags;
+    debug ("sandbox: namespaces: new %s%s namespaces",
+           early_userns == EARLY_MADE ? "user, " : "", names);
+    return;
+  }
+  if (early_userns == EARLY_REFUSED)
+    debug ("sandbox: namespaces: not permitted to unprivileged users here (%s): "
+           "going on without", strerror (early_userns_errno));
+  else
+    debug ("sandbox: namespaces: new %s namespaces not permitted (%s): going on without",
+           names, strerror (errno));
 }
 
 /* ---- 2. Resource limits ---- */
@@ -314,8 +351,8 @@ sandbox_enter (const struct sandbox_spec *s)
    * capabilities), and Landlock and seccomp need it unless privileged. */
   if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
     fatal_errno ("sandbox: prctl PR_SET_NO_NEW_PRIVS");
-  /* Other processes of the same user (every child runs as --user) cannot
-   * ptrace us or read our memory through /proc. */
+  /* Undumpable since sandbox_early_start; again, because a change of
+   * user above resets it to fs.suid_dumpable. */
   if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
     fatal_errno ("sandbox: prctl PR_SET_DUMPABLE");
 
@@ -335,6 +372,104 @@ sandbox_enter (const struct sandbox_spec *s)
     debug ("sandbox: Landlock: not used in this role");
 
   sandbox_seccomp (s->role, s->rules, s->nrules, s->debug);
+}
+
+/* ---- Before any secret: each role's first lines ---- */
+
+/* The value of a "Name:\tvalue" line of a /proc status file, through the
+ * bounded reader.  Returns 0, or -1 (no such file or line, or too long). */
+static int
+proc_status_field (const char *path, const char *name, char *value, size_t value_size)
+{
+  static char text[PROC_STATUS_MAX_BYTES];
+  const size_t name_len = strlen (name);
+  struct reader r;
+  size_t len = 0;
+  ssize_t n;
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+
+  if (fd == -1)
+    return -1;
+  while ((n = read (fd, text + len, sizeof text - len)) > 0)
+    len += (size_t) n;
+  close (fd);
+  if (n == -1 || len == sizeof text)
+    return -1;                  /* an error, or more than we expect */
+  reader_init (&r, text, len);
+  while (reader_remaining (&r) > 0) {
+    const uint8_t *line, *rest = r.data + r.pos;
+    const uint8_t *end = memchr (rest, '\n', reader_remaining (&r));
+    size_t line_len = end ? (size_t) (end - rest) : reader_remaining (&r);
+
+    if (reader_get_span (&r, &line, line_len) == -1 ||
+        (end && reader_skip (&r, 1) == -1))
+      return -1;
+    if (line_len > name_len + 1 && memcmp (line, name, name_len) == 0 &&
+        line[name_len] == ':') {
+      size_t i = name_len + 1, j = 0;
+      while (i < line_len && (line[i] == '\t' || line[i] == ' '))
+        i++;
+      while (i < line_len && j + 1 < value_size)
+        value[j++] = (char) line[i++];
+      value[j] = '\0';
+      return i == line_len ? 0 : -1;
+    }
+  }
+  return -1;
+}
+
+/* The process tracing us (TracerPid), 0 for none; exits if unreadable. */
+static long
+tracer_of_self (void)
+{
+  char value[32], *end;
+  long pid;
+
+  if (proc_status_field ("/proc/self/status", "TracerPid", value, sizeof value) == -1)
+    fatal ("sandbox: cannot read TracerPid in /proc/self/status (is /proc mounted?)");
+  errno = 0;
+  pid = strtol (value, &end, 10);
+  if (errno != 0 || end == value || *end != '\0' || pid < 0)
+    fatal ("sandbox: unexpected TracerPid in /proc/self/status: \"%s\"", value);
+  return pid;
+}
+
+/* Root (the administrator's strace or gdb) may read any process anyway. */
+static bool
+tracer_is_root (long pid)
+{
+  char path[64], value[64];
+  unsigned real, effective, saved, fs;
+
+  snprintf (path, sizeof path, "/proc/%ld/status", pid);
+  return proc_status_field (path, "Uid", value, sizeof value) == 0 &&
+         sscanf (value, "%u %u %u %u", &real, &effective, &saved, &fs) == 4 &&
+         real == 0 && effective == 0 && saved == 0 && fs == 0;
+}
+
+void
+sandbox_early_start (const char *who, bool user_namespace)
+{
+  long tracer;
+
+  if (user_namespace)
+    make_user_namespace ();
+  /* From here on no other process of our user may attach with ptrace or
+   * open our memory through /proc (process_vm_readv, /proc/PID/mem),
+   * before we read any secret. */
+  if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
+    fatal_errno ("sandbox: prctl PR_SET_DUMPABLE");
+  /* A tracer that attached in the moment since our exec stays attached:
+   * stop before any secret reaches us.  Read again after looking at the
+   * tracer, so that a tracer that ended and whose pid a root process took
+   * meanwhile is not mistaken for root. */
+  tracer = tracer_of_self ();
+  if (tracer != 0 && !(tracer_is_root (tracer) && tracer_of_self () == tracer))
+    fatal ("%s is traced by process %ld, which attached before it could stop "
+           "that: stopping before it reads any secret.  A program of the same "
+           "user did this: give nbdcurld a user of its own (--user; the "
+           "package's user nbdcurld), and do not run it under a debugger as "
+           "another user than root", who, tracer);
 }
 
 /* ---- Before a fetcher's sandbox ---- */
@@ -429,6 +564,15 @@ parse_id (const char *s, unsigned long *id)
   return errno == 0 && *end == '\0' && *id < (unsigned long) (uid_t) -1;
 }
 
+const char *
+sandbox_default_user (void)
+{
+  /* nbdcurld's own user where the package made one: "nobody" is shared
+   * with other daemons, which could then trace nbdcurld's processes in
+   * the moment after each exec (SECURITY.md). */
+  return getpwnam (DEFAULT_USER) != NULL ? DEFAULT_USER : FALLBACK_USER;
+}
+
 int
 sandbox_lookup_user (const char *user, const char *group, uid_t *uid, gid_t *gid,
                      char *err, size_t errlen)
@@ -437,7 +581,7 @@ sandbox_lookup_user (const char *user, const char *group, uid_t *uid, gid_t *gid
   unsigned long id;
 
   if (user == NULL)
-    user = "nobody";
+    user = sandbox_default_user ();
   if (parse_id (user, &id)) {
     *uid = (uid_t) id;
     pw = getpwuid (*uid);

@@ -6,16 +6,19 @@
  * previous ones still allow:
  *
  *   1. namespaces     new network (front-end), IPC and UTS namespaces;
- *                     unprivileged: inside a new user namespace; not
- *                     permitted: said at debug level, and on
+ *                     unprivileged: inside the user namespace made by
+ *                     sandbox_early_start; not permitted: said at debug
+ *                     level, and on
  *   2. rlimits        no core files, RLIMIT_FSIZE 0 where the role writes
  *                     no file, RLIMIT_NOFILE sized to the role
  *   3. credentials    started as root: supplementary groups dropped, then
- *                     --group and --user (default nobody), checked
+ *                     --group and --user (default nbdcurld, else
+ *                     nobody), checked
  *   4. capabilities   libcap-ng: every set, the bounding set and the
  *                     ambient set cleared (the supervisor keeps what its
  *                     children need to do the same)
- *   5. no_new_privs   PR_SET_NO_NEW_PRIVS, and not dumpable
+ *   5. no_new_privs   PR_SET_NO_NEW_PRIVS, and not dumpable (again: since
+ *                     sandbox_early_start)
  *   6. Landlock       best effort by the kernel's ABI (sandbox-landlock.c)
  *   7. seccomp        the role's compiled policy, kill-process by default
  *                     (sandbox-seccomp.c); last, so that the calls above
@@ -84,6 +87,17 @@ struct sandbox_spec {
  * Logs what each layer did at debug level. */
 void sandbox_enter (const struct sandbox_spec *s);
 
+/* Each role's first lines, before any secret can reach it (child_start,
+ * supervisor_main): with user_namespace (the children, when not root), a
+ * user namespace mapping only our own ids, made while /proc/self may
+ * still be written, in which sandbox_enter later makes the others; then
+ * not dumpable, so that no other process of our user can attach or read
+ * our memory; then a tracer that attached in the moment before (one that
+ * is not root) stops the process with a message naming who.  Never a
+ * user namespace in a process that executes programs: they would be
+ * traceable from the parent namespace by any process of our user. */
+void sandbox_early_start (const char *who, bool user_namespace);
+
 /* Die with the parent: set PR_SET_PDEATHSIG to sig and remember the
  * parent, so that sandbox_enter sets it again after changing the user
  * (which clears it) and sends sig itself if the parent died meanwhile. */
@@ -101,8 +115,12 @@ extern const struct sandbox_path sandbox_network_paths[];
 extern const size_t sandbox_network_npaths;
 
 
+/* The user nbdcurld becomes without --user when started as root:
+ * DEFAULT_USER if it exists, else FALLBACK_USER. */
+const char *sandbox_default_user (void);
+
 /* The supervisor, before its own sandbox: look up --user and --group
- * (NULL: "nobody" and that user's group).  Returns 0, or -1 after
+ * (NULL: sandbox_default_user () and that user's group).  Returns 0, or -1 after
  * writing a message to err. */
 int sandbox_lookup_user (const char *user, const char *group, uid_t *uid, gid_t *gid,
                          char *err, size_t errlen);

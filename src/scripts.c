@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -79,7 +80,8 @@ struct script {
 struct export_scripts {
   bool any;
   const char *name;           /* for log lines */
-  const char *url;            /* $url */
+  const char *url;            /* $url: without user name and password */
+  const char *full_url;       /* standard input: the URL as given */
   char *tmpdir;               /* $tmpdir, made at start */
   struct script s[2];
   uint64_t generation;        /* of the values the fetchers have: 0 none */
@@ -147,7 +149,8 @@ scripts_prepare (struct options *o, unsigned max, bool change_user, uid_t uid, g
       fatal ("export \"%s\": header-script= and cookie-script= are for network "
              "URLs, not file: exports", e->name);
     x->name = e->name;
-    x->url = e->url;
+    x->url = e->script_url ? e->script_url : e->url;
+    x->full_url = e->url;
     if (asprintf (&x->tmpdir, "%s/nbdcurld-script-XXXXXX",
                   tmp && tmp[0] == '/' ? tmp : "/tmp") == -1)
       fatal_errno ("asprintf");
@@ -187,30 +190,56 @@ scripts_fetcher_flags (unsigned export)
 
 /* ---- Running a script. ---- */
 
+/* A sealed memfd holding text, for a script's descriptors; -1 on failure.
+ * (A pipe could hold less than MAX_SCRIPT_LENGTH under a user's pipe
+ * quota, and writing it whole would then block.) */
+static int
+text_descriptor (const char *name, const char *text, const char *end)
+{
+  int fd = memfd_create (name, MFD_ALLOW_SEALING);
+  size_t len = strlen (text), done = 0;
+
+  if (fd == -1)
+    return -1;
+  while (done < len) {
+    ssize_t n = write (fd, text + done, len - done);
+    if (n <= 0)
+      return -1;
+    done += (size_t) n;
+  }
+  if ((end[0] && write (fd, end, strlen (end)) != (ssize_t) strlen (end)) ||
+      lseek (fd, 0, SEEK_SET) != 0 ||
+      fcntl (fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) == -1)
+    return -1;
+  return fd;
+}
+
 /* In the forked child: never returns. */
 __attribute__((noreturn)) static void
 exec_script (const struct export_scripts *x, const struct script *s, int out, int err)
 {
-  /* The script's text reaches the shell through its environment, not its
-   * command line (every local user can read command lines), and the
-   * shell drops it from what it exports before the script runs. */
+  /* Secrets never in the environment or on the command line (any process
+   * of our user reads /proc/PID/environ, every local user command
+   * lines, and the environment goes on to every program the script
+   * runs).  The script's text (it may hold tokens) comes on descriptor
+   * SCRIPT_TEXT_FD, which the shell reads and closes before it runs the
+   * text; the URL with its user name and password on standard input. */
   char *argv[] = {
     (char *) "sh", (char *) "-c",
-    (char *) "eval \"unset NBDCURLD_SCRIPT\n$NBDCURLD_SCRIPT\"",
+    (char *) "eval \"$(cat <&" SCRIPT_TEXT_FD_STRING ")\" " SCRIPT_TEXT_FD_STRING "<&-",
     NULL,
   };
-  char *env[sizeof base_env / sizeof base_env[0] + 5];
+  char *env[sizeof base_env / sizeof base_env[0] + 4];
   unsigned n = 0, i;
   sigset_t none;
-  int null;
+  int text, url;
 
   for (i = 0; i < nbase_env; i++)
     env[n++] = base_env[i];
   /* In the forked child of a single-threaded process: malloc is safe. */
   if (asprintf (&env[n++], "iteration=%" PRIu64, s->iteration) == -1 ||
       asprintf (&env[n++], "url=%s", x->url) == -1 ||
-      asprintf (&env[n++], "tmpdir=%s", x->tmpdir) == -1 ||
-      asprintf (&env[n++], "NBDCURLD_SCRIPT=%s", s->text) == -1)
+      asprintf (&env[n++], "tmpdir=%s", x->tmpdir) == -1)
     _exit (126);
   env[n] = NULL;
 
@@ -218,13 +247,15 @@ exec_script (const struct export_scripts *x, const struct script *s, int out, in
    * and it dies with us. */
   (void) setpgid (0, 0);
   (void) prctl (PR_SET_PDEATHSIG, SIGKILL);
-  null = open ("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (null == -1 || dup2 (null, STDIN_FILENO) == -1 ||
-      dup2 (out, STDOUT_FILENO) == -1 || dup2 (err, STDERR_FILENO) == -1)
+  text = text_descriptor ("nbdcurld-script", s->text, "");
+  url = text_descriptor ("nbdcurld-script-url", x->full_url, "\n");
+  if (text == -1 || url == -1 || dup2 (url, STDIN_FILENO) == -1 ||
+      dup2 (out, STDOUT_FILENO) == -1 || dup2 (err, STDERR_FILENO) == -1 ||
+      dup2 (text, SCRIPT_TEXT_FD) == -1)
     _exit (126);
   /* Nothing of ours: listeners, the control socket, images, fetchers'
    * channels. */
-  if (close_range (3, ~0U, 0) == -1)
+  if (close_range (SCRIPT_TEXT_FD + 1, ~0U, 0) == -1)
     _exit (126);
   if (chdir (x->tmpdir) == -1)
     _exit (126);

@@ -997,12 +997,13 @@ take_url_answer (int sock, struct export_spec *e, char message[MAX_URL_MESSAGE +
   uint8_t *payload;
   bool ok;
 
-  if (ipc_recv (sock, &h, &payload, sizeof w + MAX_URL_MESSAGE + MAX_LOG_URL_LENGTH +
+  if (ipc_recv (sock, &h, &payload, sizeof w + MAX_URL_MESSAGE + 2 * MAX_LOG_URL_LENGTH +
                 MAX_PATH_LENGTH) == -1)
     return errno == 0 ? URL_NO_ANSWER : URL_MALFORMED;   /* EOF; too long or cut short */
   reader_init (&r, payload, h.payload_len);
   if (h.type != IPC_URL_CHECKED || reader_get_bytes (&r, &w, sizeof w) == -1 ||
-      (w.flags & ~(URL_CHECKED_OK | URL_CHECKED_HAS_PASSWORD)) != 0 || w.reserved != 0 ||
+      (w.flags & ~(URL_CHECKED_OK | URL_CHECKED_HAS_PASSWORD)) != 0 ||
+      w.script_url_len > MAX_LOG_URL_LENGTH || (!(w.flags & URL_CHECKED_OK) && w.script_url_len) ||
       w.log_url_len < 1 || w.log_url_len > MAX_LOG_URL_LENGTH ||
       w.message_len > MAX_URL_MESSAGE || w.file_path_len > MAX_PATH_LENGTH)
     goto malformed;
@@ -1013,13 +1014,17 @@ take_url_answer (int sock, struct export_spec *e, char message[MAX_URL_MESSAGE +
     goto malformed;
   e->log_url = malloc ((size_t) w.log_url_len + 1);
   e->file_path = w.file_path_len > 0 ? malloc ((size_t) w.file_path_len + 1) : NULL;
-  if (e->log_url == NULL || (w.file_path_len > 0 && e->file_path == NULL))
+  e->script_url = w.script_url_len > 0 ? malloc ((size_t) w.script_url_len + 1) : NULL;
+  if (e->log_url == NULL || (w.file_path_len > 0 && e->file_path == NULL) ||
+      (w.script_url_len > 0 && e->script_url == NULL))
     fatal_errno ("malloc");
   if (reader_get_string (&r, message, w.message_len, MAX_URL_MESSAGE) == -1 ||
       reader_get_string (&r, e->log_url, w.log_url_len, MAX_LOG_URL_LENGTH) == -1 ||
       (e->file_path != NULL &&
        (reader_get_string (&r, e->file_path, w.file_path_len, MAX_PATH_LENGTH) == -1 ||
         e->file_path[0] != '/')) ||
+      (e->script_url != NULL &&
+       reader_get_string (&r, e->script_url, w.script_url_len, MAX_LOG_URL_LENGTH) == -1) ||
       reader_end (&r) == -1)
     goto malformed;
   free (payload);
@@ -2474,6 +2479,12 @@ supervisor_main (int argc, char **argv)
 
   /* Before anything opens a file: the activated sockets are at fd 3... */
   take_activated_sockets ();
+  /* ...and before anything secret is read (--config files, passwords,
+   * the TLS key and PSKs): not dumpable, and not traced.  No user
+   * namespace here: the programs we execute would inherit it, and every
+   * process of our user holds every capability in a user namespace it
+   * owns, ptrace of undumpable processes included. */
+  sandbox_early_start ("nbdcurld", false);
   options_parse (argc, argv, &opt);
   log_init (NULL, opt.verbose);
   make_paths_absolute ();
@@ -2487,7 +2498,8 @@ supervisor_main (int argc, char **argv)
                              err, sizeof err) == -1)
       fatal ("%s", err);
     change_user = true;
-    debug ("will run as uid %u gid %u once the sockets are made",
+    debug ("will run as %s%s, uid %u gid %u, once the sockets are made",
+           opt.user ? "--user " : "", opt.user ? opt.user : sandbox_default_user (),
            (unsigned) child_uid, (unsigned) child_gid);
   }
   else if (opt.user || opt.group)

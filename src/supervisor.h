@@ -56,6 +56,8 @@ struct export_spec {
   char *name;
   char *url;                 /* may hold credentials: log log_url */
   char *log_url;             /* the URL checker's url_for_log (url-check.c) */
+  char *script_url;          /* the URL without user name and password (the
+                                checker's), NULL: url has none; scripts' $url */
   bool has_password;         /* user:password@ in the URL */
   bool url_from_file;        /* given as +FILE, not on the command line */
   const char *conf_path;     /* the --config file that gave the URL, or NULL */

@@ -68,11 +68,11 @@ static void
 answer (const char *url, uint32_t flags)
 {
   static uint8_t buf[sizeof (struct url_checked_wire) + MAX_URL_MESSAGE +
-                     MAX_LOG_URL_LENGTH + MAX_PATH_LENGTH];
+                     2 * MAX_LOG_URL_LENGTH + MAX_PATH_LENGTH];
   struct url_checked_wire w = { 0 };
   struct ipc_header h = { .type = IPC_URL_CHECKED };
   char message[MAX_URL_MESSAGE + 1] = "";
-  char *shown = url_for_log (url), *path = NULL;
+  char *shown = url_for_log (url), *path = NULL, *for_scripts = url_without_userinfo (url);
   enum url_kind kind = URL_HTTP;
   struct writer out;
   bool parsed;
@@ -96,6 +96,15 @@ answer (const char *url, uint32_t flags)
   }
   if (url_has_password (url))
     w.flags |= URL_CHECKED_HAS_PASSWORD;
+  if (for_scripts != NULL && strlen (for_scripts) > MAX_LOG_URL_LENGTH && message[0] == '\0') {
+    snprintf (message, sizeof message, "the URL without its user name and password "
+              "is longer than %u bytes as libcurl writes it", MAX_LOG_URL_LENGTH);
+    w.flags &= ~URL_CHECKED_OK;
+    w.kind = 0;
+    w.file_path_len = 0;
+  }
+  if (for_scripts != NULL && (w.flags & URL_CHECKED_OK))
+    w.script_url_len = (uint32_t) strlen (for_scripts);
   /* libcurl percent-encodes what it normalises: a log line gets the
    * start of a URL that grew past the limit. */
   if (strlen (shown) > MAX_LOG_URL_LENGTH)
@@ -107,7 +116,8 @@ answer (const char *url, uint32_t flags)
   if (writer_put_bytes (&out, &w, sizeof w) == -1 ||
       writer_put_bytes (&out, message, w.message_len) == -1 ||
       writer_put_bytes (&out, shown, w.log_url_len) == -1 ||
-      writer_put_bytes (&out, path, w.file_path_len) == -1)
+      writer_put_bytes (&out, path, w.file_path_len) == -1 ||
+      writer_put_bytes (&out, for_scripts, w.script_url_len) == -1)
     fatal ("an answer does not fit its buffer");   /* sized above: a bug */
   h.payload_len = (uint32_t) out.pos;
 #ifdef NBDCURLD_TEST_HOOKS
@@ -122,6 +132,7 @@ answer (const char *url, uint32_t flags)
     fatal_errno ("answering the supervisor");
   free (shown);
   free (path);
+  free (for_scripts);
 }
 
 int

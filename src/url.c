@@ -136,6 +136,33 @@ url_for_log (const char *url)
   return strdup ("(unparsable URL)");
 }
 
+char *
+url_without_userinfo (const char *url)
+{
+  CURLU *u = curl_url ();
+  char *user = NULL, *password = NULL, *options = NULL, *part = NULL, *out = NULL;
+
+  if (u == NULL || curl_url_set (u, CURLUPART_URL, url, 0) != CURLUE_OK)
+    goto done;
+  (void) curl_url_get (u, CURLUPART_USER, &user, 0);
+  (void) curl_url_get (u, CURLUPART_PASSWORD, &password, 0);
+  (void) curl_url_get (u, CURLUPART_OPTIONS, &options, 0);
+  if (user == NULL && password == NULL && options == NULL)
+    goto done;
+  if (curl_url_set (u, CURLUPART_USER, NULL, 0) == CURLUE_OK &&
+      curl_url_set (u, CURLUPART_PASSWORD, NULL, 0) == CURLUE_OK &&
+      curl_url_set (u, CURLUPART_OPTIONS, NULL, 0) == CURLUE_OK &&
+      curl_url_get (u, CURLUPART_URL, &part, 0) == CURLUE_OK)
+    out = strdup (part);
+ done:
+  curl_free (user);
+  curl_free (password);
+  curl_free (options);
+  curl_free (part);
+  curl_url_cleanup (u);
+  return out;
+}
+
 bool
 url_has_password (const char *url)
 {

@@ -33,6 +33,10 @@ char *url_for_log (const char *url);
 
 /* Does the URL carry a password (user:password@host)? */
 bool url_has_password (const char *url);
+/* The URL without its user name, password and login options, as libcurl
+ * writes it (what scripts get as $url); NULL when it has none of them or
+ * libcurl cannot read it.  Free it. */
+char *url_without_userinfo (const char *url);
 
 /* Same scheme, host and port (default ports filled in)?  Credentials
  * given for one origin are sent to no other. */

@@ -42,7 +42,8 @@ status=0
 contents=$(dpkg-deb -c "$deb" | awk '{ print $6 }')
 for f in ./usr/sbin/nbdcurld ./usr/share/man/man8/nbdcurld.8.gz \
          ./usr/share/man/man5/nbdcurld.conf.5.gz \
-         ./lib/systemd/system/nbdcurld.service ./lib/systemd/system/nbdcurld.socket; do
+         ./lib/systemd/system/nbdcurld.service ./lib/systemd/system/nbdcurld.socket \
+         ./usr/lib/sysusers.d/nbdcurld.conf; do
     grep -qx "$f" <<< "$contents" || { echo "debian-package: $f is not in the package" >&2; status=1; }
 done
 for f in nbdcurld-frontend nbdcurld-fetcher; do
@@ -54,6 +55,11 @@ done
 service=$(dpkg-deb --fsys-tarfile "$deb" | tar -xO ./lib/systemd/system/nbdcurld.service)
 grep -qx 'ExecStart=/usr/sbin/nbdcurld --readonly $NBDCURLD_OPTIONS' <<< "$service" ||
     { echo "debian-package: the service does not run /usr/sbin/nbdcurld" >&2; status=1; }
+
+# The package's own user (the default --user), made at configure time.
+postinst=$(dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./postinst 2>/dev/null || true)
+grep -q 'systemd-sysusers.*nbdcurld.conf' <<< "$postinst" ||
+    { echo "debian-package: postinst does not make the nbdcurld user" >&2; status=1; }
 
 echo "==> lintian"
 lintian --fail-on error "$work"/nbdcurld_*.changes > "$work/lintian.log" 2>&1 || status=1

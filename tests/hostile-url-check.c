@@ -41,6 +41,7 @@ rewrite_with_path (struct url_checked_wire *w, uint8_t *buf, size_t *len,
   w->kind = kind;
   w->message_len = 0;
   w->file_path_len = (uint32_t) plen;
+  w->script_url_len = 0;
   *len = sizeof *w + w->log_url_len + plen;
 }
 

@@ -124,7 +124,7 @@ def test_launcher_locked_down():
     no_new_privs, no capabilities, not dumpable; it holds its socket to
     the supervisor and standard streams only, and has no child even while
     clients are served (their fetchers are the supervisor's children,
-    each with its own user namespace's identity map)"""
+    in the launcher's user namespace, whose identity map it wrote)"""
     srv = start("locked")
     try:
         pid = launcher(srv)
@@ -143,11 +143,14 @@ def test_launcher_locked_down():
             assert len(fetchers) == 3, N.children(srv.pid)
             assert N.children(pid) == [], "launcher children %r" % N.children(pid)
             assert launcher(srv) == pid, "launcher changed"
-            # A forked fetcher makes its own user namespace and maps its
-            # identity in it, as an executed one does (the launcher is not
-            # dumpable, which would forbid the maps: launcher.c).
+            # A forked fetcher is never dumpable, so it cannot map a user
+            # namespace of its own: it is in the launcher's, mapped at the
+            # launcher's start (launcher.c, SECURITY.md).
             if IS_ROOT:
+                own = os.readlink("/proc/%d/ns/user" % pid)
                 for f in fetchers:
+                    assert os.readlink("/proc/%d/ns/user" % f) == own, \
+                        "fetcher %d is not in the launcher's user namespace" % f
                     if os.readlink("/proc/%d/ns/user" % f) != os.readlink(
                             "/proc/%d/ns/user" % srv.pid):
                         with open("/proc/%d/uid_map" % f) as m:

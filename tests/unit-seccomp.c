@@ -134,12 +134,15 @@ static const struct call forbidden_sandboxed[] = {
 };
 
 /* Refused in the launcher, on top of forbidden_children: a process that
- * is not the supervisor's or shares memory, a namespace but the
- * fetchers' three, another way to a filter, a directory made writable. */
+ * is not the supervisor's or shares memory, any new namespace (its
+ * fetchers stay in the launcher's), another way to a filter, a directory
+ * made writable. */
 static const struct call forbidden_launcher[] = {
   CALL (SYS_clone, CLONE_PARENT | CLONE_VM, 0, 0, 0, 0),
   CALL (SYS_clone, CLONE_PARENT | CLONE_NEWNET, 0, 0, 0, 0),
   CALL (SYS_unshare, CLONE_NEWNET),
+  CALL (SYS_unshare, 0),
+  CALL (SYS_unshare, CLONE_NEWIPC | CLONE_NEWUTS),
   CALL (SYS_prctl, PR_SET_SECCOMP, 0, 0, 0, 0),
   CALL (SYS_openat, AT_FDCWD, 0, O_RDWR | O_CREAT | O_DIRECTORY, 0600),
   /* No directory is listed: --capath is read by the supervisor. */
@@ -175,7 +178,6 @@ static const struct call allowed_launcher[] = {
   CALL (SYS_dup2, -1, -1),
   CALL (SYS_close_range, ~0U, ~0U, 0),
   CALL (SYS_getrandom, 0, 0, 0),     /* a fetcher's own stack guard */
-  CALL (SYS_unshare, 0),
   CALL (SYS_capset, 0, 0),
   CALL (SYS_prctl, PR_SET_DUMPABLE, 0, 0, 0, 0),
   CALL (SYS_landlock_create_ruleset, 0, 0, 1),
