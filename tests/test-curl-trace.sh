@@ -50,6 +50,26 @@ no_secrets "URL password"
 has "URL password" 'Issue another request to this URL'
 has "URL password" 'http://<masked>@'
 
+echo "== cookies the engine keeps"
+# libcurl names each cookie it takes in from a server's Set-Cookie, value
+# and all ("Added cookie srv="granted" for domain ..."): the value is
+# masked, as the cookie file's values (SECRETFROMFILE) are in the request.
+printf '127.0.0.1\tFALSE\t/\tFALSE\t0\tfile\tSECRETFROMFILE\n' > jar.txt
+run -D curl.verbose=1 "${WEB_URL%/}/set-cookie/disk.img" cookiefile="$tmp/jar.txt"
+no_secrets "cookie engine"
+if grep -n 'granted' log.txt; then
+    fail "cookie engine: the server's cookie value reached the log"
+fi
+has "cookie engine" 'cookie srv="<masked>" for domain 127.0.0.1'
+
+echo "== a long line: the password past the line's cut"
+# A trace line is cut at 512 bytes; a URL whose '@' lies beyond the cut
+# is masked as a whole all the same (the line is masked, then cut).
+long=$(printf 'a%.0s' $(seq 1 600))
+run -D curl.verbose=1 "http://alice:SECRET$long@${WEB_URL#http://}/redirect/disk.img"
+no_secrets "long line"
+has "long line" 'Issue another request to this URL'
+
 echo "== direct reads (no credentials)"
 run -D curl.verbose=1 "$WEB_URL/good/disk.img" 'header=X-Nbdcurld-Test: SECRETTOKEN'
 no_secrets direct

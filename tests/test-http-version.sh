@@ -9,6 +9,8 @@
 #     HTTP/1.0; both keep the reads off the direct path (HTTP/1.1 only),
 #     which 1.1 keeps;
 #   - each copy is byte-exact;
+#   - -D curl.verbose=1 over HTTP/2 masks the request headers libcurl
+#     names in its own text as it masks HTTP/1.x header lines;
 #   - a version this libcurl lacks (HTTP/3 in Debian 12's), and a value
 #     that is none, are refused at start.
 source "$(dirname "$0")/functions.sh"
@@ -89,6 +91,18 @@ copy prior "http://127.0.0.1:$h2c_port" http-version=2-prior-knowledge
 version prior HTTP/2.0
 grep -q 'reads go through libcurl (http-version=' prior.log ||
     fail "prior: the direct path was not turned off: $(grep 'reads go' prior.log)"
+# libcurl names each HTTP/2 request header in its own text ("h2h3 [name:
+# value]", later "[HTTP/2] [1] [name: value]"): -D curl.verbose=1 masks
+# them as it masks the header lines of HTTP/1.x.
+printf 'SECRETH2PASSWORD\n' > h2pw.txt
+copy prior-trace "http://127.0.0.1:$h2c_port" http-version=2-prior-knowledge -D curl.verbose=1 \
+    user=alice password=+h2pw.txt 'header=X-Nbdcurld-Test: SECRETH2TOKEN'
+version prior-trace HTTP/2.0
+if grep -n -e 'SECRET' -e "$(printf 'alice:SECRETH2PASSWORD' | base64)" prior-trace.log; then
+    fail "prior-trace: a secret reached the trace"
+fi
+grep -qiE 'trace: export "": \* (h2h3 |\[HTTP/2\] \[[0-9]+\] )\[authorization: <masked>' \
+    prior-trace.log || fail "prior-trace: no masked HTTP/2 header: $(grep -i 'authorization' prior-trace.log)"
 copy v10 "http://127.0.0.1:$plain_port" http-version=1.0
 version v10 HTTP/1.0
 grep -q 'reads go through libcurl (http-version=' v10.log ||

@@ -9,8 +9,10 @@
  * length byte and its bytes: text before the URL, the user name, the
  * password, and text after it (host, path, query, more words).  The line
  * is BEFORE SCHEME://USER:PASSWORD@AFTER (without a scheme:
- * BEFORE USER:PASSWORD@AFTER), cut at TRACE_LINE_MAX as the real caller
- * cuts it.
+ * BEFORE USER:PASSWORD@AFTER), whole, as the real caller passes it (the
+ * mask cuts its output, not its input).  When the scheme byte's high bit
+ * is set, the line ends after the password, as libcurl's own text does
+ * when it cuts a long URL before its '@'.
  *
  * Checked: the output is a string of printable bytes that fits the
  * caller's buffer (TRACE_LINE_MAX and a mask's room); and whenever the
@@ -47,7 +49,9 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
                                          "socks5h://", "" };
   struct fuzz_input in = { data, size, 0 };
   char kind = "><*"[fuzz_u8 (&in) % 3];
-  const char *scheme = schemes[fuzz_u8 (&in) % (sizeof schemes / sizeof schemes[0])];
+  uint8_t scheme_byte = fuzz_u8 (&in);
+  const char *scheme = schemes[(scheme_byte & 0x7f) % (sizeof schemes / sizeof schemes[0])];
+  bool cut_by_libcurl = (scheme_byte & 0x80) != 0;
   const uint8_t *before, *user, *password, *after;
   size_t nb = fuzz_span (&in, fuzz_u8 (&in), &before);
   size_t nu = fuzz_span (&in, fuzz_u8 (&in), &user);
@@ -66,8 +70,10 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   PUT (user, nu); PUT_REST (user, nu);
   PUT (":", 1); PUT_REST (":", 1);
   PUT (password, np);
-  PUT ("@", 1); PUT_REST ("@", 1);
-  PUT (after, na); PUT_REST (after, na);
+  if (!cut_by_libcurl) {
+    PUT ("@", 1); PUT_REST ("@", 1);
+    PUT (after, na); PUT_REST (after, na);
+  }
 #undef PUT
 #undef PUT_REST
 
@@ -80,7 +86,20 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
    * that is right (it holds no '@'); the password is still in the word
    * with the '@'. */
 
-  mask_line (kind, line, len < TRACE_LINE_MAX ? len : TRACE_LINE_MAX, out, sizeof out);
+  /* A URL cut before its '@' is recognised by its scheme and by an
+   * authority with a ':' and no '/' (what else could tell it); a user
+   * name with an '@' of its own (libcurl writes it %40) would make its
+   * start a host. */
+  if (cut_by_libcurl) {
+    if (scheme[0] == '\0' || memchr (password, '/', np) != NULL || memchr (user, '/', nu) != NULL ||
+        memchr (user, '@', nu) != NULL)
+      plain_password = false;
+    for (i = 0; i < nu; i++)
+      if (word_end ((char) user[i]))
+        plain_password = false;
+  }
+
+  mask_line (kind, line, len, out, sizeof out);
   out_len = strlen (out);
   FUZZ_CHECK (out_len < sizeof out, "output of %zu bytes", out_len);
   for (i = 0; i < out_len; i++)
