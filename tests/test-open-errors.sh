@@ -72,7 +72,7 @@ if nbdinfo --size -- [ "$NBDCURLD" -r "$WEB_URL/good/missing.img" ] 2> err.txt; 
     fail "socket activation: a missing export was served"
 fi
 grep -q 'not found (HTTP 404)' err.txt || fail "socket activation: no reason: $(cat err.txt)"
-grep -q 'not serving' err.txt || fail "socket activation: no word that it stopped"
+grep -q 'not serving' err.txt || fail "socket activation: no word that it stopped: $(cat err.txt)"
 echo "== -s"
 # A client on stdin/stdout (libnbd's connect_command): it is refused, and
 # nbdcurld says why on its standard error.
