@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Compile seccomp policy text into a C table (see src/policy.h).
+"""Compile seccomp policy text into a C table (see src/common/policy.h).
 
     compile-policy.py ROLE OUTPUT.c [--names OUTPUT.txt] POLICY [POLICY...]
 
@@ -52,7 +52,7 @@ DEFAULT_INCLUDES = [
 ]
 
 NAME_RE = re.compile(r'[a-z_][a-z0-9_]*\Z')
-# src/policy.h: names are stored in arrays of this size, NUL included.
+# src/common/policy.h: names are stored in arrays of this size, NUL included.
 POLICY_NAME_MAX = 32
 ROLE_RE = re.compile(r'[a-z_][a-z0-9_]*\Z')
 # A value: identifiers, numbers (decimal, hex, octal, with U/L suffixes),

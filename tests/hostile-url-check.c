@@ -1,7 +1,7 @@
 /*
  * hostile-url-check.c: a URL checker that answers wrongly on purpose, in
  * the test binary only (nbdcurld-test-fetcher).  An export URL ending in
- * "#checker-lie=MODE" makes src/url-check.c pass its answer through
+ * "#checker-lie=MODE" makes src/urlcheck/url-check.c pass its answer through
  * hostile_url_answer before sending it; tests/test-hostile-fetcher.py
  * checks that the supervisor refuses each kind of malformed answer and
  * does not start.

@@ -8,7 +8,7 @@ Also here: starting and stopping the server under test, looking at its
 process tree in /proc, and a minimal TAP runner.
 
 Reference: the NBD protocol specification (NetworkBlockDevice/nbd,
-doc/proto.md).  Constants mirror src/nbd-protocol.h and src/nbdcurld.h.
+doc/proto.md).  Constants mirror src/common/nbd-protocol.h and src/nbdcurld.h.
 """
 
 import os
@@ -22,7 +22,7 @@ import tempfile
 import time
 import traceback
 
-# ---- Constants (doc/proto.md; src/nbd-protocol.h; src/nbdcurld.h) ----
+# ---- Constants (doc/proto.md; src/common/nbd-protocol.h; src/common/nbdcurld.h) ----
 
 NBDMAGIC = 0x4E42444D41474943          # "NBDMAGIC"
 IHAVEOPT = 0x49484156454F5054          # "IHAVEOPT"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Direct reads (src/fetcher-direct.c): plain-http range reads spliced into
+# Direct reads (src/fetcher/fetcher-direct.c): plain-http range reads spliced into
 # the data pipe.  They are taken for a well-behaved server (nginx and the
 # test server); a server whose replies are correct but not the plain case
 # (chunked, bare LF, huge headers, tiny segments) gets its reads through

@@ -4,7 +4,7 @@
 # gets the reply libcurl receives checked like any other: a 500 error
 # page, another range, or a replaced object (another ETag), each with a
 # body as long as the range, gives EIO and never those bytes (the reply
-# checker, src/web-reply.c, starts afresh for libcurl's request).
+# checker, src/fetcher/web-reply.c, starts afresh for libcurl's request).
 source "$(dirname "$0")/functions.sh"
 set -euo pipefail
 requires_python_nbd

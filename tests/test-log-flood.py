@@ -27,7 +27,7 @@ WARNING = "unsupported client flags"
 
 
 def limit(name):
-    with open(os.path.join(HERE, "..", "src", "nbdcurld.h")) as f:
+    with open(os.path.join(HERE, "..", "src", "common", "nbdcurld.h")) as f:
         m = re.search(r"#define %s\s+(\d+)u" % name, f.read())
     return int(m.group(1))
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Readahead and NBD_CMD_CACHE (src/fetcher-readahead.c), against the test
+# Readahead and NBD_CMD_CACHE (src/fetcher/fetcher-readahead.c), against the test
 # web server, whose log shows every range request:
 #  - a reader at queue depth 1 reading 4 KiB after 4 KiB gets exact data
 #    from far fewer requests than reads;

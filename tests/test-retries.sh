@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Reads that fail for a reason that may pass are tried again (retry_decide
-# in src/fetcher-transfer.c), and every retry's reply is checked like the
+# in src/fetcher/fetcher-transfer.c), and every retry's reply is checked like the
 # first: faults of tests/web-server.py's /flaky/ that pass after a few
 # requests give byte-exact copies, on the direct (spliced) path and
 # through libcurl; with retries=0 the same faults are errors.  Retry-After
@@ -16,7 +16,7 @@ requires_python_nbd
 serve_image 4M
 sum=$(md5_of www/disk.img)
 # The same server over https: reads direct over libcurl's connections
-# (src/fetcher-direct.c, "TLS"), whatever their size.
+# (src/fetcher/fetcher-direct.c, "TLS"), whatever their size.
 have_tls=no
 if command -v openssl >/dev/null &&
    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" \

@@ -320,12 +320,12 @@ def check_limits():
     for line in m.group(1).splitlines():
         if line.startswith('|') and not line.startswith('|---'):
             names |= set(re.findall(r'`([A-Z][A-Z0-9_]+)`', split_row(line)[0]))
-    with open(os.path.join(ROOT, 'src', 'nbdcurld.h'), encoding='utf-8') as f:
+    with open(os.path.join(ROOT, 'src', 'common', 'nbdcurld.h'), encoding='utf-8') as f:
         header = f.read()
     defined = set(re.findall(r'^#define\s+([A-Z][A-Z0-9_]+)', header, re.M))
     missing = sorted(names - defined)
     result(bool(names) and not missing,
-           f'every limit of SECURITY.md ({len(names)}) is defined in src/nbdcurld.h',
+           f'every limit of SECURITY.md ({len(names)}) is defined in src/common/nbdcurld.h',
            'not defined: ' + ', '.join(missing))
 
 

@@ -1,6 +1,6 @@
 /*
  * unit-trace-mask.c: the masks of -D curl.verbose=1 (mask_line in
- * src/fetcher-trace.c, static, so the file is compiled into this one),
+ * src/fetcher/fetcher-trace.c, static, so the file is compiled into this one),
  * one line of each kind libcurl and the direct path write, with what the
  * log must show for it.  TAP output.
  */

@@ -1,4 +1,4 @@
-/* unit-wire.c: the bounded reader and writer (src/wire.c), TAP output. */
+/* unit-wire.c: the bounded reader and writer (src/common/wire.c), TAP output. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

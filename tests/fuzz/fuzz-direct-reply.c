@@ -1,6 +1,6 @@
 /*
  * fuzz-direct-reply: the direct read path's reading of a web server's
- * replies (src/fetcher-direct.c): the header section read from the
+ * replies (src/fetcher/fetcher-direct.c): the header section read from the
  * socket (header_section_end, parse_header_section, headers_done, interim
  * replies), then the body moved into the data pipe, over kept-alive
  * connections that serve one read after another, with the server's bytes

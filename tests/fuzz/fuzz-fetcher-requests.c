@@ -1,6 +1,6 @@
 /*
  * fuzz-fetcher-requests: the fetcher's reading of requests from the
- * front-end (fetcher_next_request and parse_request in src/fetcher.c).
+ * front-end (fetcher_next_request and parse_request in src/fetcher/fetcher.c).
  *
  * fetcher.c is compiled into this file, so that its static input buffer
  * can be emptied between inputs and its exit() (a front-end that breaks

@@ -1,6 +1,6 @@
 /*
  * fuzz-keyholder: the key holder's reading of the front-end's requests
- * (keyholder_dispatch in src/keyholder.c, static, so keyholder.c is
+ * (keyholder_dispatch in src/keyholder/keyholder.c, static, so keyholder.c is
  * compiled into this file).  The front-end speaks to every client: the
  * key holder treats its requests as untrusted.  The real
  * keyholder_dispatch reads real SOCK_SEQPACKET packets, the harness's

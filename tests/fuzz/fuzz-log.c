@@ -1,4 +1,4 @@
-/* fuzz-log.c: src/log.c for the harnesses (see fuzz.h). */
+/* fuzz-log.c: src/common/log.c for the harnesses (see fuzz.h). */
 #include <errno.h>
 #include <stdarg.h>
 #include <string.h>

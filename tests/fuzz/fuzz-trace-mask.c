@@ -1,6 +1,6 @@
 /*
  * fuzz-trace-mask: the masks of -D curl.verbose=1's trace lines
- * (mask_line in src/fetcher-trace.c, static, so the file is compiled into
+ * (mask_line in src/fetcher/fetcher-trace.c, static, so the file is compiled into
  * this one).  A trace reaches the log, which others read: no password of
  * a URL may pass through.
  *

@@ -1,6 +1,6 @@
 /*
  * fuzz-url-answer: the supervisor's reading of the URL checker's answer
- * (take_url_answer in src/supervisor.c, static, so supervisor.c is
+ * (take_url_answer in src/supervisor/supervisor.c, static, so supervisor.c is
  * compiled into this file).  The URL checker runs libcurl on the URLs
  * given: the supervisor treats its answer as untrusted.
  *

@@ -1,5 +1,5 @@
 /*
- * fuzz-wire: the bounded reader and writer (src/wire.c) under random
+ * fuzz-wire: the bounded reader and writer (src/common/wire.c) under random
  * sequences of gets and puts.
  *
  * Input: two bytes of length, that many bytes for the reader, then

@@ -5,7 +5,7 @@
  * test that failed.  It aborts with the harness's own message, which
  * libFuzzer reports as a crash and saves the input for.
  *
- * fuzz-log.c replaces src/log.c in every harness: lines are formatted
+ * fuzz-log.c replaces src/common/log.c in every harness: lines are formatted
  * (so a bad format argument still shows) but not written, and fatal()
  * either returns to the harness (fuzz_fatal_expected(), where a real
  * process would exit on purpose) or aborts (where a fatal() from

@@ -1,5 +1,5 @@
 /*
- * sandbox-seccomp.c: load a role's compiled policy (src/policy.h) with
+ * sandbox-seccomp.c: load a role's compiled policy (src/common/policy.h) with
  * libseccomp.  The last layer of sandbox_enter.
  *
  * Default action: kill the whole process (SCMP_ACT_KILL_PROCESS), so a
