@@ -11,7 +11,7 @@ and checks that:
   - after a pause, the next line is preceded by the number of lines
     dropped, and that number accounts for every client;
   - a good client still reads right.
-The limits are read from src/nbdcurld.h.  TAP output.
+The limits are read from src/common/nbdcurld.h.  TAP output.
 """
 
 import os

@@ -15,7 +15,7 @@
    across fork and exec), so every call that makes a child's cell "yes"
    must pass the supervisor's policy too, or the table would overstate.
 2. Every limit SECURITY.md's "Limits" table names is defined in
-   src/nbdcurld.h.
+   src/common/nbdcurld.h.
 3. Every option `nbdcurld --help` prints is described in man/nbdcurld.8,
    and every option the manual describes is in `--help`.
 
