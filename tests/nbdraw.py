@@ -12,6 +12,7 @@ doc/proto.md).  Constants mirror src/common/nbd-protocol.h and src/nbdcurld.h.
 """
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -649,10 +650,31 @@ def free_tcp_port():
         s.close()
 
 
+def read_roles():
+    """{ROLE_X: {"name": ..., "comm": ..., "arg": ...}}: the rows of the
+    server's one table of roles (src/common/roles.c), so that a test
+    names each process as the server does."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "common",
+                        "roles.c")
+    with open(path) as f:
+        text = f.read()
+    out = {}
+    for m in re.finditer(r"\[(ROLE_[A-Z_]+)\] = \{(.*?)\n  \},", text, re.S):
+        fields = dict(re.findall(r"\.(name|comm|arg) = \"?([^\",]*)\"?,", m.group(2)))
+        out[m.group(1)] = fields
+    assert len(out) >= 7 and all("comm" in r for r in out.values()), "roles.c: %r" % out
+    return out
+
+
+ROLES = read_roles()
+FRONTEND_COMM = ROLES["ROLE_FRONTEND"]["comm"]
+FETCHER_COMM = ROLES["ROLE_FETCHER"]["comm"]
+LAUNCHER_COMM = ROLES["ROLE_LAUNCHER"]["comm"]
+KEYHOLDER_COMM = ROLES["ROLE_KEYHOLDER"]["comm"]
 # The file remover: a child nbdcurld started as root keeps for removing
 # its socket at exit when --user may not (the tests' directories are
 # root's own): one process more, idle, whatever the clients do.
-REMOVER_COMM = "nbdcurld-rm"
+REMOVER_COMM = ROLES["ROLE_REMOVER"]["comm"]
 
 
 class Server:
@@ -752,8 +774,8 @@ class Server:
         return "nbd+unix:///%s?socket=%s" % (name, self.sock)
 
     def frontend(self):
-        """The front-end's pid (comm nbdcurld-fe), or None."""
-        fe = [p for p, comm in children(self.pid) if comm == "nbdcurld-fe"]
+        """The front-end's pid (comm FRONTEND_COMM), or None."""
+        fe = [p for p, comm in children(self.pid) if comm == FRONTEND_COMM]
         return fe[0] if len(fe) == 1 else None
 
     def processes(self):

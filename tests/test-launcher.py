@@ -70,7 +70,7 @@ def launcher(srv, timeout=10):
     (until then fetchers are executed, which a slow start, as under a
     sanitizer, would make the cases count wrong)."""
     def ready():
-        pids = kids(srv, "nbdcurld-launch")
+        pids = kids(srv, N.LAUNCHER_COMM)
         log = srv.log_text()
         if len(pids) == 1 and "started the fetcher launcher, process %d\n" % pids[0] in log \
                 and log.count("the fetcher launcher is ready") == \
@@ -139,7 +139,7 @@ def test_launcher_locked_down():
         hs = [connect(srv) for _ in range(3)]
         try:
             assert all(read_ok(h) for h in hs)
-            fetchers = kids(srv, "nbdcurld-fetch")
+            fetchers = kids(srv, N.FETCHER_COMM)
             assert len(fetchers) == 3, N.children(srv.pid)
             assert N.children(pid) == [], "launcher children %r" % N.children(pid)
             assert launcher(srv) == pid, "launcher changed"
@@ -174,7 +174,7 @@ def test_forked_layout_own_guard():
             assert all(read_ok(h) for h in hs)
             if IS_ROOT:
                 base = libcurl_base(pid)
-                for f in kids(srv, "nbdcurld-fetch"):
+                for f in kids(srv, N.FETCHER_COMM):
                     assert libcurl_base(f) == base, "fetcher %d has its own layout" % f
         finally:
             for h in hs:
@@ -193,11 +193,11 @@ def test_exec_fetchers():
     srv = start("exec", ["--exec-fetchers"])
     try:
         time.sleep(0.5)
-        assert kids(srv, "nbdcurld-launch") == [], N.children(srv.pid)
+        assert kids(srv, N.LAUNCHER_COMM) == [], N.children(srv.pid)
         hs = [connect(srv) for _ in range(2)]
         try:
             assert all(read_ok(h) for h in hs)
-            fetchers = kids(srv, "nbdcurld-fetch")
+            fetchers = kids(srv, N.FETCHER_COMM)
             assert len(fetchers) == 2, N.children(srv.pid)
             if IS_ROOT:
                 bases = {libcurl_base(f) for f in fetchers}
@@ -236,7 +236,7 @@ def test_crash_renews_layout():
         first = launcher(srv)
         a, b = connect(srv), connect(srv)
         assert read_ok(a) and read_ok(b)
-        victim = kids(srv, "nbdcurld-fetch")[0]
+        victim = kids(srv, N.FETCHER_COMM)[0]
         os.kill(victim, signal.SIGSEGV)
         assert next_launcher(srv, first), "launcher %d kept after a crash" % first
         ok = 0
@@ -283,7 +283,7 @@ def test_give_up():
         assert N.wait_until(lambda: "failed %d times in a row" % MAX_FAILURES
                             in srv.log_text(), 5), srv.log_text()[-2000:]
         time.sleep(1.5)
-        assert kids(srv, "nbdcurld-launch") == [], N.children(srv.pid)
+        assert kids(srv, N.LAUNCHER_COMM) == [], N.children(srv.pid)
         one_client(srv)
     finally:
         srv.stop()

@@ -154,7 +154,7 @@ def test_write_readonly():
 def test_write_too_large():
     """WRITE longer than 32 MiB -> EINVAL (or close), payload discarded, not
     buffered (front-end peak RSS does not grow by the payload)"""
-    fe = [p for p, comm in N.children(SRV.pid) if comm == "nbdcurld-fe"]
+    fe = [p for p, comm in N.children(SRV.pid) if comm == N.FRONTEND_COMM]
     hwm0 = N.rss_kib(fe[0], "VmHWM") if fe else 0
     c, _ = open_conn(True)
     with c:

@@ -92,15 +92,15 @@ def kids():
 
 
 def fetchers():
-    return kids().get("nbdcurld-fetch", [])
+    return kids().get(N.FETCHER_COMM, [])
 
 
 def frontends():
-    return kids().get("nbdcurld-fe", [])
+    return kids().get(N.FRONTEND_COMM, [])
 
 
 def launchers():
-    return kids().get("nbdcurld-launch", [])
+    return kids().get(N.LAUNCHER_COMM, [])
 
 
 def wait_fetchers(n, timeout=5):
@@ -119,7 +119,7 @@ def test_idle_tree():
     k = N.wait_until(lambda: kids() if len(frontends()) == 1 and len(launchers()) == 1
                      else None, 5)
     assert k, "no front-end or launcher: %r" % kids()
-    assert set(k) == {"nbdcurld-fe", "nbdcurld-launch"}, "children %r" % k
+    assert set(k) == {N.FRONTEND_COMM, N.LAUNCHER_COMM}, "children %r" % k
     STATE["fe"] = frontends()[0]
 
 
@@ -143,14 +143,14 @@ def test_one_fetcher_per_client():
         assert read_ok(h), "read through a fresh client"
     assert wait_fetchers(NCLIENTS), "fetchers: %r" % kids()
     k = kids()
-    assert k.get("nbdcurld-fe") == [STATE["fe"]], \
+    assert k.get(N.FRONTEND_COMM) == [STATE["fe"]], \
         "front-end changed: %r" % k
-    assert set(k) == {"nbdcurld-fe", "nbdcurld-fetch", "nbdcurld-launch"}, k
-    assert len(k["nbdcurld-launch"]) == 1, k
+    assert set(k) == {N.FRONTEND_COMM, N.FETCHER_COMM, N.LAUNCHER_COMM}, k
+    assert len(k[N.LAUNCHER_COMM]) == 1, k
     assert N.children(STATE["fe"]) == [], \
         "front-end has children: %r" % N.children(STATE["fe"])
-    assert N.children(k["nbdcurld-launch"][0]) == [], \
-        "launcher has children: %r" % N.children(k["nbdcurld-launch"][0])
+    assert N.children(k[N.LAUNCHER_COMM][0]) == [], \
+        "launcher has children: %r" % N.children(k[N.LAUNCHER_COMM][0])
 
 
 def mapped_libraries(pid):
@@ -289,7 +289,7 @@ def test_spares():
     srv = N.Server(["--spare-fetchers", "2", "-r",
                     "http://127.0.0.1:%d/good/disk.img" % port], TMP, "spares").start()
     try:
-        spares = lambda: [p for p, comm in N.children(srv.pid) if comm == "nbdcurld-fetch"]
+        spares = lambda: [p for p, comm in N.children(srv.pid) if comm == N.FETCHER_COMM]
         assert N.wait_until(lambda: len(spares()) == 2, 5), "spares: %r" % N.children(srv.pid)
         time.sleep(0.5)
         tcp = tcp_socket_inodes()

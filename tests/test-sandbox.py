@@ -94,8 +94,8 @@ def test_live_processes():
     try:
         handles = [connect(srv.sock), connect(srv.sock)]
         kids = N.children(srv.pid)
-        fe = [p for p, comm in kids if comm == "nbdcurld-fe"]
-        fetchers = [p for p, comm in kids if comm == "nbdcurld-fetch"]
+        fe = [p for p, comm in kids if comm == N.FRONTEND_COMM]
+        fetchers = [p for p, comm in kids if comm == N.FETCHER_COMM]
         assert len(fe) == 1 and len(fetchers) == 2, "children: %r" % kids
         check_locked_down(srv.pid, "supervisor")
         check_locked_down(fe[0], "front-end")

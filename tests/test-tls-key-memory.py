@@ -55,10 +55,10 @@ WINDOW = 16
 
 # Process roles, by comm (prctl name) or executable name.  The key holder
 # is whatever else runs under the supervisor; NBDCURLD_KEYHOLDER pins it.
-FRONTEND_NAMES = {"nbdcurld-fe", "nbdcurld-frontend", "nbdcurld-test-frontend"}
-FETCHER_NAMES = {"nbdcurld-fetch", "nbdcurld-fetcher", "nbdcurld-test-fetcher"}
+FRONTEND_NAMES = {N.FRONTEND_COMM, "nbdcurld-frontend", "nbdcurld-test-frontend"}
+FETCHER_NAMES = {N.FETCHER_COMM, "nbdcurld-fetcher", "nbdcurld-test-fetcher"}
 # The key holder runs the front-end's executable: its process name tells.
-KEYHOLDER_NAME = os.environ.get("NBDCURLD_KEYHOLDER", "nbdcurld-key")
+KEYHOLDER_NAME = os.environ.get("NBDCURLD_KEYHOLDER", N.KEYHOLDER_COMM)
 
 # Larger mappings are skipped (diagnosed): a sanitizer's shadow memory
 # (terabytes of metadata) is no place a key is kept.

@@ -31,7 +31,7 @@ def keyholder_pid():
     for pid in N.descendants(SRV.proc.pid):
         try:
             with open("/proc/%d/comm" % pid) as f:
-                if f.read().strip() == "nbdcurld-key":
+                if f.read().strip() == N.KEYHOLDER_COMM:
                     return pid
         except OSError:
             pass

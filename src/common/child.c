@@ -8,21 +8,24 @@
 
 #include "log.h"
 #include "nbdcurld.h"
+#include "roles.h"
 #include "sandbox.h"
 
 void
-child_start (const char *role, const char *comm)
+child_start (enum role_id id)
 {
-  log_init (role, false);
+  const struct role *r = &roles[id];
+
+  log_init (r->name, false);
   /* First: nothing secret has reached us yet (the configuration pipe is
    * unread), and from here on no other process of our user can read it. */
-  sandbox_early_start (role, true);
+  sandbox_early_start (r->name, true);
 
   /* A child outliving its supervisor would serve without supervision:
    * die with it.  (Should the supervisor die before this line, the child
    * still ends: its peers' sockets close and every role exits on EOF.) */
   sandbox_parent_death (SIGKILL);
-  (void) prctl (PR_SET_NAME, comm);
+  (void) prctl (PR_SET_NAME, r->comm);
 
   /* Replies to a closed peer must be errors, not a signal that kills us. */
   signal (SIGPIPE, SIG_IGN);

@@ -524,12 +524,6 @@ static_assert (CHILD_FD_SCRIPTS + 1 - CHILD_FD_PEER + 1 == LAUNCH_MAX_FDS &&
                CHILD_FD_SCRIPTS == CHILD_FD_EXPORT && CHILD_FD_CA_BUNDLE == CHILD_FD_SCRIPTS,
                "a fetcher's descriptors");
 
-#define ROLE_ARG_FRONTEND         "--internal-role=front-end"
-#define ROLE_ARG_FETCHER          "--internal-role=fetcher"
-#define ROLE_ARG_URL_CHECK        "--internal-role=url-check"
-#define ROLE_ARG_KEYHOLDER        "--internal-role=key-holder"
-#define ROLE_ARG_LAUNCHER         "--internal-role=launcher"
-#define ROLE_ARG_REMOVER          "--internal-role=file-remover"
 
 /* ---- Internal message format (host byte order: same machine). ---- */
 struct ipc_header {
@@ -917,26 +911,7 @@ struct url_checked_wire {
  * percent-encodes); the checker shortens longer ones for the log. */
 #define MAX_LOG_URL_LENGTH        (MAX_URL_LENGTH + 64u)
 
-/* Role entry points: main.c (the supervisor and the file remover),
- * frontend-main.c and fetcher-main.c (the fetcher and the URL checker)
- * dispatch on argv[1]. */
-int supervisor_main (int argc, char **argv);
-int frontend_main (void);
-int fetcher_main (void);
-int url_check_main (void);
-int keyholder_main (void);
-int launcher_main (void);
-int remover_main (void);
-/* Shared start of every exec'd child (child.c): die with the supervisor,
- * name the process, check the fixed fds are there. */
-void child_start (const char *role, const char *comm);
-/* Put fds[0 .. nfds) at 3, 4, ... (a new child, before it runs or is
- * executed: spawn_child, the launcher's become_fetcher).  The copies
- * left above are close-on-exec; the caller closes what it must.  Returns
- * 0, or -1 with errno. */
-int child_place_fds (const int *fds, unsigned nfds);
-/* A child that only answers its peer (the key holder, the launcher):
- * dispatch each time CHILD_FD_PEER is readable, for ever (dispatch exits
- * at the peer's end). */
-__attribute__((noreturn)) void child_serve_peer (void (*dispatch) (void));
+#include "child.h"
+#include "roles.h"
+
 #endif

@@ -10,16 +10,15 @@
 #include <string.h>
 
 #include "nbdcurld.h"
+#include "roles.h"
 
 int
 main (int argc, char **argv)
 {
-  if (argc == 2 && strcmp (argv[1], ROLE_ARG_FETCHER) == 0)
-    return fetcher_main ();
-  if (argc == 2 && strcmp (argv[1], ROLE_ARG_URL_CHECK) == 0)
-    return url_check_main ();
-  if (argc == 2 && strcmp (argv[1], ROLE_ARG_LAUNCHER) == 0)
-    return launcher_main ();
+  int status;
+
+  if (role_run (argc, argv, &status))
+    return status;
   fprintf (stderr, "%s: this is nbdcurld's fetcher, started by nbdcurld "
            "itself: run nbdcurld instead\n", argc > 0 ? argv[0] : "nbdcurld-fetcher");
   return 1;

@@ -491,10 +491,10 @@ fetcher_sandbox (const struct fetcher *f)
   }
   {
     const struct sandbox_spec spec = {
-      .role = "fetcher",
+      .role = roles[ROLE_FETCHER].name,
       /* unix-socket-path=: sockets of AF_UNIX too (fetcher-unix.policy). */
-      .rules = cfg->unix_socket_path[0] ? fetcher_unix_policy_rules : fetcher_policy_rules,
-      .nrules = cfg->unix_socket_path[0] ? fetcher_unix_policy_nrules : fetcher_policy_nrules,
+      .rules = cfg->unix_socket_path[0] ? fetcher_unix_policy_rules : roles[ROLE_FETCHER].rules,
+      .nrules = cfg->unix_socket_path[0] ? fetcher_unix_policy_nrules : *roles[ROLE_FETCHER].nrules,
       .debug = (cfg->flags & FETCHER_SANDBOX_DEBUG) != 0,
       /* Unprivileged already: the supervisor changed to --user. */
       .landlock = true, .paths = paths, .npaths = npaths,
@@ -516,11 +516,11 @@ fetcher_main (void)
   const struct fetcher_backend *backend;
   char err[256];
 
-  child_start ("fetcher", "nbdcurld-fetch");
+  child_start (ROLE_FETCHER);
   config_recv_fetcher (CHILD_FD_CONFIG, &cfg);
   if (close (CHILD_FD_CONFIG) == -1)
     fatal_errno ("close configuration pipe");
-  log_init ("fetcher", (cfg.flags & FETCHER_VERBOSE) != 0);
+  log_init (roles[ROLE_FETCHER].name, (cfg.flags & FETCHER_VERBOSE) != 0);
 
 #ifdef NBDCURLD_TEST_HOOKS
   /* Test binary only (tests/hostile-fetcher.c): a fetcher that breaks the

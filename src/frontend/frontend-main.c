@@ -9,14 +9,15 @@
 #include <string.h>
 
 #include "nbdcurld.h"
+#include "roles.h"
 
 int
 main (int argc, char **argv)
 {
-  if (argc == 2 && strcmp (argv[1], ROLE_ARG_FRONTEND) == 0)
-    return frontend_main ();
-  if (argc == 2 && strcmp (argv[1], ROLE_ARG_KEYHOLDER) == 0)
-    return keyholder_main ();
+  int status;
+
+  if (role_run (argc, argv, &status))
+    return status;
   fprintf (stderr, "%s: this is nbdcurld's front-end, started by nbdcurld "
            "itself: run nbdcurld instead\n", argc > 0 ? argv[0] : "nbdcurld-frontend");
   return 1;

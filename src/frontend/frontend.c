@@ -1222,10 +1222,10 @@ frontend_main (void)
 {
   struct sigaction sa = { .sa_handler = on_stop_signal };
 
-  child_start ("front-end", "nbdcurld-fe");
+  child_start (ROLE_FRONTEND);
   config_recv_frontend (CHILD_FD_CONFIG, &fe.config);
   close (CHILD_FD_CONFIG);
-  log_init ("front-end", (fe.config.flags & FRONTEND_VERBOSE) != 0);
+  log_init (roles[ROLE_FRONTEND].name, (fe.config.flags & FRONTEND_VERBOSE) != 0);
   if (fe.config.handshake_timeout == 0 || fe.config.handshake_timeout > MAX_HANDSHAKE_TIMEOUT)
     fatal ("configuration: bad handshake timeout");
   if (!(fe.config.flags & FRONTEND_SINGLE) &&
@@ -1257,8 +1257,8 @@ frontend_main (void)
    * its own (its sockets were made by the supervisor), no privileges. */
   {
     const struct sandbox_spec spec = {
-      .role = "front-end",
-      .rules = frontend_policy_rules, .nrules = frontend_policy_nrules,
+      .role = roles[ROLE_FRONTEND].name,
+      .rules = roles[ROLE_FRONTEND].rules, .nrules = *roles[ROLE_FRONTEND].nrules,
       .debug = (fe.config.flags & FRONTEND_SANDBOX_DEBUG) != 0,
       /* Unprivileged already: the supervisor changed to --user. */
       .landlock = true,                   /* no paths, no ports */

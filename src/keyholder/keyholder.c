@@ -416,10 +416,10 @@ keyholder_main (void)
 {
   int r;
 
-  child_start ("key holder", "nbdcurld-key");
+  child_start (ROLE_KEYHOLDER);
   config_recv_keyholder (CHILD_FD_CONFIG, &config);
   close (CHILD_FD_CONFIG);
-  log_init ("key holder", (config.flags & KEYHOLDER_VERBOSE) != 0);
+  log_init (roles[ROLE_KEYHOLDER].name, (config.flags & KEYHOLDER_VERBOSE) != 0);
   /* The supervisor's environment sets GNUTLS_NO_IMPLICIT_INIT. */
   if ((r = gnutls_global_init ()) < 0)
     fatal ("GnuTLS: %s", gnutls_strerror (r));
@@ -437,8 +437,8 @@ keyholder_main (void)
    * privilege, and a filter that allows little more than answering. */
   {
     const struct sandbox_spec spec = {
-      .role = "key holder",
-      .rules = keyholder_policy_rules, .nrules = keyholder_policy_nrules,
+      .role = roles[ROLE_KEYHOLDER].name,
+      .rules = roles[ROLE_KEYHOLDER].rules, .nrules = *roles[ROLE_KEYHOLDER].nrules,
       .debug = (config.flags & KEYHOLDER_SANDBOX_DEBUG) != 0,
       .landlock = true,
       .new_netns = true, .new_ipc_uts = true,

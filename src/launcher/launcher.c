@@ -91,7 +91,7 @@ become_fetcher (const int *fds, unsigned nfds)
 
   renew_stack_guard ();
   /* Its name at once, so that no one counts it as a second launcher. */
-  (void) prctl (PR_SET_NAME, "nbdcurld-fetch");
+  (void) prctl (PR_SET_NAME, roles[ROLE_FETCHER].comm);
   /* Not dumpable, as the launcher is not: from its first instruction no
    * other process of our user may read it.  Its namespaces are the
    * launcher's (made at the launcher's start, while it could still write
@@ -191,11 +191,11 @@ launcher_main (void)
   uint32_t flags;
   CURLcode rc;
 
-  child_start ("launcher", "nbdcurld-launch");
+  child_start (ROLE_LAUNCHER);
   flags = config_recv_launcher (CHILD_FD_CONFIG);
   if (close (CHILD_FD_CONFIG) == -1)
     fatal_errno ("close configuration pipe");
-  log_init ("launcher", (flags & LAUNCHER_VERBOSE) != 0);
+  log_init (roles[ROLE_LAUNCHER].name, (flags & LAUNCHER_VERBOSE) != 0);
 
   if (prctl (PR_GET_TID_ADDRESS, &own_tid_record, 0, 0, 0) == -1 || own_tid_record == NULL)
     fatal_errno ("prctl PR_GET_TID_ADDRESS (the kernel needs "
@@ -213,8 +213,8 @@ launcher_main (void)
    * and after its own filter (which stacks on this one). */
   {
     const struct sandbox_spec spec = {
-      .role = "launcher",
-      .rules = launcher_policy_rules, .nrules = launcher_policy_nrules,
+      .role = roles[ROLE_LAUNCHER].name,
+      .rules = roles[ROLE_LAUNCHER].rules, .nrules = *roles[ROLE_LAUNCHER].nrules,
       .debug = (flags & LAUNCHER_SANDBOX_DEBUG) != 0,
       /* Each fetcher sets its own Landlock rules and descriptor limit:
        * none here that would bound theirs.  The IPC and UTS namespaces

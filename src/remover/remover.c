@@ -62,8 +62,8 @@ remover_sandbox (const struct remover_config *c)
   }
   {
     const struct sandbox_spec spec = {
-      .role = "file remover",
-      .rules = remover_policy_rules, .nrules = remover_policy_nrules,
+      .role = roles[ROLE_REMOVER].name,
+      .rules = roles[ROLE_REMOVER].rules, .nrules = *roles[ROLE_REMOVER].nrules,
       .debug = (c->flags & REMOVER_SANDBOX_DEBUG) != 0,
       .landlock = true, .paths = dirs, .npaths = c->nfiles,
       .nofile = 16, .no_file_writes = true,
@@ -94,8 +94,8 @@ remover_main (void)
   sigaddset (&mask, SIGQUIT);
   sigprocmask (SIG_BLOCK, &mask, NULL);
   signal (SIGPIPE, SIG_IGN);
-  (void) prctl (PR_SET_NAME, "nbdcurld-rm");
-  log_init ("remover", false);
+  (void) prctl (PR_SET_NAME, roles[ROLE_REMOVER].comm);
+  log_init (roles[ROLE_REMOVER].name, false);
   if (fcntl (CHILD_FD_PEER, F_GETFD) == -1 || fcntl (CHILD_FD_CONFIG, F_GETFD) == -1)
     fatal ("started without its file descriptors: this program is run by "
            "nbdcurld itself, not by hand");

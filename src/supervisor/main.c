@@ -8,11 +8,15 @@
 #include <string.h>
 
 #include "nbdcurld.h"
+#include "roles.h"
 
 int
 main (int argc, char **argv)
 {
-  if (argc == 2 && strcmp (argv[1], ROLE_ARG_REMOVER) == 0)
-    return remover_main ();
+  int status;
+
+  /* The file remover is this executable too (roles.c). */
+  if (role_run (argc, argv, &status))
+    return status;
   return supervisor_main (argc, argv);
 }

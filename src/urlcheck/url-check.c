@@ -142,21 +142,21 @@ url_check_main (void)
   struct ipc_header h;
   uint8_t *payload;
 
-  child_start ("url-check", "nbdcurld-url");
+  child_start (ROLE_URL_CHECK);
   if (ipc_recv (CHILD_FD_CONFIG, &h, &payload, 0) == -1)
     fatal_errno ("reading from the supervisor");
   if (h.type != IPC_CONFIG_URL_CHECK)
     fatal ("configuration: expected message type %u, got %u",
            IPC_CONFIG_URL_CHECK, h.type);
   free (payload);
-  log_init ("url-check", (h.flags & FETCHER_VERBOSE) != 0);
+  log_init (roles[ROLE_URL_CHECK].name, (h.flags & FETCHER_VERBOSE) != 0);
   {
     /* Nothing to open, nothing to connect to: Landlock with no path and
      * no port.  Started as root, the supervisor has not changed user yet
      * and says which user to become (id, offset). */
     const struct sandbox_spec spec = {
-      .role = "url-check",
-      .rules = fetcher_policy_rules, .nrules = fetcher_policy_nrules,
+      .role = roles[ROLE_URL_CHECK].name,
+      .rules = roles[ROLE_URL_CHECK].rules, .nrules = *roles[ROLE_URL_CHECK].nrules,
       .debug = (h.flags & FETCHER_SANDBOX_DEBUG) != 0,
       .change_user = h.length != 0, .uid = (uid_t) h.id, .gid = (gid_t) h.offset,
       .landlock = true,

@@ -94,9 +94,9 @@ fake_exit (int status)
 /* ---- Stand-ins for what keyholder_main calls (never called here). ---- */
 
 void
-child_start (const char *role, const char *comm)
+child_start (enum role_id id)
 {
-  (void) role, (void) comm;
+  (void) id;
   abort ();
 }
 
