@@ -11,6 +11,7 @@
 
 #include "log.h"
 #include "nbdcurld.h"
+#include "token-bucket.h"
 
 static const char *log_role = NULL;
 static bool verbose_on = false;
@@ -58,10 +59,8 @@ log_line (const char *level, int errnum, const char *fmt, va_list ap)
 
 /* ---- The rate limit (nbdcurld.h, LOG_BURST) ---- */
 
-/* A token bucket in thousandths of a line: full at LOG_BURST lines,
- * refilled at LOG_LINES_PER_SECOND. */
-static uint64_t bucket_millilines;
-static uint64_t bucket_filled_ms;   /* 0: not started */
+/* LOG_BURST lines at once, then LOG_LINES_PER_SECOND (all zero: full). */
+static struct token_bucket log_lines;
 static uint64_t lines_dropped;
 
 PRINTF_LIKE (2, 3) static void
@@ -89,28 +88,15 @@ report_dropped (void)
 static bool
 rate_allows_line (void)
 {
-  const uint64_t full = (uint64_t) LOG_BURST * 1000;
   struct timespec ts;
-  uint64_t now_ms;
 
   if (clock_gettime (CLOCK_MONOTONIC, &ts) == -1)
     return true;
-  now_ms = (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
-  if (bucket_filled_ms == 0 || now_ms - bucket_filled_ms >= full / LOG_LINES_PER_SECOND)
-    bucket_millilines = full;
-  else {
-    /* LOG_LINES_PER_SECOND lines a second are as many thousandths of
-     * a line each millisecond. */
-    bucket_millilines += (now_ms - bucket_filled_ms) * LOG_LINES_PER_SECOND;
-    if (bucket_millilines > full)
-      bucket_millilines = full;
-  }
-  bucket_filled_ms = now_ms;
-  if (bucket_millilines < 1000) {
+  if (!token_bucket_take (&log_lines, (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000,
+                          LOG_BURST, LOG_LINES_PER_SECOND)) {
     lines_dropped++;
     return false;
   }
-  bucket_millilines -= 1000;
   report_dropped ();
   return true;
 }

@@ -40,6 +40,7 @@
 #include "key-schemes.h"
 #include "log.h"
 #include "sandbox.h"
+#include "token-bucket.h"
 #include "wire.h"
 
 /* What TLS 1.3 signs in a server's CertificateVerify (RFC 8446, 4.4.3):
@@ -60,27 +61,18 @@ static gnutls_privkey_t private_key;    /* NULL without KEYHOLDER_KEY */
 static struct psk_entry *psks;
 static size_t npsks;
 
-/* Token bucket: KEY_OPS_BURST, refilled at KEY_OPS_PER_SECOND. */
-static double tokens = KEY_OPS_BURST;
-static struct timespec last_refill;
+/* KEY_OPS_BURST requests at once, then KEY_OPS_PER_SECOND (all zero:
+ * full). */
+static struct token_bucket key_ops;
 
 static bool
 take_rate_token (void)
 {
   struct timespec now;
-  double elapsed;
 
   clock_gettime (CLOCK_MONOTONIC, &now);
-  elapsed = (double) (now.tv_sec - last_refill.tv_sec) +
-            (double) (now.tv_nsec - last_refill.tv_nsec) / 1e9;
-  last_refill = now;
-  tokens += elapsed * KEY_OPS_PER_SECOND;
-  if (tokens > KEY_OPS_BURST)
-    tokens = KEY_OPS_BURST;
-  if (tokens < 1)
-    return false;
-  tokens -= 1;
-  return true;
+  return token_bucket_take (&key_ops, (uint64_t) now.tv_sec * 1000 + (uint64_t) now.tv_nsec / 1000000,
+                            KEY_OPS_BURST, KEY_OPS_PER_SECOND);
 }
 
 /* Read a whole descriptor (a file passed by the supervisor) into buf;
@@ -431,7 +423,6 @@ keyholder_main (void)
     load_psk_file ();
   else
     close (KEYHOLDER_FD_PSK);
-  clock_gettime (CLOCK_MONOTONIC, &last_refill);
 
   /* Keys in memory, files closed: from here on no file, no network, no
    * privilege, and a filter that allows little more than answering. */

@@ -64,14 +64,14 @@ static int kh_fd = -1, fe_fd = -1, null_fd = -1;
 #undef CHILD_FD_PEER
 #define CHILD_FD_PEER kh_fd
 
-static uint64_t now_ticks;              /* 1/256 s */
+static uint64_t fake_now_ms;                 /* the key holder's clock */
 
 static int
 fake_clock_gettime (clockid_t id, struct timespec *ts)
 {
   (void) id;
-  ts->tv_sec = (time_t) (now_ticks / 256);
-  ts->tv_nsec = (long) (now_ticks % 256) * (1000000000L / 256);
+  ts->tv_sec = (time_t) (fake_now_ms / 1000);
+  ts->tv_nsec = (long) (fake_now_ms % 1000) * 1000000L;
   return 0;
 }
 #define clock_gettime fake_clock_gettime
@@ -345,7 +345,7 @@ struct expect {
 struct state {
   enum key_kind key;
   bool have_psk;
-  uint64_t tokens;              /* the bucket, modelled */
+  uint64_t millitokens;         /* the bucket, modelled, in thousandths */
   uint64_t last_take;           /* when the key holder last looked at it */
   unsigned rsa_signs;
 };
@@ -416,22 +416,23 @@ expected (const struct state *s, const uint8_t *p, size_t n, unsigned nfds)
 }
 
 /* The bucket: refilled by the time since the key holder last looked,
- * KEY_OPS_PER_SECOND a second, up to KEY_OPS_BURST. */
+ * KEY_OPS_PER_SECOND a second (as many thousandths each millisecond),
+ * up to KEY_OPS_BURST; a request takes a whole token. */
 static uint64_t
-model_tokens_now (const struct state *s)
+model_millitokens_now (const struct state *s)
 {
-  uint64_t t = s->tokens + (now_ticks - s->last_take) * KEY_OPS_PER_SECOND / 256;
-  return t > KEY_OPS_BURST ? KEY_OPS_BURST : t;
+  uint64_t t = s->millitokens + (fake_now_ms - s->last_take) * KEY_OPS_PER_SECOND;
+  return t > KEY_OPS_BURST * 1000ull ? KEY_OPS_BURST * 1000ull : t;
 }
 
 static bool
 model_take_token (struct state *s)
 {
-  s->tokens = model_tokens_now (s);
-  s->last_take = now_ticks;
-  if (s->tokens == 0)
+  s->millitokens = model_millitokens_now (s);
+  s->last_take = fake_now_ms;
+  if (s->millitokens < 1000)
     return false;
-  s->tokens--;
+  s->millitokens -= 1000;
   return true;
 }
 
@@ -519,7 +520,7 @@ exchange (struct state *s, const uint8_t *p, size_t n, unsigned nfds)
   int free_fd;
 
   /* Would this be a third RSA signature?  Then skip it: slow. */
-  if (e.signs && s->key == RSA_2048 && model_tokens_now (s) > 0 && s->rsa_signs >= 2)
+  if (e.signs && s->key == RSA_2048 && model_millitokens_now (s) >= 1000 && s->rsa_signs >= 2)
     return true;
   free_fd = lowest_free_fd ();
   send_packet (p, n, nfds);
@@ -661,12 +662,10 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   private_key = s.key == NO_KEY ? NULL : priv[s.key];
   psks = s.have_psk ? all_psks : NULL;
   npsks = s.have_psk ? all_npsks : 0;
-  now_ticks += 256 * 3600;      /* an hour later: each input starts afresh */
-  s.tokens = t == 7 ? KEY_OPS_BURST : t;
-  tokens = (double) s.tokens;
-  last_refill.tv_sec = (time_t) (now_ticks / 256);
-  last_refill.tv_nsec = (long) (now_ticks % 256) * (1000000000L / 256);
-  s.last_take = now_ticks;
+  fake_now_ms += 3600 * 1000;        /* an hour later: each input starts afresh */
+  s.millitokens = 1000ull * (t == 7 ? KEY_OPS_BURST : t);
+  key_ops = (struct token_bucket) { .millitokens = s.millitokens, .filled_ms = fake_now_ms };
+  s.last_take = fake_now_ms;
   fuzz_fatal_message[0] = '\0';
 
   for (ops = 0; ops < 32 && fuzz_left (&in) > 0; ops++) {
@@ -759,7 +758,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       FUZZ_CHECK (take_answer (drain, sizeof drain) == -1, "an answer to nothing");
       continue;
     case 5:
-      now_ticks += fuzz_u16 (&in);
+      fake_now_ms += fuzz_u16 (&in) / 4;  /* up to 16 s */
       continue;
     default:                    /* the front-end goes */
       front_end_goes ();
