@@ -25,6 +25,7 @@
 #include "clock.h"
 #include "fetcher-http.h"
 #include "ipc.h"
+#include "ipc-table.h"
 #include "wire.h"
 
 static struct {
@@ -102,11 +103,11 @@ receive (void)
     }
     fatal ("a malformed message on the script channel");
   }
-  if (h.type != IPC_SCRIPT_VALUES || h.offset != 0 || h.length != 0 || h.area_offset != 0)
+  if (h.type != IPC_SCRIPT_VALUES)
     fatal ("unexpected message type %u on the script channel", h.type);
+  if (ipc_check (&h, 0, ROLE_SUPERVISOR, ROLE_FETCHER) != NULL)
+    fatal ("a malformed script %s message", h.error != 0 ? "failure" : "values");
   if (h.error != 0) {
-    if (h.payload_len != 0 || h.flags != 0)
-      fatal ("a malformed script failure message");
     /* The run failed: reads waiting for it fail (below). */
     script.renewing = false;
     script.pending = false;

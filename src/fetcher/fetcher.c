@@ -36,6 +36,7 @@
 #include "config.h"
 #include "fetcher.h"
 #include "ipc.h"
+#include "ipc-table.h"
 #include "log.h"
 #include "sandbox.h"
 #include "nbdcurld.h"
@@ -405,8 +406,7 @@ wait_for_open (const struct fetcher *f)
     got += (size_t) r;
   }
   ipc_decode_header (raw, &h);
-  if (h.type != IPC_FETCHER_OPEN || h.flags != 0 || h.payload_len != 0 || h.id != 0 ||
-      h.offset != 0 || h.length != 0 || h.error != 0 || h.area_offset != 0)
+  if (h.type != IPC_FETCHER_OPEN || ipc_check (&h, 0, ROLE_SUPERVISOR, ROLE_FETCHER) != NULL)
     fatal ("the first message is not the word to open (type %u): stopping", h.type);
 }
 

@@ -37,6 +37,7 @@
 
 #include "config.h"
 #include "ipc.h"
+#include "ipc-table.h"
 #include "key-schemes.h"
 #include "log.h"
 #include "sandbox.h"
@@ -309,9 +310,8 @@ handle_sign (const struct ipc_header *h, const uint8_t *data)
   bool hashed = (h->flags & IPC_KEY_SIGN_HASHED) != 0;
   int r;
 
-  if (private_key == NULL || h->payload_len < 1 || h->payload_len > KEY_MAX_SIGN_INPUT ||
-      (h->flags & ~IPC_KEY_SIGN_HASHED) != 0 || h->error != 0 || h->area_offset != 0 ||
-      (h->offset & ~(uint64_t) GNUTLS_PRIVKEY_SIGN_FLAG_RSA_PSS) != 0)
+  /* Its form is checked (keyholder_dispatch); GnuTLS's flags are ours. */
+  if (private_key == NULL || (h->offset & ~(uint64_t) GNUTLS_PRIVKEY_SIGN_FLAG_RSA_PSS) != 0)
     fatal ("malformed signing request from the front-end: stopping");
   if ((hashed ? key_scheme_input (algo) != KEY_SCHEME_HASHED ||
                 h->payload_len != (uint32_t) gnutls_hash_get_len (
@@ -353,9 +353,7 @@ handle_psk (const struct ipc_header *h, const uint8_t *data)
   size_t i;
 
   reader_init (&r, data, h->payload_len);
-  if (psks == NULL || h->payload_len < 1 || h->flags != 0 || h->error != 0 ||
-      h->offset != 0 || h->length != 0 || h->area_offset != 0 ||
-      reader_get_string (&r, user, h->payload_len, MAX_PSK_USERNAME) == -1)
+  if (psks == NULL || reader_get_string (&r, user, h->payload_len, MAX_PSK_USERNAME) == -1)
     fatal ("malformed PSK request from the front-end: stopping");
   if (!take_rate_token ()) {
     warn ("refusing a PSK: more than %u requests a second", KEY_OPS_PER_SECOND);
@@ -376,6 +374,7 @@ keyholder_dispatch (void)
 {
   uint8_t payload[IPC_MAX_DATAGRAM_PAYLOAD];
   struct ipc_header h;
+  const char *why;
 
   if (ipc_recv_datagram (CHILD_FD_PEER, &h, payload, KEY_MAX_SIGN_INPUT) == -1) {
     if (errno == EAGAIN || errno == EINTR)
@@ -390,6 +389,9 @@ keyholder_dispatch (void)
     }
     fatal_errno ("bad message from the front-end");
   }
+  why = ipc_check (&h, 0, ROLE_FRONTEND, ROLE_KEYHOLDER);
+  if (why != NULL)
+    fatal ("malformed message from the front-end (type %u: %s): stopping", h.type, why);
   switch (h.type) {
   case IPC_KEY_SIGN:
     handle_sign (&h, payload);

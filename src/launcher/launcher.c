@@ -44,6 +44,7 @@
 
 #include "config.h"
 #include "ipc.h"
+#include "ipc-table.h"
 #include "log.h"
 #include "sandbox.h"
 
@@ -165,9 +166,8 @@ launcher_dispatch (void)
     }
     fatal_errno ("reading from the supervisor");
   }
-  if (h.type != IPC_LAUNCH_FETCHER || h.flags != 0 || h.id != 0 || h.offset != 0 ||
-      h.error != 0 || h.area_offset != 0 || h.length != nfds || nfds < 2 ||
-      nfds > LAUNCH_MAX_FDS)
+  if (ipc_check (&h, nfds, ROLE_SUPERVISOR, ROLE_LAUNCHER) != NULL || h.type != IPC_LAUNCH_FETCHER ||
+      h.length != nfds)
     fatal ("unexpected message from the supervisor (type %u, %u descriptors)",
            h.type, nfds);
 

@@ -44,6 +44,7 @@
 
 #include "clock.h"
 #include "ipc.h"
+#include "ipc-table.h"
 #include "log.h"
 #include "scripts.h"
 #include "wire.h"
@@ -746,8 +747,8 @@ dispatch_fetcher (unsigned i)
     drop_fetcher (i);
     return;
   }
-  if (h.type != IPC_SCRIPT_RENEW || h.flags != 0 || h.offset != 0 || h.length != 0 ||
-      h.error != 0 || h.area_offset != 0 || h.id > x->generation) {
+  if (h.type != IPC_SCRIPT_RENEW || ipc_check (&h, 0, ROLE_FETCHER, ROLE_SUPERVISOR) != NULL ||
+      h.id > x->generation) {
     warn ("fetcher %d of export \"%s\": unexpected message type %u on its script "
           "channel: ending it", (int) f->pid, x->name, h.type);
     (void) kill (f->pid, SIGKILL);      /* broken or taken over */
