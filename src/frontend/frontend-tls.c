@@ -42,6 +42,7 @@
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
 
+#include "clock.h"
 #include "frontend.h"
 #include "ipc.h"
 #include "key-schemes.h"
@@ -116,6 +117,8 @@ static struct client *handshaking;
 static ucontext_t loop_context;
 static struct client *fiber_starting;
 static unsigned key_waits;              /* fibers waiting for the key holder */
+/* What the loop does once a handshake has ended (tls_setup's argument). */
+static tls_handshake_ended_fn *handshake_ended;
 #ifdef FIBER_ASAN
 static void *loop_fake_stack;
 static const void *loop_stack_bottom;
@@ -167,7 +170,7 @@ address_hash (const struct client_address *a)
 static bool
 tls_start_allowed (const struct client *c)
 {
-  const uint64_t now = now_ms ();
+  const uint64_t now = monotonic_ms ();
   uint32_t h = address_hash (&c->from), i;
   struct tls_start_share *share = NULL, *fullest = NULL;
   uint64_t fullest_level = 0;
@@ -316,7 +319,7 @@ ask_keyholder (uint16_t type, uint16_t flags, uint32_t length, uint64_t offset,
     fatal_errno ("asking the key holder");
   f->key_id = h.id;
   f->key_want = want;
-  f->key_deadline_ms = now_ms () + KEY_ANSWER_TIMEOUT_MS;
+  f->key_deadline_ms = monotonic_ms () + KEY_ANSWER_TIMEOUT_MS;
   f->key_error = 0;
   f->key_answer_len = 0;
   key_waits++;
@@ -551,12 +554,14 @@ verify_client_certificate (gnutls_session_t session)
 /* ---- Set-up, before the sandbox. ---- */
 
 void
-tls_setup (void)
+tls_setup (tls_handshake_ended_fn *ended)
 {
   const struct tls_settings *t = &fe.config.tls;
   const char *errpos = NULL;
   char prio[MAX_TLS_PRIORITY + 128];
   int r;
+
+  handshake_ended = ended;
 
   if (!tls_offered ())
     return;
@@ -808,7 +813,7 @@ finish_step (struct client *c)
     return;
   if (r < 0) {
     warn ("client %s: TLS handshake failed: %s", c->peer, gnutls_strerror (r));
-    client_close (c, NULL);
+    handshake_ended (c, false);
     return;
   }
   /* On the loop's stack here: the fiber's is no longer needed. */
@@ -827,7 +832,7 @@ finish_step (struct client *c)
            t->psk_user ? t->psk_user : t->dn ? t->dn : "");
     gnutls_free (desc);
   }
-  handshake_tls_done (c);
+  handshake_ended (c, true);
 }
 
 ssize_t
