@@ -6,6 +6,9 @@
  *   transmission.c  NBD requests and replies, and the fetcher's replies
  *   frontend-tls.c  NBD over TLS (STARTTLS), keys through the key holder
  *   access.c        --allow: who may use which export
+ *   handshake-parse.c, request-parse.c
+ *                   the client's options and requests, parsed and checked:
+ *                   no state, no loop, unit-tested alone (tests/unit/)
  *   clients.c       closing a client, its fetcher's start and end, the clock
  *   output-queue.c  bytes waiting for a peer, and the memory they hold
  *   data-area.c     a fetcher's data area and its allocator
