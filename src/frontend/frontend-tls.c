@@ -553,6 +553,48 @@ verify_client_certificate (gnutls_session_t session)
 
 /* ---- Set-up, before the sandbox. ---- */
 
+/* The server's certificate chain, its key (signed with by the key holder),
+ * and what client certificates are checked against. */
+static void
+setup_certificates (const struct tls_settings *t)
+{
+  gnutls_datum_t d = { (unsigned char *) t->cert, t->cert_len };
+  gnutls_privkey_t key;
+  int r;
+
+  chain_len = MAX_CHAIN_CERTS;
+  if ((r = gnutls_pcert_list_import_x509_raw (chain, &chain_len, &d,
+                                              GNUTLS_X509_FMT_PEM, 0)) < 0)
+    fatal ("server-cert.pem: %s (at most %u certificates)", gnutls_strerror (r),
+           MAX_CHAIN_CERTS);
+  key_algorithm = (gnutls_pk_algorithm_t) gnutls_pubkey_get_pk_algorithm (chain[0].pubkey,
+                                                                          &key_bits);
+  if ((r = gnutls_certificate_allocate_credentials (&cert_creds)) < 0 ||
+      (r = gnutls_privkey_init (&key)) < 0 ||
+      (r = gnutls_privkey_import_ext4 (key, NULL, sign_data, sign_hash, NULL, NULL,
+                                       key_info, 0)) < 0)
+    fatal ("GnuTLS: %s", gnutls_strerror (r));
+  /* The key holder checked that the key matches; a check here would
+   * be a signature asked for outside any handshake. */
+  gnutls_certificate_set_flags (cert_creds, GNUTLS_CERTIFICATE_SKIP_KEY_CERT_MATCH);
+  if ((r = gnutls_certificate_set_key (cert_creds, NULL, 0, chain, chain_len, key)) < 0)
+    fatal ("server-cert.pem: %s", gnutls_strerror (r));
+  if (t->ca_len > 0) {
+    gnutls_datum_t ca = { (unsigned char *) t->ca, t->ca_len };
+    if ((r = gnutls_certificate_set_x509_trust_mem (cert_creds, &ca,
+                                                    GNUTLS_X509_FMT_PEM)) < 0)
+      fatal ("ca-cert.pem: %s", gnutls_strerror (r));
+  }
+  if (t->flags & TLS_VERIFY_PEER)
+    gnutls_certificate_set_verify_function (cert_creds, verify_client_certificate);
+  if (t->crl_len > 0) {
+    gnutls_datum_t crl = { (unsigned char *) t->crl, t->crl_len };
+    if ((r = gnutls_certificate_set_x509_crl_mem (cert_creds, &crl,
+                                                  GNUTLS_X509_FMT_PEM)) < 0)
+      fatal ("ca-crl.pem: %s", gnutls_strerror (r));
+  }
+}
+
 void
 tls_setup (tls_handshake_ended_fn *ended)
 {
@@ -573,42 +615,8 @@ tls_setup (tls_handshake_ended_fn *ended)
   if ((r = gnutls_global_init ()) < 0)
     fatal ("GnuTLS: %s", gnutls_strerror (r));
 
-  if (t->flags & TLS_CERTIFICATES) {
-    gnutls_datum_t d = { (unsigned char *) t->cert, t->cert_len };
-    gnutls_privkey_t key;
-
-    chain_len = MAX_CHAIN_CERTS;
-    if ((r = gnutls_pcert_list_import_x509_raw (chain, &chain_len, &d,
-                                                GNUTLS_X509_FMT_PEM, 0)) < 0)
-      fatal ("server-cert.pem: %s (at most %u certificates)", gnutls_strerror (r),
-             MAX_CHAIN_CERTS);
-    key_algorithm = (gnutls_pk_algorithm_t) gnutls_pubkey_get_pk_algorithm (chain[0].pubkey,
-                                                                            &key_bits);
-    if ((r = gnutls_certificate_allocate_credentials (&cert_creds)) < 0 ||
-        (r = gnutls_privkey_init (&key)) < 0 ||
-        (r = gnutls_privkey_import_ext4 (key, NULL, sign_data, sign_hash, NULL, NULL,
-                                         key_info, 0)) < 0)
-      fatal ("GnuTLS: %s", gnutls_strerror (r));
-    /* The key holder checked that the key matches; a check here would
-     * be a signature asked for outside any handshake. */
-    gnutls_certificate_set_flags (cert_creds, GNUTLS_CERTIFICATE_SKIP_KEY_CERT_MATCH);
-    if ((r = gnutls_certificate_set_key (cert_creds, NULL, 0, chain, chain_len, key)) < 0)
-      fatal ("server-cert.pem: %s", gnutls_strerror (r));
-    if (t->ca_len > 0) {
-      gnutls_datum_t ca = { (unsigned char *) t->ca, t->ca_len };
-      if ((r = gnutls_certificate_set_x509_trust_mem (cert_creds, &ca,
-                                                      GNUTLS_X509_FMT_PEM)) < 0)
-        fatal ("ca-cert.pem: %s", gnutls_strerror (r));
-    }
-    if (t->flags & TLS_VERIFY_PEER)
-      gnutls_certificate_set_verify_function (cert_creds, verify_client_certificate);
-    if (t->crl_len > 0) {
-      gnutls_datum_t crl = { (unsigned char *) t->crl, t->crl_len };
-      if ((r = gnutls_certificate_set_x509_crl_mem (cert_creds, &crl,
-                                                    GNUTLS_X509_FMT_PEM)) < 0)
-        fatal ("ca-crl.pem: %s", gnutls_strerror (r));
-    }
-  }
+  if (t->flags & TLS_CERTIFICATES)
+    setup_certificates (t);
   if (t->flags & TLS_PSK) {
     if ((r = gnutls_psk_allocate_server_credentials (&psk_creds)) < 0)
       fatal ("GnuTLS: %s", gnutls_strerror (r));

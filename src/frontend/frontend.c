@@ -540,149 +540,253 @@ take_listeners (void)
 enum poll_kind { POLL_LISTENER, POLL_CONTROL, POLL_KEYHOLDER, POLL_CLIENT_R, POLL_CLIENT_W,
                  POLL_FETCHER };
 
+/* One round's poll set: each descriptor, and the peer it belongs to. */
+static struct {
+  struct pollfd *pfd;
+  struct { enum poll_kind kind; struct client *c; } *who;
+  size_t n;
+} ps;
+
+static void
+poll_add (int fd, short events, enum poll_kind kind, struct client *c)
+{
+  ps.pfd[ps.n] = (struct pollfd) { .fd = fd, .events = events };
+  ps.who[ps.n].kind = kind;
+  ps.who[ps.n++].c = c;
+}
+
+/* A client's descriptors, and its deadlines in *next. */
+static void
+poll_client (struct client *c, uint64_t now, uint64_t *next)
+{
+  bool wants = client_wants_input (c);
+  short ev = wants ? POLLIN : 0, out = client_unsent (c) ? POLLOUT : 0;
+
+  if (c->deadline_ms && c->deadline_ms < *next)
+    *next = c->deadline_ms;
+  if (tls_key_deadline (c) && tls_key_deadline (c) < *next)
+    *next = tls_key_deadline (c);
+  /* Decrypted bytes inside GnuTLS: poll would not wake us for them. */
+  if (wants && tls_input_pending (c))
+    *next = now;
+  if (c->state == CLIENT_TLS_HANDSHAKE && !out) {
+    short hev = tls_handshake_events (c);
+    ev = hev & POLLIN;
+    out = hev & POLLOUT;
+  }
+  /* Waiting for the key holder: nothing of the client's until then. */
+  if (tls_key_waiting (c))
+    ev = out = 0;
+  if (c->rfd == c->wfd)
+    poll_add (c->rfd, ev | out, POLL_CLIENT_R, c);
+  else {
+    poll_add (c->rfd, ev, POLL_CLIENT_R, c);
+    poll_add (c->wfd, out, POLL_CLIENT_W, c);
+  }
+  if (c->fetcher_fd >= 0) {
+    short fev = c->to_fetcher.bytes ? POLLOUT : 0;
+    /* Read the fetcher only while the client drains its replies. */
+    if (c->out.bytes < MAX_QUEUED_BYTES)
+      fev |= POLLIN;
+    poll_add (c->fetcher_fd, fev, POLL_FETCHER, c);
+  }
+}
+
+/* This round's poll set; returns the earliest deadline, UINT64_MAX for
+ * none. */
+static uint64_t
+build_poll_set (uint64_t now)
+{
+  uint64_t next = UINT64_MAX;
+  /* Accepting even when full: a newcomer takes a handshake's slot or
+   * is refused at once, rather than left hanging in the backlog. */
+  bool accepting = now >= fe.accept_paused_until;
+  size_t i;
+
+  ps.n = 0;
+  if (!accepting)
+    next = fe.accept_paused_until;
+  fe.accepts_left = ACCEPTS_PER_ROUND;
+  for (i = 0; i < fe.nlisteners; i++)
+    poll_add (fe.listeners[i], accepting ? POLLIN : 0, POLL_LISTENER, NULL);
+  poll_add (fe.control_fd, POLLIN, POLL_CONTROL, NULL);
+  if (tls_keyholder_poll_fd () >= 0)
+    poll_add (tls_keyholder_poll_fd (), POLLIN, POLL_KEYHOLDER, NULL);
+  for (i = 0; i < fe.nclients; i++)
+    poll_client (fe.clients[i], now, &next);
+  return next;
+}
+
+/* poll's timeout in ms until a deadline (UINT64_MAX: none). */
+static int
+poll_timeout (uint64_t deadline, uint64_t now)
+{
+  if (deadline == UINT64_MAX)
+    return -1;
+  return deadline <= now ? 0 : (int) (deadline - now < INT_MAX ? deadline - now : INT_MAX);
+}
+
+/* A client's socket is ready (kind: its read or its write end). */
+static void
+client_ready (struct client *c, enum poll_kind kind, short re)
+{
+  if (c->state == CLIENT_TLS_HANDSHAKE) {
+    /* STARTTLS's answer goes in clear; then GnuTLS reads and writes the
+     * socket itself. */
+    if (c->out.bytes && outq_flush (&c->out, c->wfd) == -1)
+      client_close (c, "write error");
+    else if (c->out.bytes == 0)
+      tls_handshake_step (c);
+    return;
+  }
+  if ((re & POLLOUT) && client_flush (c) == -1) {
+    client_close (c, "write error");
+    return;
+  }
+  if (re & (POLLIN | POLLHUP | POLLERR)) {
+    if (kind == POLL_CLIENT_R)
+      client_read (c);
+    else if (!(re & POLLOUT))
+      client_close (c, "hang-up");
+  }
+}
+
+/* A client's fetcher socket (fd, as polled) is ready. */
+static void
+fetcher_ready (struct client *c, int fd, short re)
+{
+  if (fd != c->fetcher_fd)
+    return;                             /* replaced or dropped this round */
+  if ((re & POLLOUT) && outq_flush (&c->to_fetcher, c->fetcher_fd) == -1) {
+    transmission_fail_inflight (c);
+    return;
+  }
+  if (re & (POLLIN | POLLHUP | POLLERR))
+    transmission_read_fetcher (c);
+}
+
+/* Each ready descriptor to its peer's handler. */
+static void
+dispatch_ready (void)
+{
+  size_t i;
+
+  for (i = 0; i < ps.n; i++) {
+    struct client *c = ps.who[i].c;
+    short re = ps.pfd[i].revents;
+
+    /* A client handled earlier in this round may have been closed. */
+    if (re == 0 || (c && c->dead))
+      continue;
+
+    switch (ps.who[i].kind) {
+    case POLL_LISTENER:
+      accept_clients (ps.pfd[i].fd);
+      break;
+    case POLL_CONTROL:
+      if (re & (POLLIN | POLLHUP | POLLERR))
+        frontend_dispatch_supervisor ();
+      break;
+    case POLL_KEYHOLDER:
+      tls_keyholder_read ();
+      break;
+    case POLL_CLIENT_R:
+    case POLL_CLIENT_W:
+      client_ready (c, ps.who[i].kind, re);
+      break;
+    case POLL_FETCHER:
+      fetcher_ready (c, ps.pfd[i].fd, re);
+      break;
+    }
+  }
+}
+
+/* Send what is queued and take the input that waited, alternately, while
+ * either makes progress (run_loop says why). */
+static void
+client_catch_up (struct client *c)
+{
+  for (;;) {
+    size_t queued = client_unsent (c), waiting;
+    if (queued && client_flush (c) == -1) {
+      client_close (c, "write error");
+      return;
+    }
+    if (c->in_len == 0)
+      return;
+    waiting = c->in_len;
+    client_process_input (c);
+    if (c->dead || (c->in_len == waiting && client_unsent (c) == queued))
+      return;
+  }
+}
+
+/* Close a client whose handshake, or export's opening, is out of time;
+ * and one whose last reply has gone. */
+static void
+client_check_end (struct client *c, uint64_t now)
+{
+  if (c->deadline_ms && now >= c->deadline_ms) {
+    if (c->state == CLIENT_WAIT_FETCHER)
+      warn ("client %s: export \"%s\" did not open in %u seconds: closing",
+            c->peer, fe.config.exports[c->export_index].name, FETCHER_OPEN_TIMEOUT);
+    else
+      warn ("client %s: did not finish the handshake in %u seconds: closing",
+            c->peer, fe.config.handshake_timeout);
+    client_close (c, NULL);
+  }
+  if (!c->dead && client_unsent (c) == 0 &&
+      (c->state == CLIENT_CLOSING || (c->disconnect_requested && c->ninflight == 0)))
+    client_close (c, NULL);
+}
+
+/* One client's work after the round's events. */
+static void
+client_round_end (struct client *c, uint64_t now)
+{
+  /* Decrypted input GnuTLS holds, while the client may send more. */
+  while (!c->dead && tls_input_pending (c) && client_wants_input (c))
+    client_read (c);
+  if (c->dead)
+    return;
+  client_catch_up (c);
+  if (c->dead)
+    return;
+  tls_key_deadline_check (c, now);
+  if (c->dead)
+    return;
+  /* STARTTLS's answer is out: the handshake starts. */
+  if (c->state == CLIENT_TLS_HANDSHAKE && c->out.bytes == 0 && !tls_handshake_begun (c))
+    tls_handshake_step (c);
+  if (!c->dead && c->fetcher_fd >= 0 && c->to_fetcher.bytes &&
+      outq_flush (&c->to_fetcher, c->fetcher_fd) == -1)
+    transmission_fail_inflight (c);
+  if (!c->dead)
+    client_check_end (c, now);
+}
+
 static void
 run_loop (void)
 {
   /* Each client: its socket (or two with -s) and its fetcher. */
   size_t cap = 3 + fe.nlisteners + 3 * ((size_t) fe.max_clients + ACCEPTS_PER_ROUND);
-  struct pollfd *pfd = calloc (cap, sizeof *pfd);
-  struct { enum poll_kind kind; struct client *c; } *who = calloc (cap, sizeof *who);
 
-  if (pfd == NULL || who == NULL)
+  ps.pfd = calloc (cap, sizeof *ps.pfd);
+  ps.who = calloc (cap, sizeof *ps.who);
+  if (ps.pfd == NULL || ps.who == NULL)
     fatal_errno ("calloc");
 
   while (!stop_requested && !drained ()) {
-    size_t n = 0, i;
-    uint64_t now = now_ms (), next_deadline = UINT64_MAX;
-    int timeout = -1, r;
-    /* Accepting even when full: a newcomer takes a handshake's slot or
-     * is refused at once, rather than left hanging in the backlog. */
-    bool accepting = now >= fe.accept_paused_until;
+    uint64_t now = now_ms ();
+    int timeout = poll_timeout (build_poll_set (now), now);
+    size_t i;
 
-    if (!accepting)
-      next_deadline = fe.accept_paused_until;
-    fe.accepts_left = ACCEPTS_PER_ROUND;
-    for (i = 0; i < fe.nlisteners; i++) {
-      pfd[n] = (struct pollfd) { .fd = fe.listeners[i], .events = accepting ? POLLIN : 0 };
-      who[n].kind = POLL_LISTENER;
-      who[n++].c = NULL;
-    }
-    pfd[n] = (struct pollfd) { .fd = fe.control_fd, .events = POLLIN };
-    who[n].kind = POLL_CONTROL;
-    who[n++].c = NULL;
-    if (tls_keyholder_poll_fd () >= 0) {
-      pfd[n] = (struct pollfd) { .fd = tls_keyholder_poll_fd (), .events = POLLIN };
-      who[n].kind = POLL_KEYHOLDER;
-      who[n++].c = NULL;
-    }
-
-    for (i = 0; i < fe.nclients; i++) {
-      struct client *c = fe.clients[i];
-      bool wants = client_wants_input (c);
-      short ev = wants ? POLLIN : 0, out = client_unsent (c) ? POLLOUT : 0;
-
-      if (c->deadline_ms && c->deadline_ms < next_deadline)
-        next_deadline = c->deadline_ms;
-      if (tls_key_deadline (c) && tls_key_deadline (c) < next_deadline)
-        next_deadline = tls_key_deadline (c);
-      /* Decrypted bytes inside GnuTLS: poll would not wake us for them. */
-      if (wants && tls_input_pending (c))
-        next_deadline = now;
-      if (c->state == CLIENT_TLS_HANDSHAKE && !out) {
-        short hev = tls_handshake_events (c);
-        ev = hev & POLLIN;
-        out = hev & POLLOUT;
-      }
-      /* Waiting for the key holder: nothing of the client's until then. */
-      if (tls_key_waiting (c))
-        ev = out = 0;
-      if (c->rfd == c->wfd) {
-        pfd[n] = (struct pollfd) { .fd = c->rfd, .events = ev | out };
-        who[n].kind = POLL_CLIENT_R;
-        who[n++].c = c;
-      }
-      else {
-        pfd[n] = (struct pollfd) { .fd = c->rfd, .events = ev };
-        who[n].kind = POLL_CLIENT_R;
-        who[n++].c = c;
-        pfd[n] = (struct pollfd) { .fd = c->wfd, .events = out };
-        who[n].kind = POLL_CLIENT_W;
-        who[n++].c = c;
-      }
-      if (c->fetcher_fd >= 0) {
-        short fev = c->to_fetcher.bytes ? POLLOUT : 0;
-        /* Read the fetcher only while the client drains its replies. */
-        if (c->out.bytes < MAX_QUEUED_BYTES)
-          fev |= POLLIN;
-        pfd[n] = (struct pollfd) { .fd = c->fetcher_fd, .events = fev };
-        who[n].kind = POLL_FETCHER;
-        who[n++].c = c;
-      }
-    }
-
-    if (next_deadline != UINT64_MAX)
-      timeout = next_deadline <= now ? 0 : (int) (next_deadline - now < INT_MAX
-                                                  ? next_deadline - now : INT_MAX);
-    r = poll (pfd, n, timeout);
-    if (r == -1) {
+    if (poll (ps.pfd, ps.n, timeout) == -1) {
       if (errno == EINTR)
         continue;
       fatal_errno ("poll");
     }
-
-    for (i = 0; i < n; i++) {
-      struct client *c = who[i].c;
-      short re = pfd[i].revents;
-
-      /* A client handled earlier in this round may have been closed. */
-      if (re == 0 || (c && c->dead))
-        continue;
-
-      switch (who[i].kind) {
-      case POLL_LISTENER:
-        accept_clients (pfd[i].fd);
-        break;
-      case POLL_CONTROL:
-        if (re & (POLLIN | POLLHUP | POLLERR))
-          frontend_dispatch_supervisor ();
-        break;
-      case POLL_KEYHOLDER:
-        tls_keyholder_read ();
-        break;
-      case POLL_CLIENT_R:
-      case POLL_CLIENT_W:
-        if (c->state == CLIENT_TLS_HANDSHAKE) {
-          /* STARTTLS's answer goes in clear; then GnuTLS reads and
-           * writes the socket itself. */
-          if (c->out.bytes && outq_flush (&c->out, c->wfd) == -1)
-            client_close (c, "write error");
-          else if (c->out.bytes == 0)
-            tls_handshake_step (c);
-          break;
-        }
-        if ((re & POLLOUT) && client_flush (c) == -1) {
-          client_close (c, "write error");
-          break;
-        }
-        if (re & (POLLIN | POLLHUP | POLLERR)) {
-          if (who[i].kind == POLL_CLIENT_R)
-            client_read (c);
-          else if (!(re & POLLOUT))
-            client_close (c, "hang-up");
-        }
-        break;
-      case POLL_FETCHER:
-        if (pfd[i].fd != c->fetcher_fd)
-          break;                      /* replaced or dropped this round */
-        if ((re & POLLOUT) && outq_flush (&c->to_fetcher, c->fetcher_fd) == -1) {
-          transmission_fail_inflight (c);
-          break;
-        }
-        if (re & (POLLIN | POLLHUP | POLLERR))
-          transmission_read_fetcher (c);
-        break;
-      }
-    }
+    dispatch_ready ();
 
     /* Queued replies go out now rather than after another poll, and
      * input that waited (for a fetcher, for replies to drain, for room in
@@ -694,52 +798,9 @@ run_loop (void)
      * consumes input, so the passes end.  Then handshake deadlines, and
      * clients whose last reply has gone. */
     now = now_ms ();
-    for (i = 0; i < fe.nclients; i++) {
-      struct client *c = fe.clients[i];
-      if (c->dead)
-        continue;
-      /* Decrypted input GnuTLS holds, while the client may send more. */
-      while (!c->dead && tls_input_pending (c) && client_wants_input (c))
-        client_read (c);
-      if (c->dead)
-        continue;
-      for (;;) {
-        size_t queued = client_unsent (c), waiting;
-        if (queued && client_flush (c) == -1) {
-          client_close (c, "write error");
-          break;
-        }
-        if (c->in_len == 0)
-          break;
-        waiting = c->in_len;
-        client_process_input (c);
-        if (c->dead || (c->in_len == waiting && client_unsent (c) == queued))
-          break;
-      }
-      if (c->dead)
-        continue;
-      tls_key_deadline_check (c, now);
-      if (c->dead)
-        continue;
-      /* STARTTLS's answer is out: the handshake starts. */
-      if (c->state == CLIENT_TLS_HANDSHAKE && c->out.bytes == 0 && !tls_handshake_begun (c))
-        tls_handshake_step (c);
-      if (!c->dead && c->fetcher_fd >= 0 && c->to_fetcher.bytes &&
-          outq_flush (&c->to_fetcher, c->fetcher_fd) == -1)
-        transmission_fail_inflight (c);
-      if (!c->dead && c->deadline_ms && now >= c->deadline_ms) {
-        if (c->state == CLIENT_WAIT_FETCHER)
-          warn ("client %s: export \"%s\" did not open in %u seconds: closing",
-                c->peer, fe.config.exports[c->export_index].name, FETCHER_OPEN_TIMEOUT);
-        else
-          warn ("client %s: did not finish the handshake in %u seconds: closing",
-                c->peer, fe.config.handshake_timeout);
-        client_close (c, NULL);
-      }
-      if (!c->dead && client_unsent (c) == 0 &&
-          (c->state == CLIENT_CLOSING || (c->disconnect_requested && c->ninflight == 0)))
-        client_close (c, NULL);
-    }
+    for (i = 0; i < fe.nclients; i++)
+      if (!fe.clients[i]->dead)
+        client_round_end (fe.clients[i], now);
     reap_clients ();
   }
   debug (draining ? "stopped: every client is done" : "stopping on signal");
