@@ -1,12 +1,14 @@
 /*
  * frontend.c: the front-end role: one process, one poll loop, every client.
  *
- * Peers and their handlers:
+ * Peers and their handlers (dispatch_ready):
  *   listening sockets   accept_clients()
  *   supervisor          frontend_dispatch_supervisor(): IPC_FETCHER_SPAWNED,
  *                       and IPC_STOP_ACCEPTING (frontend_stop_accepting())
- *   each client         client_read() -> handshake.c / transmission.c
- *   each fetcher        transmission_read_fetcher()
+ *   key holder          tls_keyholder_read() (frontend-tls.c)
+ *   each client         client_ready() -> client_read() -> handshake.c /
+ *                       transmission.c
+ *   each fetcher        fetcher_ready() -> transmission_read_fetcher()
  *
  * Nothing here blocks: every socket is non-blocking, and what cannot be
  * written now waits in an output queue.  Queues and in-flight requests are
@@ -23,15 +25,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
 #include "frontend.h"
 #include "ipc.h"
 #include "log.h"
