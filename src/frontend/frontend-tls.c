@@ -42,6 +42,7 @@
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
 
+#include "clock.h"
 #include "frontend.h"
 #include "ipc.h"
 #include "key-schemes.h"
@@ -116,6 +117,8 @@ static struct client *handshaking;
 static ucontext_t loop_context;
 static struct client *fiber_starting;
 static unsigned key_waits;              /* fibers waiting for the key holder */
+/* What the loop does once a handshake has ended (tls_setup's argument). */
+static tls_handshake_ended_fn *handshake_ended;
 #ifdef FIBER_ASAN
 static void *loop_fake_stack;
 static const void *loop_stack_bottom;
@@ -167,7 +170,7 @@ address_hash (const struct client_address *a)
 static bool
 tls_start_allowed (const struct client *c)
 {
-  const uint64_t now = now_ms ();
+  const uint64_t now = monotonic_ms ();
   uint32_t h = address_hash (&c->from), i;
   struct tls_start_share *share = NULL, *fullest = NULL;
   uint64_t fullest_level = 0;
@@ -316,7 +319,7 @@ ask_keyholder (uint16_t type, uint16_t flags, uint32_t length, uint64_t offset,
     fatal_errno ("asking the key holder");
   f->key_id = h.id;
   f->key_want = want;
-  f->key_deadline_ms = now_ms () + KEY_ANSWER_TIMEOUT_MS;
+  f->key_deadline_ms = monotonic_ms () + KEY_ANSWER_TIMEOUT_MS;
   f->key_error = 0;
   f->key_answer_len = 0;
   key_waits++;
@@ -550,13 +553,57 @@ verify_client_certificate (gnutls_session_t session)
 
 /* ---- Set-up, before the sandbox. ---- */
 
+/* The server's certificate chain, its key (signed with by the key holder),
+ * and what client certificates are checked against. */
+static void
+setup_certificates (const struct tls_settings *t)
+{
+  gnutls_datum_t d = { (unsigned char *) t->cert, t->cert_len };
+  gnutls_privkey_t key;
+  int r;
+
+  chain_len = MAX_CHAIN_CERTS;
+  if ((r = gnutls_pcert_list_import_x509_raw (chain, &chain_len, &d,
+                                              GNUTLS_X509_FMT_PEM, 0)) < 0)
+    fatal ("server-cert.pem: %s (at most %u certificates)", gnutls_strerror (r),
+           MAX_CHAIN_CERTS);
+  key_algorithm = (gnutls_pk_algorithm_t) gnutls_pubkey_get_pk_algorithm (chain[0].pubkey,
+                                                                          &key_bits);
+  if ((r = gnutls_certificate_allocate_credentials (&cert_creds)) < 0 ||
+      (r = gnutls_privkey_init (&key)) < 0 ||
+      (r = gnutls_privkey_import_ext4 (key, NULL, sign_data, sign_hash, NULL, NULL,
+                                       key_info, 0)) < 0)
+    fatal ("GnuTLS: %s", gnutls_strerror (r));
+  /* The key holder checked that the key matches; a check here would
+   * be a signature asked for outside any handshake. */
+  gnutls_certificate_set_flags (cert_creds, GNUTLS_CERTIFICATE_SKIP_KEY_CERT_MATCH);
+  if ((r = gnutls_certificate_set_key (cert_creds, NULL, 0, chain, chain_len, key)) < 0)
+    fatal ("server-cert.pem: %s", gnutls_strerror (r));
+  if (t->ca_len > 0) {
+    gnutls_datum_t ca = { (unsigned char *) t->ca, t->ca_len };
+    if ((r = gnutls_certificate_set_x509_trust_mem (cert_creds, &ca,
+                                                    GNUTLS_X509_FMT_PEM)) < 0)
+      fatal ("ca-cert.pem: %s", gnutls_strerror (r));
+  }
+  if (t->flags & TLS_VERIFY_PEER)
+    gnutls_certificate_set_verify_function (cert_creds, verify_client_certificate);
+  if (t->crl_len > 0) {
+    gnutls_datum_t crl = { (unsigned char *) t->crl, t->crl_len };
+    if ((r = gnutls_certificate_set_x509_crl_mem (cert_creds, &crl,
+                                                  GNUTLS_X509_FMT_PEM)) < 0)
+      fatal ("ca-crl.pem: %s", gnutls_strerror (r));
+  }
+}
+
 void
-tls_setup (void)
+tls_setup (tls_handshake_ended_fn *ended)
 {
   const struct tls_settings *t = &fe.config.tls;
   const char *errpos = NULL;
   char prio[MAX_TLS_PRIORITY + 128];
   int r;
+
+  handshake_ended = ended;
 
   if (!tls_offered ())
     return;
@@ -568,42 +615,8 @@ tls_setup (void)
   if ((r = gnutls_global_init ()) < 0)
     fatal ("GnuTLS: %s", gnutls_strerror (r));
 
-  if (t->flags & TLS_CERTIFICATES) {
-    gnutls_datum_t d = { (unsigned char *) t->cert, t->cert_len };
-    gnutls_privkey_t key;
-
-    chain_len = MAX_CHAIN_CERTS;
-    if ((r = gnutls_pcert_list_import_x509_raw (chain, &chain_len, &d,
-                                                GNUTLS_X509_FMT_PEM, 0)) < 0)
-      fatal ("server-cert.pem: %s (at most %u certificates)", gnutls_strerror (r),
-             MAX_CHAIN_CERTS);
-    key_algorithm = (gnutls_pk_algorithm_t) gnutls_pubkey_get_pk_algorithm (chain[0].pubkey,
-                                                                            &key_bits);
-    if ((r = gnutls_certificate_allocate_credentials (&cert_creds)) < 0 ||
-        (r = gnutls_privkey_init (&key)) < 0 ||
-        (r = gnutls_privkey_import_ext4 (key, NULL, sign_data, sign_hash, NULL, NULL,
-                                         key_info, 0)) < 0)
-      fatal ("GnuTLS: %s", gnutls_strerror (r));
-    /* The key holder checked that the key matches; a check here would
-     * be a signature asked for outside any handshake. */
-    gnutls_certificate_set_flags (cert_creds, GNUTLS_CERTIFICATE_SKIP_KEY_CERT_MATCH);
-    if ((r = gnutls_certificate_set_key (cert_creds, NULL, 0, chain, chain_len, key)) < 0)
-      fatal ("server-cert.pem: %s", gnutls_strerror (r));
-    if (t->ca_len > 0) {
-      gnutls_datum_t ca = { (unsigned char *) t->ca, t->ca_len };
-      if ((r = gnutls_certificate_set_x509_trust_mem (cert_creds, &ca,
-                                                      GNUTLS_X509_FMT_PEM)) < 0)
-        fatal ("ca-cert.pem: %s", gnutls_strerror (r));
-    }
-    if (t->flags & TLS_VERIFY_PEER)
-      gnutls_certificate_set_verify_function (cert_creds, verify_client_certificate);
-    if (t->crl_len > 0) {
-      gnutls_datum_t crl = { (unsigned char *) t->crl, t->crl_len };
-      if ((r = gnutls_certificate_set_x509_crl_mem (cert_creds, &crl,
-                                                    GNUTLS_X509_FMT_PEM)) < 0)
-        fatal ("ca-crl.pem: %s", gnutls_strerror (r));
-    }
-  }
+  if (t->flags & TLS_CERTIFICATES)
+    setup_certificates (t);
   if (t->flags & TLS_PSK) {
     if ((r = gnutls_psk_allocate_server_credentials (&psk_creds)) < 0)
       fatal ("GnuTLS: %s", gnutls_strerror (r));
@@ -808,7 +821,7 @@ finish_step (struct client *c)
     return;
   if (r < 0) {
     warn ("client %s: TLS handshake failed: %s", c->peer, gnutls_strerror (r));
-    client_close (c, NULL);
+    handshake_ended (c, false);
     return;
   }
   /* On the loop's stack here: the fiber's is no longer needed. */
@@ -827,7 +840,7 @@ finish_step (struct client *c)
            t->psk_user ? t->psk_user : t->dn ? t->dn : "");
     gnutls_free (desc);
   }
-  handshake_tls_done (c);
+  handshake_ended (c, true);
 }
 
 ssize_t

@@ -1,12 +1,14 @@
 /*
  * frontend.c: the front-end role: one process, one poll loop, every client.
  *
- * Peers and their handlers:
+ * Peers and their handlers (dispatch_ready):
  *   listening sockets   accept_clients()
  *   supervisor          frontend_dispatch_supervisor(): IPC_FETCHER_SPAWNED,
  *                       and IPC_STOP_ACCEPTING (frontend_stop_accepting())
- *   each client         client_read() -> handshake.c / transmission.c
- *   each fetcher        transmission_read_fetcher()
+ *   key holder          tls_keyholder_read() (frontend-tls.c)
+ *   each client         client_ready() -> client_read() -> handshake.c /
+ *                       transmission.c
+ *   each fetcher        fetcher_ready() -> transmission_read_fetcher()
  *
  * Nothing here blocks: every socket is non-blocking, and what cannot be
  * written now waits in an output queue.  Queues and in-flight requests are
@@ -23,15 +25,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
 #include "frontend.h"
 #include "ipc.h"
 #include "log.h"
@@ -48,410 +47,12 @@ on_stop_signal (int sig)
   stop_requested = 1;
 }
 
-uint64_t
-now_ms (void)
-{
-  return monotonic_ms ();
-}
-
 static void
 set_nonblocking (int fd)
 {
   int flags = fcntl (fd, F_GETFL);
   if (flags == -1 || fcntl (fd, F_SETFL, flags | O_NONBLOCK) == -1)
     fatal_errno ("fcntl O_NONBLOCK");
-}
-
-/* ---- Output queues. ---- */
-
-/* Memory a chunk holds, as counted in outq.mem. */
-static size_t
-chunk_memory (const struct chunk *ch)
-{
-  return sizeof *ch + ch->alloc_len;
-}
-
-static struct chunk *
-outq_append (struct outq *q, void *alloc, size_t alloc_len, uint8_t *data, size_t len)
-{
-  struct chunk *ch = malloc (sizeof *ch);
-  if (ch == NULL)
-    fatal_errno ("malloc");
-  *ch = (struct chunk) {
-    .data = data, .len = len, .to_free = alloc, .alloc_len = alloc_len,
-  };
-  if (q->tail)
-    q->tail->next = ch;
-  else
-    q->head = ch;
-  q->tail = ch;
-  q->bytes += len;
-  q->mem += chunk_memory (ch);
-  return ch;
-}
-
-void
-outq_push_owned (struct outq *q, void *alloc, uint8_t *data, size_t len)
-{
-  outq_append (q, alloc, 0, data, len);
-}
-
-void
-outq_push_span (struct outq *q, struct area_span span, size_t len)
-{
-  outq_push_owned (q, NULL, area_address (&span), len);
-  q->tail->span = span;
-}
-
-static void
-pipe_unref (struct data_pipe *p)
-{
-  if (--p->refs == 0) {                 /* refs >= 1 while referenced */
-    close (p->fd);
-    free (p);
-  }
-}
-
-void
-outq_push_pipe (struct outq *q, struct data_pipe *p, size_t len, bool discard)
-{
-  outq_push_owned (q, NULL, NULL, len);
-  q->tail->pipe = p;
-  q->tail->discard = discard;
-  p->refs++;
-}
-
-static void
-chunk_free (struct outq *q, struct chunk *ch)
-{
-  q->mem -= chunk_memory (ch);          /* counted when appended */
-  free (ch->to_free);
-  area_release (&ch->span);
-  if (ch->pipe)
-    pipe_unref (ch->pipe);
-  free (ch);
-}
-
-/* Copy len bytes to the end of the queue.  Small ones (reply headers,
- * errors, option replies) go into a pack buffer at the tail when there is
- * room, so that a run of small replies costs a few records and
- * allocations, not two each.  A pack buffer starts just big enough and
- * the next one in a run is twice the size, up to OUTQ_PACK_BUFFER: a
- * read's reply header, followed by its data, keeps a small allocation
- * (its memory counts towards the client's share, and a large one would
- * throttle pipelined reads), while a flood of errors is packed. */
-void
-outq_push_copy (struct outq *q, const void *data, size_t len)
-{
-  struct chunk *t = q->tail;
-  size_t cap = len > 0 ? len : 1;
-  uint8_t *p;
-
-  if (t && t->packable) {
-    uint8_t *end = t->data + t->len;
-    /* end lies inside the pack buffer: data only moves forward in it. */
-    if (len <= t->alloc_len && (size_t) (end - (uint8_t *) t->to_free) <= t->alloc_len - len) {
-      memcpy (end, data, len);
-      t->len += len;
-      q->bytes += len;
-      return;
-    }
-    if (len < OUTQ_PACK_BUFFER / 4)
-      cap = t->alloc_len * 2 < OUTQ_PACK_BUFFER ? t->alloc_len * 2 : OUTQ_PACK_BUFFER;
-  }
-  if (cap < len)
-    cap = len;
-  p = malloc (cap);
-  if (p == NULL)
-    fatal_errno ("malloc");
-  memcpy (p, data, len);
-  outq_append (q, p, cap, p, len)->packable = len < OUTQ_PACK_BUFFER / 4;
-}
-
-static void
-outq_clear (struct outq *q)
-{
-  struct chunk *ch = q->head, *next;
-  for (; ch; ch = next) {
-    next = ch->next;
-    chunk_free (q, ch);
-  }
-  q->head = q->tail = NULL;
-  q->bytes = 0;
-}
-
-/* Move bytes of a pipe chunk: splice them to fd, or drop them.  Returns
- * the count, 0 when fd cannot take more now, or -1: an error on fd, or
- * the fetcher announced bytes it never put in the pipe (announced bytes
- * are all there before the announcement, so an empty pipe is a lie). */
-static ssize_t
-pipe_chunk_move (struct chunk *ch, int fd)
-{
-  struct pollfd pfd = { .fd = ch->pipe->fd, .events = POLLIN };
-  ssize_t r;
-
-  if (ch->discard) {
-    uint8_t scratch[16 * 1024];
-    r = read (ch->pipe->fd, scratch, ch->len < sizeof scratch ? ch->len : sizeof scratch);
-  }
-  else
-    r = splice (ch->pipe->fd, NULL, fd, NULL, ch->len, SPLICE_F_NONBLOCK);
-  if (r > 0)
-    return r;
-  if (r == -1 && errno == EINTR)
-    return 0;
-  if (r == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-    /* The socket is full, unless the pipe is empty. */
-    if (!ch->discard && poll (&pfd, 1, 0) == 1)
-      return 0;
-  }
-  else if (r == -1 && !ch->discard)
-    return -1;                          /* the client's socket */
-  warn ("a fetcher announced %zu bytes that are not in its data pipe", ch->len);
-  return -1;
-}
-
-/* Write as much of the queue as the socket takes now.  Returns 0, or -1 if
- * the peer is gone or broken. */
-int
-outq_flush (struct outq *q, int fd)
-{
-  while (q->head) {
-    struct iovec iov[64];
-    struct chunk *ch = q->head;
-    int n = 0;
-    ssize_t r;
-
-    if (ch->pipe) {
-      r = pipe_chunk_move (ch, fd);
-      if (r <= 0)
-        return (int) r;
-    }
-    else {
-      /* Memory chunks up to the next pipe chunk, in one write. */
-      for (; ch && !ch->pipe && n < 64; ch = ch->next, n++) {
-        iov[n].iov_base = ch->data;
-        iov[n].iov_len = ch->len;
-      }
-      r = writev (fd, iov, n);
-      if (r == -1) {
-        if (errno == EINTR)
-          continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK)
-          return 0;
-        return -1;
-      }
-    }
-    q->bytes -= (size_t) r;        /* cannot underflow: r <= sum of the chunks */
-    while (r > 0) {
-      ch = q->head;
-      if ((size_t) r < ch->len) {
-        if (ch->data)
-          ch->data += r;
-        ch->len -= (size_t) r;
-        break;
-      }
-      r -= (ssize_t) ch->len;
-      q->head = ch->next;
-      if (q->head == NULL)
-        q->tail = NULL;
-      chunk_free (q, ch);
-    }
-  }
-  return 0;
-}
-
-/* Drop a queue's head chunk once all of it has been moved. */
-static void
-outq_consumed (struct outq *q, struct chunk *ch, size_t n)
-{
-  q->bytes -= n;
-  if (n < ch->len) {
-    if (ch->data)
-      ch->data += n;
-    ch->len -= n;
-    return;
-  }
-  q->head = ch->next;
-  if (q->head == NULL)
-    q->tail = NULL;
-  chunk_free (q, ch);
-}
-
-ssize_t
-outq_take (struct outq *q, uint8_t *dst, size_t room)
-{
-  size_t got = 0;
-
-  while (q->head && got < room) {
-    struct chunk *ch = q->head;
-    size_t n = ch->len < room - got ? ch->len : room - got;
-    ssize_t r;
-
-    if (ch->pipe == NULL) {
-      memcpy (dst + got, ch->data, n);
-      outq_consumed (q, ch, n);
-      got += n;
-      continue;
-    }
-    /* Announced bytes are in the pipe before the announcement.  Bytes
-     * to drop are read into dst too, and written over. */
-    bool discard = ch->discard;
-    r = read (ch->pipe->fd, dst + got, n);
-    if (r == -1 && errno == EINTR)
-      continue;
-    if (r <= 0) {
-      warn ("a fetcher announced %zu bytes that are not in its data pipe", ch->len);
-      return -1;
-    }
-    outq_consumed (q, ch, (size_t) r);      /* may free ch */
-    if (!discard)
-      got += (size_t) r;
-  }
-  return (ssize_t) got;
-}
-
-/* ---- Data areas. ---- */
-
-int
-area_take (struct data_area *a, uint32_t len, struct area_span *span)
-{
-  /* len >= 1 and <= NBD_MAX_REQUEST_SIZE < DATA_AREA_SIZE: 1 .. CHUNKS. */
-  uint32_t need = (len + DATA_AREA_CHUNK - 1) / DATA_AREA_CHUNK;
-  uint32_t first = 0, run = 0, i;
-
-  /* Over the budget, wait for replies to free some; with nothing held,
-   * any request fits (the area holds two of the largest). */
-  if (a->chunks_used > 0 && a->chunks_used + need > a->budget)
-    return -1;
-
-  /* First fit: DATA_AREA_CHUNKS steps at most. */
-  for (i = 0; i < DATA_AREA_CHUNKS; i++) {
-    if (a->used[i]) {
-      run = 0;
-      continue;
-    }
-    if (run++ == 0)
-      first = i;
-    if (run == need) {
-      memset (&a->used[first], 1, need);
-      a->chunks_used += need;
-      a->refs++;
-      *span = (struct area_span) { .area = a, .first = first, .count = need };
-      return 0;
-    }
-  }
-  return -1;
-}
-
-uint8_t *
-area_address (const struct area_span *span)
-{
-  return span->area->base + (size_t) span->first * DATA_AREA_CHUNK;
-}
-
-void
-area_unref (struct data_area *a)
-{
-  if (--a->refs == 0) {                 /* refs >= 1 while referenced */
-    munmap (a->base, DATA_AREA_SIZE);
-    free (a);
-  }
-}
-
-void
-area_release (struct area_span *span)
-{
-  if (span->area == NULL)
-    return;
-  /* A read that came here instead of through the data pipe (now and then,
-   * see fetcher-direct.c): its pages go back to the kernel, or such reads
-   * would spread over the client's whole budget, memory the pipe's reads
-   * never touch.  On a shared memfd mapping MADV_REMOVE frees them for
-   * both processes; the next use finds zeroes. */
-  if (span->punch)
-    (void) madvise (area_address (span), (size_t) span->count * DATA_AREA_CHUNK,
-                    MADV_REMOVE);
-  memset (&span->area->used[span->first], 0, span->count);
-  span->area->chunks_used -= span->count;     /* counted when taken */
-  area_unref (span->area);
-  span->area = NULL;
-}
-
-/* Map a data area the supervisor made; it must be sealed against resizing
- * (see make_data_area), or touching it could fault. */
-static struct data_area *
-area_map (int fd)
-{
-  const int want = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
-  struct data_area *a;
-  int seals = fcntl (fd, F_GET_SEALS);
-
-  if (seals == -1 || (seals & want) != want) {
-    warn ("a fetcher's data area is not sealed: refusing it");
-    return NULL;
-  }
-  a = calloc (1, sizeof *a);
-  if (a == NULL)
-    fatal_errno ("calloc");
-  a->base = mmap (NULL, DATA_AREA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (a->base == MAP_FAILED) {
-    warn_errno ("mapping a fetcher's data area");
-    free (a);
-    return NULL;
-  }
-  a->refs = 1;                          /* the client's */
-  /* At least one chunk (checked at configuration), at most the area. */
-  a->budget = (fe.config.client_memory + DATA_AREA_CHUNK - 1) / DATA_AREA_CHUNK;
-  return a;
-}
-
-/* ---- Clients. ---- */
-
-void
-drop_fetcher (struct client *c)
-{
-  if (c->spawn != SPAWN_NONE)
-    fetcher_start_done (c);
-  if (c->fetcher_fd >= 0)
-    close (c->fetcher_fd);          /* the fetcher exits on EOF */
-  c->fetcher_fd = -1;
-  c->fetcher_open = false;
-  outq_clear (&c->to_fetcher);
-  memset (&c->fin, 0, sizeof c->fin);
-  c->discards_unmatched = 0;
-  if (c->area) {
-    area_unref (c->area);           /* replies still queued keep it */
-    c->area = NULL;
-  }
-  if (c->pipe) {
-    pipe_unref (c->pipe);           /* so do chunks still queued */
-    c->pipe = NULL;
-  }
-}
-
-void
-client_close (struct client *c, const char *why)
-{
-  if (c->dead)
-    return;
-  if (why)
-    debug ("client %s: closing: %s", c->peer, why);
-  fe.nlive--;                           /* counted by admit_client */
-  drop_fetcher (c);
-  outq_clear (&c->out);
-  for (unsigned i = 0; i < MAX_INFLIGHT_PER_CLIENT; i++)
-    area_release (&c->slots[i].span);
-  c->payload = NULL;
-  tls_end (c);
-  if (c->wfd != c->rfd && c->wfd >= 0)
-    close (c->wfd);
-  if (c->rfd >= 0)
-    close (c->rfd);
-  c->rfd = c->wfd = -1;
-  /* Freed by reap_clients() at the end of the loop round, so that every
-   * caller up the stack may still look at c->dead. */
-  c->dead = true;
 }
 
 /* Free the clients closed during this round. */
@@ -770,58 +371,6 @@ client_wants_input (const struct client *c)
   }
 }
 
-/* ---- Fetchers, through the supervisor. ---- */
-
-/* Ask the supervisor for the fetchers of the clients waiting their turn,
- * oldest first, while fewer than max_fetchers_starting are starting. */
-static void
-start_waiting_fetchers (void)
-{
-  while (fe.fetchers_starting < fe.max_fetchers_starting) {
-    struct client *next = NULL;
-    struct ipc_header h = { .type = IPC_SPAWN_FETCHER };
-    unsigned i;
-
-    for (i = 0; i < fe.nclients; i++) {
-      struct client *c = fe.clients[i];
-      if (!c->dead && c->spawn == SPAWN_QUEUED &&
-          (next == NULL || c->spawn_turn < next->spawn_turn))
-        next = c;
-    }
-    if (next == NULL)
-      return;
-    h.id = next->token;
-    h.length = next->export_index;
-    if (ipc_send_packet (fe.control_fd, &h, NULL, 0) == -1)
-      fatal_errno ("asking the supervisor for a fetcher");
-    next->spawn = SPAWN_STARTING;
-    fe.fetchers_starting++;
-  }
-}
-
-void
-fetcher_start_done (struct client *c)
-{
-  if (c->spawn == SPAWN_STARTING)
-    fe.fetchers_starting--;             /* counted when asked for */
-  c->spawn = SPAWN_NONE;
-  start_waiting_fetchers ();
-}
-
-int
-request_fetcher (struct client *c, uint32_t export_index)
-{
-  c->export_index = export_index;
-  c->fetcher_spawns++;
-  c->spawn = SPAWN_QUEUED;
-  c->spawn_turn = ++fe.spawn_turns;
-  /* The wait is the server's: the handshake timeout stops meanwhile (it
-   * starts again once the export is open), with a bound of its own. */
-  c->deadline_ms = now_ms () + (uint64_t) FETCHER_OPEN_TIMEOUT * 1000;
-  start_waiting_fetchers ();
-  return 0;
-}
-
 static struct client *
 find_client (uint64_t token)
 {
@@ -925,7 +474,7 @@ frontend_dispatch_supervisor (void)
     handshake_fetcher_opened (c, h.error, NULL, 0);
     return;
   }
-  c->area = area_map (fds[1]);
+  c->area = area_map (fds[1], fe.config.client_memory);
   close (fds[1]);                       /* the mapping stays */
   if (c->area == NULL) {
     close (fds[0]);
@@ -948,6 +497,17 @@ frontend_dispatch_supervisor (void)
 }
 
 /* ---- The loop. ---- */
+
+/* A client's TLS handshake is over (frontend-tls.c): options follow in
+ * TLS, or the client goes. */
+static void
+tls_handshake_ended (struct client *c, bool established)
+{
+  if (established)
+    handshake_tls_done (c);
+  else
+    client_close (c, NULL);
+}
 
 static void
 take_listeners (void)
@@ -979,149 +539,253 @@ take_listeners (void)
 enum poll_kind { POLL_LISTENER, POLL_CONTROL, POLL_KEYHOLDER, POLL_CLIENT_R, POLL_CLIENT_W,
                  POLL_FETCHER };
 
+/* One round's poll set: each descriptor, and the peer it belongs to. */
+static struct {
+  struct pollfd *pfd;
+  struct { enum poll_kind kind; struct client *c; } *who;
+  size_t n;
+} ps;
+
+static void
+poll_add (int fd, short events, enum poll_kind kind, struct client *c)
+{
+  ps.pfd[ps.n] = (struct pollfd) { .fd = fd, .events = events };
+  ps.who[ps.n].kind = kind;
+  ps.who[ps.n++].c = c;
+}
+
+/* A client's descriptors, and its deadlines in *next. */
+static void
+poll_client (struct client *c, uint64_t now, uint64_t *next)
+{
+  bool wants = client_wants_input (c);
+  short ev = wants ? POLLIN : 0, out = client_unsent (c) ? POLLOUT : 0;
+
+  if (c->deadline_ms && c->deadline_ms < *next)
+    *next = c->deadline_ms;
+  if (tls_key_deadline (c) && tls_key_deadline (c) < *next)
+    *next = tls_key_deadline (c);
+  /* Decrypted bytes inside GnuTLS: poll would not wake us for them. */
+  if (wants && tls_input_pending (c))
+    *next = now;
+  if (c->state == CLIENT_TLS_HANDSHAKE && !out) {
+    short hev = tls_handshake_events (c);
+    ev = hev & POLLIN;
+    out = hev & POLLOUT;
+  }
+  /* Waiting for the key holder: nothing of the client's until then. */
+  if (tls_key_waiting (c))
+    ev = out = 0;
+  if (c->rfd == c->wfd)
+    poll_add (c->rfd, ev | out, POLL_CLIENT_R, c);
+  else {
+    poll_add (c->rfd, ev, POLL_CLIENT_R, c);
+    poll_add (c->wfd, out, POLL_CLIENT_W, c);
+  }
+  if (c->fetcher_fd >= 0) {
+    short fev = c->to_fetcher.bytes ? POLLOUT : 0;
+    /* Read the fetcher only while the client drains its replies. */
+    if (c->out.bytes < MAX_QUEUED_BYTES)
+      fev |= POLLIN;
+    poll_add (c->fetcher_fd, fev, POLL_FETCHER, c);
+  }
+}
+
+/* This round's poll set; returns the earliest deadline, UINT64_MAX for
+ * none. */
+static uint64_t
+build_poll_set (uint64_t now)
+{
+  uint64_t next = UINT64_MAX;
+  /* Accepting even when full: a newcomer takes a handshake's slot or
+   * is refused at once, rather than left hanging in the backlog. */
+  bool accepting = now >= fe.accept_paused_until;
+  size_t i;
+
+  ps.n = 0;
+  if (!accepting)
+    next = fe.accept_paused_until;
+  fe.accepts_left = ACCEPTS_PER_ROUND;
+  for (i = 0; i < fe.nlisteners; i++)
+    poll_add (fe.listeners[i], accepting ? POLLIN : 0, POLL_LISTENER, NULL);
+  poll_add (fe.control_fd, POLLIN, POLL_CONTROL, NULL);
+  if (tls_keyholder_poll_fd () >= 0)
+    poll_add (tls_keyholder_poll_fd (), POLLIN, POLL_KEYHOLDER, NULL);
+  for (i = 0; i < fe.nclients; i++)
+    poll_client (fe.clients[i], now, &next);
+  return next;
+}
+
+/* poll's timeout in ms until a deadline (UINT64_MAX: none). */
+static int
+poll_timeout (uint64_t deadline, uint64_t now)
+{
+  if (deadline == UINT64_MAX)
+    return -1;
+  return deadline <= now ? 0 : (int) (deadline - now < INT_MAX ? deadline - now : INT_MAX);
+}
+
+/* A client's socket is ready (kind: its read or its write end). */
+static void
+client_ready (struct client *c, enum poll_kind kind, short re)
+{
+  if (c->state == CLIENT_TLS_HANDSHAKE) {
+    /* STARTTLS's answer goes in clear; then GnuTLS reads and writes the
+     * socket itself. */
+    if (c->out.bytes && outq_flush (&c->out, c->wfd) == -1)
+      client_close (c, "write error");
+    else if (c->out.bytes == 0)
+      tls_handshake_step (c);
+    return;
+  }
+  if ((re & POLLOUT) && client_flush (c) == -1) {
+    client_close (c, "write error");
+    return;
+  }
+  if (re & (POLLIN | POLLHUP | POLLERR)) {
+    if (kind == POLL_CLIENT_R)
+      client_read (c);
+    else if (!(re & POLLOUT))
+      client_close (c, "hang-up");
+  }
+}
+
+/* A client's fetcher socket (fd, as polled) is ready. */
+static void
+fetcher_ready (struct client *c, int fd, short re)
+{
+  if (fd != c->fetcher_fd)
+    return;                             /* replaced or dropped this round */
+  if ((re & POLLOUT) && outq_flush (&c->to_fetcher, c->fetcher_fd) == -1) {
+    transmission_fail_inflight (c);
+    return;
+  }
+  if (re & (POLLIN | POLLHUP | POLLERR))
+    transmission_read_fetcher (c);
+}
+
+/* Each ready descriptor to its peer's handler. */
+static void
+dispatch_ready (void)
+{
+  size_t i;
+
+  for (i = 0; i < ps.n; i++) {
+    struct client *c = ps.who[i].c;
+    short re = ps.pfd[i].revents;
+
+    /* A client handled earlier in this round may have been closed. */
+    if (re == 0 || (c && c->dead))
+      continue;
+
+    switch (ps.who[i].kind) {
+    case POLL_LISTENER:
+      accept_clients (ps.pfd[i].fd);
+      break;
+    case POLL_CONTROL:
+      if (re & (POLLIN | POLLHUP | POLLERR))
+        frontend_dispatch_supervisor ();
+      break;
+    case POLL_KEYHOLDER:
+      tls_keyholder_read ();
+      break;
+    case POLL_CLIENT_R:
+    case POLL_CLIENT_W:
+      client_ready (c, ps.who[i].kind, re);
+      break;
+    case POLL_FETCHER:
+      fetcher_ready (c, ps.pfd[i].fd, re);
+      break;
+    }
+  }
+}
+
+/* Send what is queued and take the input that waited, alternately, while
+ * either makes progress (run_loop says why). */
+static void
+client_catch_up (struct client *c)
+{
+  for (;;) {
+    size_t queued = client_unsent (c), waiting;
+    if (queued && client_flush (c) == -1) {
+      client_close (c, "write error");
+      return;
+    }
+    if (c->in_len == 0)
+      return;
+    waiting = c->in_len;
+    client_process_input (c);
+    if (c->dead || (c->in_len == waiting && client_unsent (c) == queued))
+      return;
+  }
+}
+
+/* Close a client whose handshake, or export's opening, is out of time;
+ * and one whose last reply has gone. */
+static void
+client_check_end (struct client *c, uint64_t now)
+{
+  if (c->deadline_ms && now >= c->deadline_ms) {
+    if (c->state == CLIENT_WAIT_FETCHER)
+      warn ("client %s: export \"%s\" did not open in %u seconds: closing",
+            c->peer, fe.config.exports[c->export_index].name, FETCHER_OPEN_TIMEOUT);
+    else
+      warn ("client %s: did not finish the handshake in %u seconds: closing",
+            c->peer, fe.config.handshake_timeout);
+    client_close (c, NULL);
+  }
+  if (!c->dead && client_unsent (c) == 0 &&
+      (c->state == CLIENT_CLOSING || (c->disconnect_requested && c->ninflight == 0)))
+    client_close (c, NULL);
+}
+
+/* One client's work after the round's events. */
+static void
+client_round_end (struct client *c, uint64_t now)
+{
+  /* Decrypted input GnuTLS holds, while the client may send more. */
+  while (!c->dead && tls_input_pending (c) && client_wants_input (c))
+    client_read (c);
+  if (c->dead)
+    return;
+  client_catch_up (c);
+  if (c->dead)
+    return;
+  tls_key_deadline_check (c, now);
+  if (c->dead)
+    return;
+  /* STARTTLS's answer is out: the handshake starts. */
+  if (c->state == CLIENT_TLS_HANDSHAKE && c->out.bytes == 0 && !tls_handshake_begun (c))
+    tls_handshake_step (c);
+  if (!c->dead && c->fetcher_fd >= 0 && c->to_fetcher.bytes &&
+      outq_flush (&c->to_fetcher, c->fetcher_fd) == -1)
+    transmission_fail_inflight (c);
+  if (!c->dead)
+    client_check_end (c, now);
+}
+
 static void
 run_loop (void)
 {
   /* Each client: its socket (or two with -s) and its fetcher. */
   size_t cap = 3 + fe.nlisteners + 3 * ((size_t) fe.max_clients + ACCEPTS_PER_ROUND);
-  struct pollfd *pfd = calloc (cap, sizeof *pfd);
-  struct { enum poll_kind kind; struct client *c; } *who = calloc (cap, sizeof *who);
 
-  if (pfd == NULL || who == NULL)
+  ps.pfd = calloc (cap, sizeof *ps.pfd);
+  ps.who = calloc (cap, sizeof *ps.who);
+  if (ps.pfd == NULL || ps.who == NULL)
     fatal_errno ("calloc");
 
   while (!stop_requested && !drained ()) {
-    size_t n = 0, i;
-    uint64_t now = now_ms (), next_deadline = UINT64_MAX;
-    int timeout = -1, r;
-    /* Accepting even when full: a newcomer takes a handshake's slot or
-     * is refused at once, rather than left hanging in the backlog. */
-    bool accepting = now >= fe.accept_paused_until;
+    uint64_t now = now_ms ();
+    int timeout = poll_timeout (build_poll_set (now), now);
+    size_t i;
 
-    if (!accepting)
-      next_deadline = fe.accept_paused_until;
-    fe.accepts_left = ACCEPTS_PER_ROUND;
-    for (i = 0; i < fe.nlisteners; i++) {
-      pfd[n] = (struct pollfd) { .fd = fe.listeners[i], .events = accepting ? POLLIN : 0 };
-      who[n].kind = POLL_LISTENER;
-      who[n++].c = NULL;
-    }
-    pfd[n] = (struct pollfd) { .fd = fe.control_fd, .events = POLLIN };
-    who[n].kind = POLL_CONTROL;
-    who[n++].c = NULL;
-    if (tls_keyholder_poll_fd () >= 0) {
-      pfd[n] = (struct pollfd) { .fd = tls_keyholder_poll_fd (), .events = POLLIN };
-      who[n].kind = POLL_KEYHOLDER;
-      who[n++].c = NULL;
-    }
-
-    for (i = 0; i < fe.nclients; i++) {
-      struct client *c = fe.clients[i];
-      bool wants = client_wants_input (c);
-      short ev = wants ? POLLIN : 0, out = client_unsent (c) ? POLLOUT : 0;
-
-      if (c->deadline_ms && c->deadline_ms < next_deadline)
-        next_deadline = c->deadline_ms;
-      if (tls_key_deadline (c) && tls_key_deadline (c) < next_deadline)
-        next_deadline = tls_key_deadline (c);
-      /* Decrypted bytes inside GnuTLS: poll would not wake us for them. */
-      if (wants && tls_input_pending (c))
-        next_deadline = now;
-      if (c->state == CLIENT_TLS_HANDSHAKE && !out) {
-        short hev = tls_handshake_events (c);
-        ev = hev & POLLIN;
-        out = hev & POLLOUT;
-      }
-      /* Waiting for the key holder: nothing of the client's until then. */
-      if (tls_key_waiting (c))
-        ev = out = 0;
-      if (c->rfd == c->wfd) {
-        pfd[n] = (struct pollfd) { .fd = c->rfd, .events = ev | out };
-        who[n].kind = POLL_CLIENT_R;
-        who[n++].c = c;
-      }
-      else {
-        pfd[n] = (struct pollfd) { .fd = c->rfd, .events = ev };
-        who[n].kind = POLL_CLIENT_R;
-        who[n++].c = c;
-        pfd[n] = (struct pollfd) { .fd = c->wfd, .events = out };
-        who[n].kind = POLL_CLIENT_W;
-        who[n++].c = c;
-      }
-      if (c->fetcher_fd >= 0) {
-        short fev = c->to_fetcher.bytes ? POLLOUT : 0;
-        /* Read the fetcher only while the client drains its replies. */
-        if (c->out.bytes < MAX_QUEUED_BYTES)
-          fev |= POLLIN;
-        pfd[n] = (struct pollfd) { .fd = c->fetcher_fd, .events = fev };
-        who[n].kind = POLL_FETCHER;
-        who[n++].c = c;
-      }
-    }
-
-    if (next_deadline != UINT64_MAX)
-      timeout = next_deadline <= now ? 0 : (int) (next_deadline - now < INT_MAX
-                                                  ? next_deadline - now : INT_MAX);
-    r = poll (pfd, n, timeout);
-    if (r == -1) {
+    if (poll (ps.pfd, ps.n, timeout) == -1) {
       if (errno == EINTR)
         continue;
       fatal_errno ("poll");
     }
-
-    for (i = 0; i < n; i++) {
-      struct client *c = who[i].c;
-      short re = pfd[i].revents;
-
-      /* A client handled earlier in this round may have been closed. */
-      if (re == 0 || (c && c->dead))
-        continue;
-
-      switch (who[i].kind) {
-      case POLL_LISTENER:
-        accept_clients (pfd[i].fd);
-        break;
-      case POLL_CONTROL:
-        if (re & (POLLIN | POLLHUP | POLLERR))
-          frontend_dispatch_supervisor ();
-        break;
-      case POLL_KEYHOLDER:
-        tls_keyholder_read ();
-        break;
-      case POLL_CLIENT_R:
-      case POLL_CLIENT_W:
-        if (c->state == CLIENT_TLS_HANDSHAKE) {
-          /* STARTTLS's answer goes in clear; then GnuTLS reads and
-           * writes the socket itself. */
-          if (c->out.bytes && outq_flush (&c->out, c->wfd) == -1)
-            client_close (c, "write error");
-          else if (c->out.bytes == 0)
-            tls_handshake_step (c);
-          break;
-        }
-        if ((re & POLLOUT) && client_flush (c) == -1) {
-          client_close (c, "write error");
-          break;
-        }
-        if (re & (POLLIN | POLLHUP | POLLERR)) {
-          if (who[i].kind == POLL_CLIENT_R)
-            client_read (c);
-          else if (!(re & POLLOUT))
-            client_close (c, "hang-up");
-        }
-        break;
-      case POLL_FETCHER:
-        if (pfd[i].fd != c->fetcher_fd)
-          break;                      /* replaced or dropped this round */
-        if ((re & POLLOUT) && outq_flush (&c->to_fetcher, c->fetcher_fd) == -1) {
-          transmission_fail_inflight (c);
-          break;
-        }
-        if (re & (POLLIN | POLLHUP | POLLERR))
-          transmission_read_fetcher (c);
-        break;
-      }
-    }
+    dispatch_ready ();
 
     /* Queued replies go out now rather than after another poll, and
      * input that waited (for a fetcher, for replies to drain, for room in
@@ -1133,52 +797,9 @@ run_loop (void)
      * consumes input, so the passes end.  Then handshake deadlines, and
      * clients whose last reply has gone. */
     now = now_ms ();
-    for (i = 0; i < fe.nclients; i++) {
-      struct client *c = fe.clients[i];
-      if (c->dead)
-        continue;
-      /* Decrypted input GnuTLS holds, while the client may send more. */
-      while (!c->dead && tls_input_pending (c) && client_wants_input (c))
-        client_read (c);
-      if (c->dead)
-        continue;
-      for (;;) {
-        size_t queued = client_unsent (c), waiting;
-        if (queued && client_flush (c) == -1) {
-          client_close (c, "write error");
-          break;
-        }
-        if (c->in_len == 0)
-          break;
-        waiting = c->in_len;
-        client_process_input (c);
-        if (c->dead || (c->in_len == waiting && client_unsent (c) == queued))
-          break;
-      }
-      if (c->dead)
-        continue;
-      tls_key_deadline_check (c, now);
-      if (c->dead)
-        continue;
-      /* STARTTLS's answer is out: the handshake starts. */
-      if (c->state == CLIENT_TLS_HANDSHAKE && c->out.bytes == 0 && !tls_handshake_begun (c))
-        tls_handshake_step (c);
-      if (!c->dead && c->fetcher_fd >= 0 && c->to_fetcher.bytes &&
-          outq_flush (&c->to_fetcher, c->fetcher_fd) == -1)
-        transmission_fail_inflight (c);
-      if (!c->dead && c->deadline_ms && now >= c->deadline_ms) {
-        if (c->state == CLIENT_WAIT_FETCHER)
-          warn ("client %s: export \"%s\" did not open in %u seconds: closing",
-                c->peer, fe.config.exports[c->export_index].name, FETCHER_OPEN_TIMEOUT);
-        else
-          warn ("client %s: did not finish the handshake in %u seconds: closing",
-                c->peer, fe.config.handshake_timeout);
-        client_close (c, NULL);
-      }
-      if (!c->dead && client_unsent (c) == 0 &&
-          (c->state == CLIENT_CLOSING || (c->disconnect_requested && c->ninflight == 0)))
-        client_close (c, NULL);
-    }
+    for (i = 0; i < fe.nclients; i++)
+      if (!fe.clients[i]->dead)
+        client_round_end (fe.clients[i], now);
     reap_clients ();
   }
   debug (draining ? "stopped: every client is done" : "stopping on signal");
@@ -1251,7 +872,7 @@ frontend_main (void)
   if (fe.reserve_fd == -1)
     fatal_errno ("reserving a descriptor");
   take_listeners ();
-  tls_setup ();
+  tls_setup (tls_handshake_ended);
 
   /* Every layer before the first client byte: no files, no network of
    * its own (its sockets were made by the supervisor), no privileges. */

@@ -1,11 +1,24 @@
 /*
  * frontend.h: state shared by the front-end's files.
  *
- *   frontend.c      role main, event loop, sockets, output queues, peers
+ *   frontend.c      role main, event loop, sockets, peers
  *   handshake.c     NBD fixed-newstyle negotiation (one client's options)
  *   transmission.c  NBD requests and replies, and the fetcher's replies
  *   frontend-tls.c  NBD over TLS (STARTTLS), keys through the key holder
  *   access.c        --allow: who may use which export
+ *   handshake-parse.c, request-parse.c
+ *                   the client's options and requests, parsed and checked:
+ *                   no state, no loop, unit-tested alone (tests/unit/)
+ *   clients.c       closing a client, its fetcher's start and end, the clock
+ *   output-queue.c  bytes waiting for a peer, and the memory they hold
+ *   data-area.c     a fetcher's data area and its allocator
+ *
+ * Calls go one way, down the layers: frontend.c calls transmission.c,
+ * which calls handshake.c (an export opened), which calls access.c and
+ * clients.c; those call frontend-tls.c; and everything calls down into
+ * output-queue.c and data-area.c.  Nothing calls back up: where a lower
+ * layer's event needs a higher one (a TLS handshake ended), the loop
+ * hands it a function to call.
  *
  * The front-end is the only process that reads client bytes.  It holds no
  * files and makes no connections; it asks the supervisor for a fetcher when
@@ -20,58 +33,10 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "data-area.h"
 #include "nbd-protocol.h"
 #include "nbdcurld.h"
-
-/* A fetcher's data area as the front-end maps it (nbdcurld.h).  Counted
- * references: the client while the fetcher is attached, and each queued
- * read reply that points into it, so a reply still being written survives
- * its fetcher. */
-struct data_area {
-  uint8_t *base;                        /* DATA_AREA_SIZE bytes, shared */
-  unsigned refs;
-  uint32_t chunks_used;                 /* count of 1s in used[] */
-  uint32_t budget;                      /* chunks: --client-memory */
-  uint8_t used[DATA_AREA_CHUNKS];       /* 1: chunk handed out */
-};
-
-/* A fetcher's data pipe (nbdcurld.h), read end.  Counted references like
- * the data area: the client while the fetcher is attached, and each queued
- * chunk that reads from it. */
-struct data_pipe {
-  int fd;
-  unsigned refs;
-};
-
-/* A part of a data area held by one request. */
-struct area_span {
-  struct data_area *area;               /* NULL: none */
-  uint32_t first, count;                /* chunks */
-  bool punch;                           /* give its memory back when released */
-};
-
-/* Bytes waiting to be written to one peer. */
-struct chunk {
-  struct chunk *next;
-  uint8_t *data;          /* start of unsent bytes */
-  size_t len;             /* unsent bytes from data */
-  void *to_free;          /* the allocation holding data, or NULL */
-  size_t alloc_len;       /* its size: counted in outq.mem */
-  bool packable;          /* to_free is a pack buffer: small copies may be
-                             appended after data + len */
-  struct area_span span;  /* or the data area part holding data */
-  /* Or len bytes that are next in a data pipe: spliced to the peer, or
-   * with discard, read and dropped (a failed read's partial body). */
-  struct data_pipe *pipe;
-  bool discard;
-};
-
-struct outq {
-  struct chunk *head, *tail;
-  size_t bytes;           /* sum of len over the queue */
-  size_t mem;             /* front-end memory it holds: chunk records and
-                             their allocations (CLIENT_QUEUE_MEMORY) */
-};
+#include "output-queue.h"
 
 enum client_state {
   CLIENT_GREETING,        /* greeting queued; want 4 bytes of client flags */
@@ -210,31 +175,17 @@ struct frontend {
 
 extern struct frontend fe;
 
-/* frontend.c */
+/* clients.c */
 uint64_t now_ms (void);
-/* Write as much of a queue as fd takes now: 0, or -1 if the peer is gone. */
-int outq_flush (struct outq *q, int fd);
-/* Move up to room bytes from the head of a queue into dst (pipe chunks
- * are read, discarded ones dropped): the count, or -1 when a fetcher's
- * pipe lacks bytes it announced. */
-ssize_t outq_take (struct outq *q, uint8_t *dst, size_t room);
-void outq_push_copy (struct outq *q, const void *data, size_t len);
-void outq_push_owned (struct outq *q, void *alloc, uint8_t *data, size_t len);
-/* Queue len bytes of a data area span; the span is released once sent. */
-void outq_push_span (struct outq *q, struct area_span span, size_t len);
-/* Queue len bytes that are next in a data pipe: to be spliced to the peer,
- * or with discard, dropped. */
-void outq_push_pipe (struct outq *q, struct data_pipe *p, size_t len, bool discard);
-/* Data area parts: take enough chunks for len bytes (returns -1 when the
- * area has no room now), give them back, and their address. */
-int area_take (struct data_area *a, uint32_t len, struct area_span *span);
-void area_release (struct area_span *span);
-uint8_t *area_address (const struct area_span *span);
-void area_unref (struct data_area *a);
+/* Close a client: its socket, its fetcher, its queues and its TLS session.
+ * It is freed at the end of the loop's round (c->dead until then). */
 void client_close (struct client *c, const char *why);
+/* Queue the client for a fetcher for that export, asked of the supervisor
+ * in turn. */
 int request_fetcher (struct client *c, uint32_t export_index);
 /* The client's fetcher has started, or will not: another may start. */
 void fetcher_start_done (struct client *c);
+/* Let go of the client's fetcher (it exits when its socket closes). */
 void drop_fetcher (struct client *c);
 
 /* handshake.c */
@@ -252,7 +203,11 @@ void handshake_fetcher_opened (struct client *c, uint32_t error,
 void handshake_tls_done (struct client *c);
 
 /* frontend-tls.c */
-void tls_setup (void);                  /* before the sandbox */
+/* What the loop does when a client's TLS handshake has ended: established
+ * (options follow in TLS), or failed (the client is to be closed).  Given
+ * by the loop, so that the TLS layer never calls up into the phases. */
+typedef void tls_handshake_ended_fn (struct client *c, bool established);
+void tls_setup (tls_handshake_ended_fn *ended);   /* before the sandbox */
 bool tls_offered (void);                /* --tls=on or require */
 bool tls_required (void);
 bool client_in_tls (const struct client *c);
@@ -271,8 +226,7 @@ void tls_key_deadline_check (struct client *c, uint64_t now);
 int tls_keyholder_poll_fd (void);
 void tls_keyholder_read (void);
 short tls_handshake_events (const struct client *c);
-/* Go on with the handshake; on success handshake_tls_done, on failure
- * the client is closed. */
+/* Go on with the handshake; once it ends, tls_setup's function. */
 void tls_handshake_step (struct client *c);
 void tls_end (struct client *c);
 /* Client I/O, through TLS once it is up: read(2)'s conventions, and the

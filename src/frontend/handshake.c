@@ -4,7 +4,7 @@
  * Order of checks for every option: the header's length is capped before
  * anything is buffered (NBD_MAX_OPTION_LENGTH), the option count is capped
  * (NBD_MAX_OPTIONS), and the option's data is then parsed with the bounded
- * reader, which must consume it exactly.  No backend work happens until a
+ * reader, which must consume it exactly (handshake-parse.c).  No backend work happens until a
  * client names an export that exists: only then is a fetcher requested.
  *
  * With --tls=require, nothing but STARTTLS and ABORT is answered before
@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "frontend.h"
+#include "handshake-parse.h"
 #include "log.h"
 #include "wire.h"
 
@@ -328,12 +329,12 @@ open_export (struct client *c, uint32_t option, uint32_t idx)
 
 /* NBD_OPT_EXPORT_NAME: the data is the name, nothing else. */
 static void
-option_export_name (struct client *c, struct reader *r)
+option_export_name (struct client *c, const uint8_t *data, uint32_t len)
 {
   char name[NBD_MAX_STRING + 1];
   uint32_t idx;
 
-  if (reader_get_string (r, name, reader_remaining (r), NBD_MAX_STRING) == -1) {
+  if (parse_export_name (data, len, name) == -1) {
     client_close (c, "EXPORT_NAME: name too long or not a string");
     return;
   }
@@ -373,37 +374,21 @@ option_list (struct client *c, uint32_t option, struct reader *r)
   send_reply (c, option, NBD_REP_ACK, NULL, 0);
 }
 
-/* NBD_OPT_INFO and NBD_OPT_GO: u32 name length, name, u16 count, count
- * u16 info types; exactly that long. */
+/* NBD_OPT_INFO and NBD_OPT_GO (handshake-parse.h). */
 static void
-option_info_go (struct client *c, uint32_t option, struct reader *r)
+option_info_go (struct client *c, uint32_t option, const uint8_t *data, uint32_t len)
 {
-  char name[NBD_MAX_STRING + 1];
-  uint32_t namelen, idx;
-  uint16_t ninfo, i;
+  struct info_go_request req;
+  const char *name = req.name;
+  uint32_t idx;
 
-  if (reader_get_u32_be (r, &namelen) == -1 ||
-      namelen > NBD_MAX_STRING ||
-      reader_get_string (r, name, namelen, NBD_MAX_STRING) == -1 ||
-      reader_get_u16_be (r, &ninfo) == -1 ||
-      ninfo > NBD_MAX_INFO_REQUESTS ||
-      reader_remaining (r) != (size_t) ninfo * 2) {
+  if (parse_info_go (data, len, &req) == -1) {
     send_error (c, option, NBD_REP_ERR_INVALID,
                 "malformed request: name or information list length is wrong");
     return;
   }
-  c->want_name = c->want_description = false;
-  for (i = 0; i < ninfo; i++) {
-    uint16_t type;
-    if (reader_get_u16_be (r, &type) == -1)
-      fatal ("info list shorter than checked");
-    if (type == NBD_INFO_NAME)
-      c->want_name = true;
-    else if (type == NBD_INFO_DESCRIPTION)
-      c->want_description = true;
-    /* Others are answered regardless (EXPORT, BLOCK_SIZE) or unknown,
-     * which the spec says to ignore. */
-  }
+  c->want_name = req.want_name;
+  c->want_description = req.want_description;
 #ifdef NBDCURLD_TEST_HOOKS
   /* Test binary only (tests/sandbox-probe.c): try what the sandbox must
    * refuse, from inside the real front-end. */
@@ -417,61 +402,37 @@ option_info_go (struct client *c, uint32_t option, struct reader *r)
   open_export (c, option, idx);
 }
 
-/* NBD_OPT_LIST_META_CONTEXT / SET_META_CONTEXT: u32 name length, name,
- * u32 query count, then per query u32 length and bytes; exactly that. */
+/* NBD_OPT_LIST_META_CONTEXT / SET_META_CONTEXT (handshake-parse.h). */
 static void
-option_meta_context (struct client *c, uint32_t option, struct reader *r)
+option_meta_context (struct client *c, uint32_t option, const uint8_t *data, uint32_t len)
 {
-  char name[NBD_MAX_STRING + 1], query[NBD_MAX_STRING + 1];
-  uint32_t namelen, nqueries, i, idx;
-  bool match = false;
+  struct meta_context_request req;
+  uint32_t idx;
 
   if (option == NBD_OPT_SET_META_CONTEXT && !c->structured) {
     send_error (c, option, NBD_REP_ERR_INVALID,
                 "negotiate structured replies before setting a meta context");
     return;
   }
-  if (reader_get_u32_be (r, &namelen) == -1 ||
-      reader_get_string (r, name, namelen, NBD_MAX_STRING) == -1 ||
-      reader_get_u32_be (r, &nqueries) == -1 ||
-      nqueries > NBD_MAX_META_QUERIES) {
+  switch (parse_meta_context (data, len, option == NBD_OPT_LIST_META_CONTEXT, &req)) {
+  case META_BAD_REQUEST:
     send_error (c, option, NBD_REP_ERR_INVALID, "malformed meta context request");
     return;
+  case META_BAD_QUERY:
+    send_error (c, option, NBD_REP_ERR_INVALID, "malformed meta context query");
+    return;
+  case META_TRAILING:
+    send_error (c, option, NBD_REP_ERR_INVALID,
+                "meta context request longer than its queries");
+    return;
+  case META_COMPLETE:
+    break;
   }
-  /* Check every query's framing before answering any of them. */
-  {
-    struct reader probe = *r;
-    for (i = 0; i < nqueries; i++) {
-      uint32_t qlen;
-      if (reader_get_u32_be (&probe, &qlen) == -1 ||
-          reader_get_string (&probe, query, qlen, NBD_MAX_STRING) == -1) {
-        send_error (c, option, NBD_REP_ERR_INVALID, "malformed meta context query");
-        return;
-      }
-    }
-    if (reader_end (&probe) == -1) {
-      send_error (c, option, NBD_REP_ERR_INVALID,
-                  "meta context request longer than its queries");
-      return;
-    }
-  }
-  if (find_usable_export (c, name, &idx) == -1) {
-    send_no_such_export (c, option, name);
+  if (find_usable_export (c, req.name, &idx) == -1) {
+    send_no_such_export (c, option, req.name);
     return;
   }
-
-  if (nqueries == 0)
-    match = option == NBD_OPT_LIST_META_CONTEXT;  /* LIST with none: all */
-  for (i = 0; i < nqueries; i++) {
-    uint32_t qlen;
-    if (reader_get_u32_be (r, &qlen) == -1 ||
-        reader_get_string (r, query, qlen, NBD_MAX_STRING) == -1)
-      fatal ("meta context query shorter than checked");
-    if (strcmp (query, NBD_META_BASE_ALLOCATION) == 0 ||
-        (option == NBD_OPT_LIST_META_CONTEXT && strcmp (query, "base:") == 0))
-      match = true;
-  }
-  if (match) {
+  if (req.base_allocation) {
     uint8_t buf[4 + sizeof NBD_META_BASE_ALLOCATION];
     struct writer w;
     writer_init (&w, buf, sizeof buf);
@@ -482,7 +443,7 @@ option_meta_context (struct client *c, uint32_t option, struct reader *r)
     send_reply (c, option, NBD_REP_META_CONTEXT, buf, w.pos);
   }
   if (option == NBD_OPT_SET_META_CONTEXT) {
-    c->meta_base_allocation = match;
+    c->meta_base_allocation = req.base_allocation;
     c->meta_export = idx;
   }
   send_reply (c, option, NBD_REP_ACK, NULL, 0);
@@ -562,7 +523,7 @@ handshake_dispatch_option (struct client *c, uint32_t option,
     option_starttls (c, option, &r);
     break;
   case NBD_OPT_EXPORT_NAME:
-    option_export_name (c, &r);
+    option_export_name (c, data, len);
     break;
   case NBD_OPT_ABORT:
     send_reply (c, option, NBD_REP_ACK, NULL, 0);
@@ -573,7 +534,7 @@ handshake_dispatch_option (struct client *c, uint32_t option,
     break;
   case NBD_OPT_INFO:
   case NBD_OPT_GO:
-    option_info_go (c, option, &r);
+    option_info_go (c, option, data, len);
     break;
   case NBD_OPT_STRUCTURED_REPLY:
     if (reader_end (&r) == -1) {
@@ -585,7 +546,7 @@ handshake_dispatch_option (struct client *c, uint32_t option,
     break;
   case NBD_OPT_LIST_META_CONTEXT:
   case NBD_OPT_SET_META_CONTEXT:
-    option_meta_context (c, option, &r);
+    option_meta_context (c, option, data, len);
     break;
   default:
     send_error (c, option, NBD_REP_ERR_UNSUP, "option not supported");
@@ -593,56 +554,62 @@ handshake_dispatch_option (struct client *c, uint32_t option,
   }
 }
 
+/* The client's flags, after the greeting. */
+static size_t
+handshake_client_flags (struct client *c, const uint8_t *data, size_t len)
+{
+  struct reader r;
+  uint32_t flags;
+
+  reader_init (&r, data, len);
+  if (reader_get_u32_be (&r, &flags) == -1)
+    return 0;
+  if (!client_flags_acceptable (flags)) {
+    warn ("client %s: unsupported client flags 0x%x (only fixed newstyle is "
+          "served): closing", c->peer, flags);
+    client_close (c, NULL);
+    return 0;
+  }
+  c->no_zeroes = (flags & NBD_FLAG_C_NO_ZEROES) != 0;
+  c->state = CLIENT_OPTIONS;
+  return r.pos;
+}
+
+/* One option, once it is all in (handshake-parse.c checks its framing). */
+static size_t
+handshake_option (struct client *c, const uint8_t *data, size_t len)
+{
+  struct client_option o;
+
+  switch (parse_option (data, len, &o)) {
+  case OPTION_INCOMPLETE:
+    return 0;                           /* wait for the rest */
+  case OPTION_BAD_MAGIC:
+    client_close (c, "bad option magic");
+    return 0;
+  case OPTION_TOO_LONG:
+    warn ("client %s: option %u is %u bytes long (at most %u): closing",
+          c->peer, o.option, o.length, NBD_MAX_OPTION_LENGTH);
+    client_close (c, NULL);
+    return 0;
+  case OPTION_COMPLETE:
+    break;
+  }
+  if (++c->options_seen > NBD_MAX_OPTIONS) {
+    warn ("client %s: more than %u options: closing", c->peer, NBD_MAX_OPTIONS);
+    client_close (c, NULL);
+    return 0;
+  }
+  handshake_dispatch_option (c, o.option, o.data, o.length);
+  return o.size;
+}
+
 size_t
 handshake_consume (struct client *c, const uint8_t *data, size_t len)
 {
-  struct reader r;
-
-  reader_init (&r, data, len);
-  if (c->state == CLIENT_GREETING) {
-    uint32_t flags;
-    if (reader_get_u32_be (&r, &flags) == -1)
-      return 0;
-    if (!(flags & NBD_FLAG_C_FIXED_NEWSTYLE) || (flags & ~NBD_KNOWN_CLIENT_FLAGS)) {
-      warn ("client %s: unsupported client flags 0x%x (only fixed newstyle is "
-            "served): closing", c->peer, flags);
-      client_close (c, NULL);
-      return 0;
-    }
-    c->no_zeroes = (flags & NBD_FLAG_C_NO_ZEROES) != 0;
-    c->state = CLIENT_OPTIONS;
-    return r.pos;
-  }
-
-  if (c->state == CLIENT_OPTIONS) {
-    uint64_t magic;
-    uint32_t option, optlen;
-    const uint8_t *optdata;
-
-    if (reader_get_u64_be (&r, &magic) == -1 ||
-        reader_get_u32_be (&r, &option) == -1 ||
-        reader_get_u32_be (&r, &optlen) == -1)
-      return 0;
-    if (magic != NBD_IHAVEOPT) {
-      client_close (c, "bad option magic");
-      return 0;
-    }
-    /* Capped before a byte of the data is waited for or buffered. */
-    if (optlen > NBD_MAX_OPTION_LENGTH) {
-      warn ("client %s: option %u is %u bytes long (at most %u): closing",
-            c->peer, option, optlen, NBD_MAX_OPTION_LENGTH);
-      client_close (c, NULL);
-      return 0;
-    }
-    if (reader_get_span (&r, &optdata, optlen) == -1)
-      return 0;                          /* wait for the rest */
-    if (++c->options_seen > NBD_MAX_OPTIONS) {
-      warn ("client %s: more than %u options: closing", c->peer, NBD_MAX_OPTIONS);
-      client_close (c, NULL);
-      return 0;
-    }
-    handshake_dispatch_option (c, option, optdata, optlen);
-    return r.pos;
-  }
+  if (c->state == CLIENT_GREETING)
+    return handshake_client_flags (c, data, len);
+  if (c->state == CLIENT_OPTIONS)
+    return handshake_option (c, data, len);
   return 0;
 }

@@ -1,8 +1,8 @@
 /*
  * transmission.c: NBD requests from a client, and the fetcher's replies.
  *
- * Every request is checked completely here (magic, command, flags, length,
- * range) before anything reaches the fetcher; what the fetcher sends back
+ * Every request is checked completely (magic, command, flags, length,
+ * range: request-parse.c) before anything reaches the fetcher; what the fetcher sends back
  * is checked against the request it answers (id, type, exact length)
  * before a byte of it reaches the client.  A fetcher that breaks the rules
  * is dropped and its client's requests fail with EIO.
@@ -15,6 +15,7 @@
 #include "frontend.h"
 #include "ipc.h"
 #include "log.h"
+#include "request-parse.h"
 #include "wire.h"
 
 uint32_t
@@ -140,160 +141,79 @@ send_to_fetcher (struct client *c, uint32_t slot, uint16_t type, uint16_t ipc_fl
   outq_push_copy (&c->to_fetcher, &h, sizeof h);
 }
 
-/* Is [offset, offset + count) inside the export?  Written so that nothing
- * can overflow: count <= size is checked before size - count. */
+/* Bytes of a WRITE's data, into its span of the data area. */
+static size_t
+consume_write_payload (struct client *c, const uint8_t *data, size_t len)
+{
+  size_t want = c->slots[c->payload_slot].length - c->payload_got;
+  size_t n = len < want ? len : want;
+
+  memcpy (c->payload + c->payload_got, data, n);
+  c->payload_got += n;
+  transmission_payload_done (c);
+  return n;
+}
+
+/* Bytes of a refused WRITE's data, skipped. */
+static size_t
+consume_discard (struct client *c, size_t len)
+{
+  size_t n = len < c->discard_left ? len : (size_t) c->discard_left;
+
+  c->discard_left -= n;
+  if (c->discard_left == 0)
+    c->state = CLIENT_TRANSMISSION;
+  return n;
+}
+
+/* What the client negotiated, which its requests are checked against. */
+static struct request_rules
+request_rules_of (const struct client *c)
+{
+  return (struct request_rules) {
+    .export_size = c->export_size, .eflags = c->eflags,
+    .structured = c->structured, .base_allocation = c->meta_base_allocation,
+  };
+}
+
+/* Answer a request with an error; a refused WRITE's data is skipped as it
+ * arrives, never buffered, whatever its length. */
+static void
+refuse_request (struct client *c, const struct client_request *req, uint32_t err)
+{
+  debug ("client %s: request type %u offset %llu count %u: %s", c->peer, req->type,
+         (unsigned long long) req->offset, req->count, strerror ((int) err));
+  reply_status (c, req->cookie, err);
+  if (req->type == NBD_CMD_WRITE && req->count > 0) {
+    c->discard_left = req->count;
+    c->state = CLIENT_DISCARD;
+  }
+}
+
+/* A checked request takes a slot and goes to the fetcher (a WRITE once its
+ * data is in); count is what the fetcher is asked for.  False, and
+ * nothing taken, while the data area has no room for its data. */
 static bool
-in_range (const struct client *c, uint64_t offset, uint32_t count)
+start_request (struct client *c, const struct client_request *req, uint32_t count)
 {
-  return count <= c->export_size && offset <= c->export_size - count;
-}
-
-/* Check one request: 0 if it may go ahead, else the errno to answer. */
-static uint32_t
-check_request (const struct client *c, uint16_t type, uint16_t flags,
-               uint64_t offset, uint32_t count)
-{
-  bool ro = (c->eflags & NBD_FLAG_READ_ONLY) != 0;
-  /* With SEND_FUA advertised, the spec has every command accept FUA
-   * (a no-op where it means nothing); DF exists only for structured reads. */
-  uint16_t fua = (c->eflags & NBD_FLAG_SEND_FUA) ? NBD_CMD_FLAG_FUA : 0;
-
-  switch (type) {
-  case NBD_CMD_READ:
-    if (flags & ~(fua | (c->structured ? NBD_CMD_FLAG_DF : 0)))
-      return EINVAL;
-    if (count == 0 || count > NBD_MAX_REQUEST_SIZE || !in_range (c, offset, count))
-      return EINVAL;
-    return 0;
-  case NBD_CMD_WRITE:
-    if (ro)
-      return EPERM;
-    if (flags & ~fua)
-      return EINVAL;
-    if (count == 0 || count > NBD_MAX_REQUEST_SIZE)
-      return EINVAL;
-    if (!in_range (c, offset, count))
-      return ENOSPC;
-    return 0;
-  case NBD_CMD_FLUSH:
-    if (!(c->eflags & NBD_FLAG_SEND_FLUSH) || (flags & ~fua) || offset != 0 || count != 0)
-      return EINVAL;
-    return 0;
-  case NBD_CMD_CACHE:
-    if ((flags & ~fua) || count == 0 || !in_range (c, offset, count))
-      return EINVAL;
-    return 0;
-  case NBD_CMD_BLOCK_STATUS:
-    if (!c->structured || !c->meta_base_allocation)
-      return EINVAL;
-    if (flags & ~(fua | NBD_CMD_FLAG_REQ_ONE))
-      return EINVAL;
-    if (count == 0 || !in_range (c, offset, count))
-      return EINVAL;
-    return 0;
-  default:
-    /* TRIM and WRITE_ZEROES are not advertised; others are unknown. */
-    return EINVAL;
-  }
-}
-
-size_t
-transmission_consume (struct client *c, const uint8_t *data, size_t len)
-{
-  struct reader r;
-  uint32_t magic, count, slot, err;
-  uint16_t flags, type;
-  uint64_t cookie, offset;
-
-  if (c->state == CLIENT_WRITE_PAYLOAD) {
-    size_t want = c->slots[c->payload_slot].length - c->payload_got;
-    size_t n = len < want ? len : want;
-    memcpy (c->payload + c->payload_got, data, n);
-    c->payload_got += n;
-    transmission_payload_done (c);
-    return n;
-  }
-  if (c->state == CLIENT_DISCARD) {
-    size_t n = len < c->discard_left ? len : (size_t) c->discard_left;
-    c->discard_left -= n;
-    if (c->discard_left == 0)
-      c->state = CLIENT_TRANSMISSION;
-    return n;
-  }
-
-  reader_init (&r, data, len);
-  if (reader_get_u32_be (&r, &magic) == -1 ||
-      reader_get_u16_be (&r, &flags) == -1 ||
-      reader_get_u16_be (&r, &type) == -1 ||
-      reader_get_u64_be (&r, &cookie) == -1 ||
-      reader_get_u64_be (&r, &offset) == -1 ||
-      reader_get_u32_be (&r, &count) == -1)
-    return 0;
-  if (magic != NBD_REQUEST_MAGIC) {
-    warn ("client %s: bad request magic 0x%08x: closing", c->peer, magic);
-    client_close (c, NULL);
-    return 0;
-  }
-
-  if (type == NBD_CMD_DISC) {
-    c->disconnect_requested = true;
-    return r.pos;
-  }
-
-  err = check_request (c, type, flags, offset, count);
-  if (err == 0 && c->fetcher_failed &&
-      (type == NBD_CMD_READ || type == NBD_CMD_WRITE || type == NBD_CMD_FLUSH))
-    err = EIO;
-  if (err != 0) {
-    debug ("client %s: request type %u offset %llu count %u: %s", c->peer, type,
-           (unsigned long long) offset, count, strerror ((int) err));
-    reply_status (c, cookie, err);
-    if (type == NBD_CMD_WRITE && count > 0) {
-      /* Skipped as it arrives: never buffered, whatever its length. */
-      c->discard_left = count;
-      c->state = CLIENT_DISCARD;
-    }
-    return r.pos;
-  }
-
-  switch (type) {
-  case NBD_CMD_CACHE:
-    /* Advice: the fetcher prefetches the range (a network export's
-     * store) and answers once it is there.  With no fetcher left there
-     * is nothing to prefetch into. */
-    if (c->fetcher_failed) {
-      reply_status (c, cookie, 0);
-      return r.pos;
-    }
-    /* More than any read may be is more than the store holds. */
-    if (count > NBD_MAX_REQUEST_SIZE)
-      count = NBD_MAX_REQUEST_SIZE;
-    break;
-  case NBD_CMD_BLOCK_STATUS:
-    reply_block_status (c, cookie, count);
-    return r.pos;
-  default:
-    break;
-  }
+  struct area_span span = { 0 };
+  uint32_t slot;
 
   if (take_slot (c, &slot) == -1)
     fatal ("no free request slot although ninflight < limit");
-  {
-    struct area_span span = { 0 };
-    /* Data goes through the fetcher's data area: wait (without consuming
-     * the request) while it is full.  Replies being sent free it. */
-    if ((type == NBD_CMD_READ || type == NBD_CMD_WRITE) &&
-        area_take (c->area, count, &span) == -1)
-      return 0;
-    c->slots[slot] = (struct inflight) {
-      .used = true, .type = type, .flags = flags, .cookie = cookie,
-      .offset = offset, .length = count, .span = span,
-      .ipc_id = (++c->request_serial << IPC_ID_SLOT_BITS) | slot,
-    };
-  }
+  /* Data goes through the fetcher's data area: wait (without consuming
+   * the request) while it is full.  Replies being sent free it. */
+  if ((req->type == NBD_CMD_READ || req->type == NBD_CMD_WRITE) &&
+      area_take (c->area, count, &span) == -1)
+    return false;
+  c->slots[slot] = (struct inflight) {
+    .used = true, .type = req->type, .flags = req->flags, .cookie = req->cookie,
+    .offset = req->offset, .length = count, .span = span,
+    .ipc_id = (++c->request_serial << IPC_ID_SLOT_BITS) | slot,
+  };
   c->ninflight++;
 
-  switch (type) {
+  switch (req->type) {
   case NBD_CMD_READ:
     send_to_fetcher (c, slot, IPC_READ, 0);
     break;
@@ -310,7 +230,66 @@ transmission_consume (struct client *c, const uint8_t *data, size_t len)
     c->state = CLIENT_WRITE_PAYLOAD;
     break;
   }
-  return r.pos;
+  return true;
+}
+
+size_t
+transmission_consume (struct client *c, const uint8_t *data, size_t len)
+{
+  const struct request_rules rules = request_rules_of (c);
+  struct client_request req;
+  uint32_t err, count;
+
+  if (c->state == CLIENT_WRITE_PAYLOAD)
+    return consume_write_payload (c, data, len);
+  if (c->state == CLIENT_DISCARD)
+    return consume_discard (c, len);
+
+  switch (parse_request (data, len, &req)) {
+  case REQUEST_INCOMPLETE:
+    return 0;
+  case REQUEST_BAD_MAGIC:
+    warn ("client %s: bad request magic 0x%08x: closing", c->peer, req.magic);
+    client_close (c, NULL);
+    return 0;
+  case REQUEST_COMPLETE:
+    break;
+  }
+  if (req.type == NBD_CMD_DISC) {
+    c->disconnect_requested = true;
+    return NBD_REQUEST_SIZE;
+  }
+
+  err = check_request (&rules, &req);
+  if (err == 0 && c->fetcher_failed &&
+      (req.type == NBD_CMD_READ || req.type == NBD_CMD_WRITE || req.type == NBD_CMD_FLUSH))
+    err = EIO;
+  if (err != 0) {
+    refuse_request (c, &req, err);
+    return NBD_REQUEST_SIZE;
+  }
+
+  count = req.count;
+  switch (req.type) {
+  case NBD_CMD_CACHE:
+    /* Advice: the fetcher prefetches the range (a network export's
+     * store) and answers once it is there.  With no fetcher left there
+     * is nothing to prefetch into. */
+    if (c->fetcher_failed) {
+      reply_status (c, req.cookie, 0);
+      return NBD_REQUEST_SIZE;
+    }
+    /* More than any read may be is more than the store holds. */
+    if (count > NBD_MAX_REQUEST_SIZE)
+      count = NBD_MAX_REQUEST_SIZE;
+    break;
+  case NBD_CMD_BLOCK_STATUS:
+    reply_block_status (c, req.cookie, count);
+    return NBD_REQUEST_SIZE;
+  default:
+    break;
+  }
+  return start_request (c, &req, count) ? NBD_REQUEST_SIZE : 0;
 }
 
 void

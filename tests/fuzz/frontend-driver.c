@@ -1,4 +1,4 @@
-/* frontend-driver.c: frontend.c's part, and the world around one client,
+/* frontend-driver.c: what lies below the client code, and the world around one client,
  * for the front-end harnesses (see frontend-fuzz.h). */
 #include <endian.h>
 #include <errno.h>
@@ -594,7 +594,8 @@ fz_fetcher_answer (unsigned n, unsigned fail_permille)
   fz_fetcher_write (replies, k * sizeof replies[0]);
 }
 
-/* ---- frontend.c's functions. ---- */
+/* ---- What lies below handshake.c and transmission.c: output-queue.c,
+ * data-area.c and clients.c (frontend-fuzz.h says why stand-ins). ---- */
 
 static struct data_area area;
 static struct data_pipe pipe_end;
@@ -606,7 +607,7 @@ now_ms (void)
   return 1;
 }
 
-/* The memory a queue holds (outq.mem), kept as frontend.c's queue keeps
+/* The memory a queue holds (outq.mem), kept as output-queue.c keeps
  * it: a record per chunk, and copies packed into OUTQ_PACK_BUFFER bytes
  * at the tail while they fit (a larger copy gets an allocation of its
  * own).  The stand-in hands bytes on at once, but counts them as held
@@ -699,7 +700,7 @@ void
 outq_push_owned (struct outq *q, void *alloc, uint8_t *data, size_t len)
 {
   queued (q, data, len);
-  model_chunk (q, 0, false, 0);         /* frontend.c counts the record only */
+  model_chunk (q, 0, false, 0);         /* output-queue.c counts the record only */
   free (alloc);
 }
 
@@ -743,7 +744,7 @@ area_take (struct data_area *a, uint32_t len, struct area_span *span)
 
   FUZZ_CHECK (a == &area && a->refs > 0, "data area taken from no fetcher's area");
   FUZZ_CHECK (len >= 1 && len <= NBD_MAX_REQUEST_SIZE, "data area for %u bytes", len);
-  /* A simpler allocator than frontend.c's: from the start when the area
+  /* A simpler allocator than data-area.c's: from the start when the area
    * is empty, else after the last part taken.  Any request fits an empty
    * area, as there. */
   if (a->chunks_used == 0)
@@ -788,7 +789,7 @@ area_release (struct area_span *span)
   span->area = NULL;
 }
 
-/* As frontend.c, with one client: its start is over. */
+/* As clients.c, with one client: its start is over. */
 void
 fetcher_start_done (struct client *c)
 {
@@ -847,7 +848,7 @@ request_fetcher (struct client *c, uint32_t export_index)
   c->fetcher_spawns++;
   FUZZ_CHECK (c->fetcher_spawns <= NBD_MAX_FETCHER_SPAWNS, "%u fetchers for one client",
               c->fetcher_spawns);
-  /* As frontend.c: the handshake timer stops, the open has a bound. */
+  /* As clients.c: the handshake timer stops, the open has a bound. */
   c->deadline_ms = now_ms () + (uint64_t) FETCHER_OPEN_TIMEOUT * 1000;
   c->export_index = export_index;
   /* One client: its turn comes at once. */

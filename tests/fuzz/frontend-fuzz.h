@@ -3,10 +3,15 @@
  * transmission.c) driven as frontend.c would drive it, for the harnesses
  * fuzz-handshake, fuzz-transmission and fuzz-fetcher-replies.
  *
- * frontend-driver.c stands in for frontend.c: output queues (their
- * memory counted as frontend.c counts it, the client reading only when
- * its queues hold their share), the data area, client_close,
- * request_fetcher and drop_fetcher.  It also plays the rest of the world:
+ * frontend-driver.c stands in for what lies below those files and for
+ * frontend.c: output-queue.c (queued bytes are checked as they are queued,
+ * their memory counted as output-queue.c counts it, the client reading
+ * only when its queues hold their share), data-area.c (one area for the
+ * whole run, so that each closed client can be checked to have given back
+ * every reference), and clients.c (one client, no supervisor:
+ * client_close, request_fetcher, drop_fetcher).  The parsers
+ * (handshake-parse.c, request-parse.c) are the real ones.  It also plays
+ * the rest of the world:
  *
  *   the client    bytes handed over in chunks, consumed as
  *                 client_process_input() does; the driver parses what
