@@ -45,6 +45,7 @@
 #include "clock.h"
 #include "frontend.h"
 #include "ipc.h"
+#include "ipc-table.h"
 #include "key-schemes.h"
 #include "log.h"
 #include "token-bucket.h"
@@ -392,10 +393,8 @@ tls_keyholder_read (void)
         fatal ("the key holder closed its socket");
       fatal_errno ("bad answer from the key holder");
     }
-    if ((a.type != IPC_KEY_SIGNATURE && a.type != IPC_KEY_PSK_KEY) ||
-        a.id == 0 || a.id > keyholder_serial || a.flags != 0 || a.offset != 0 ||
-        a.length != 0 || a.area_offset != 0 || (a.error != 0 && a.payload_len != 0) ||
-        (a.error == 0 && a.payload_len == 0))
+    if (ipc_check (&a, 0, ROLE_KEYHOLDER, ROLE_FRONTEND) != NULL || a.id == 0 ||
+        a.id > keyholder_serial)
       fatal ("the key holder sent a malformed answer (type %u)", a.type);
     for (i = 0; i < fe.nclients && waiter == NULL; i++)
       if (tls_key_waiting (fe.clients[i]) && fe.clients[i]->tls->fiber->key_id == a.id)

@@ -33,6 +33,7 @@
 
 #include "frontend.h"
 #include "ipc.h"
+#include "ipc-table.h"
 #include "log.h"
 #include "sandbox.h"
 
@@ -392,13 +393,10 @@ static bool draining;         /* IPC_STOP_ACCEPTING received */
  * read, the ones in flight finish, and it is closed once its replies are
  * out (run_loop).  The supervisor bounds all of it by its grace period. */
 static void
-frontend_stop_accepting (const struct ipc_header *h, unsigned nfds)
+frontend_stop_accepting (void)
 {
   unsigned i;
 
-  if (nfds != 0 || h->flags != 0 || h->payload_len != 0 || h->id != 0 ||
-      h->offset != 0 || h->length != 0 || h->error != 0 || h->area_offset != 0)
-    fatal ("malformed stop message from the supervisor");
   if (draining)
     return;
   draining = true;
@@ -433,6 +431,7 @@ frontend_dispatch_supervisor (void)
   struct client *c;
   int fds[IPC_MAX_FDS];
   unsigned nfds, i;
+  const char *why;
 
   if (ipc_recv_packet (fe.control_fd, &h, fds, &nfds) == -1) {
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
@@ -451,15 +450,16 @@ frontend_dispatch_supervisor (void)
     }
     fatal_errno ("reading from the supervisor");
   }
+  why = ipc_check (&h, nfds, ROLE_SUPERVISOR, ROLE_FRONTEND);
+  if (why != NULL)
+    fatal ("malformed message from the supervisor (type %u, %u descriptors: %s)", h.type,
+           nfds, why);
   if (h.type == IPC_STOP_ACCEPTING) {
-    frontend_stop_accepting (&h, nfds);
+    frontend_stop_accepting ();
     return;
   }
   if (h.type != IPC_FETCHER_SPAWNED)
     fatal ("unexpected message type %u from the supervisor", h.type);
-
-  if ((h.error == 0 && nfds != 2 && nfds != 3) || (h.error != 0 && nfds != 0))
-    fatal ("the supervisor sent %u descriptors with a fetcher", nfds);
 
   c = find_client (h.id);
   if (c == NULL || c->state != CLIENT_WAIT_FETCHER || c->fetcher_fd >= 0) {

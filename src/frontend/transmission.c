@@ -14,6 +14,7 @@
 
 #include "frontend.h"
 #include "ipc.h"
+#include "ipc-table.h"
 #include "log.h"
 #include "request-parse.h"
 #include "wire.h"
@@ -411,27 +412,19 @@ check_fetcher_header (const struct client *c, const struct ipc_header *h)
   const struct inflight *s;
   uint32_t slot;
 
-  if (h->area_offset != 0)
+  /* Its form (ipc-table.c): only a failed open says something, why. */
+  if (ipc_check (h, 0, ROLE_FETCHER, ROLE_FRONTEND) != NULL)
     return false;
-  /* Only a failed open says something: why. */
-  if (h->payload_len != 0 &&
-      !(h->type == IPC_FETCHER_OPENED && h->error != 0 &&
-        h->payload_len <= MAX_OPEN_FAILURE_MESSAGE))
-    return false;
-  /* Once, before it opens: every field 0. */
+  /* Once, before it opens. */
   if (h->type == IPC_FETCHER_STARTED)
-    return !c->fetcher_open && c->spawn == SPAWN_STARTING && c->state == CLIENT_WAIT_FETCHER &&
-      h->flags == 0 && h->id == 0 && h->offset == 0 && h->length == 0 && h->error == 0;
+    return !c->fetcher_open && c->spawn == SPAWN_STARTING && c->state == CLIENT_WAIT_FETCHER;
   if (!c->fetcher_open)
     return h->type == IPC_FETCHER_OPENED && c->state == CLIENT_WAIT_FETCHER &&
-      !(h->error == 0 &&
-        (h->flags & ~(FETCHER_CAN_WRITE | FETCHER_CAN_FLUSH | FETCHER_CAN_FUA))) &&
       h->length <= (c->pipe ? DATA_PIPE_READ_MAX : 0);
   /* A discard belongs to a read in flight, one each at most, answered
    * after it: their number is bounded like the replies'. */
   if (h->type == IPC_PIPE_DISCARD)
-    return c->pipe != NULL && h->id == 0 && h->flags == 0 && h->offset == 0 &&
-      h->error == 0 && h->length >= 1 && h->length <= DATA_PIPE_READ_MAX &&
+    return c->pipe != NULL && h->length >= 1 && h->length <= DATA_PIPE_READ_MAX &&
       c->discards_unmatched < c->ninflight;
   if (h->type != IPC_REPLY)
     return false;
@@ -442,8 +435,6 @@ check_fetcher_header (const struct client *c, const struct ipc_header *h)
   if (!s->used || s->ipc_id != h->id ||
       (c->state == CLIENT_WRITE_PAYLOAD && slot == c->payload_slot))
     return false;                       /* never sent, or answered already */
-  if (h->offset != 0 || h->length != 0)
-    return false;
   /* Data in the pipe: only a successful read, of a size the pipe takes. */
   if (h->flags == IPC_REPLY_PIPED)
     return c->pipe != NULL && h->error == 0 && s->type == NBD_CMD_READ &&
