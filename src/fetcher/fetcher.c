@@ -111,6 +111,19 @@ parse_request (const struct fetcher *f, const uint8_t *raw, struct fetcher_reque
       reader_end (&r) == -1)
     front_end_violation ("bad request header");   /* cannot happen: fixed size */
 
+  /* Its form (ipc-table.c): a request type, no error, no payload (data
+   * goes through the data area), FLUSH without a range, CACHE without a
+   * place in the area. */
+  {
+    const struct ipc_header h = {
+      .type = type, .flags = flags, .payload_len = payload_len, .id = id, .offset = offset,
+      .length = length, .error = error, .area_offset = area_offset,
+    };
+    const char *why = ipc_check (&h, 0, ROLE_FRONTEND, ROLE_FETCHER);
+    if (why != NULL)
+      front_end_violation ("a message of type %u with %s", type, why);
+  }
+
   switch (type) {
   case IPC_READ:
   case IPC_CACHE:
@@ -132,17 +145,7 @@ parse_request (const struct fetcher *f, const uint8_t *raw, struct fetcher_reque
 
   if (flags & ~allowed_flags)
     front_end_violation ("%s with unknown flags 0x%x", type_name (type), flags);
-  if (error != 0)
-    front_end_violation ("%s with a nonzero error field", type_name (type));
-
-  if (payload_len != 0)
-    front_end_violation ("%s with a payload of %" PRIu32 " bytes (data goes "
-                         "through the data area)", type_name (type), payload_len);
-  if (type == IPC_FLUSH) {
-    if (offset != 0 || length != 0 || area_offset != 0)
-      front_end_violation ("FLUSH with an offset or length");
-  }
-  else {
+  if (type != IPC_FLUSH) {
     if (length < 1 || length > NBD_MAX_REQUEST_SIZE)
       front_end_violation ("%s of %" PRIu32 " bytes (allowed: 1 to %u)",
                            type_name (type), length, NBD_MAX_REQUEST_SIZE);
@@ -153,9 +156,6 @@ parse_request (const struct fetcher *f, const uint8_t *raw, struct fetcher_reque
                            " is beyond the end (size %" PRIu64 ")",
                            type_name (type), length, offset, f->size);
   }
-  /* A CACHE has no data. */
-  if (type == IPC_CACHE && area_offset != 0)
-    front_end_violation ("CACHE with a data area offset");
   /* The data's place: inside the area, written so nothing can overflow
    * (length <= NBD_MAX_REQUEST_SIZE < DATA_AREA_SIZE was checked). */
   if (type != IPC_FLUSH && area_offset > DATA_AREA_SIZE - length)
