@@ -198,6 +198,9 @@ fi
 refused '^nbdcurld: --config bad/missing.conf: No such file or directory' bad/missing.conf
 mkdir bad/dir.conf
 refused 'dir.conf: not a regular file' bad/dir.conf
+# A FIFO is refused at once, not waited on for a writer.
+mkfifo bad/fifo.conf
+refused 'fifo.conf: not a regular file' bad/fifo.conf
 
 if grep -h 'killed by signal' ./*.log; then
     fail "a process was killed by a signal"

@@ -26,6 +26,7 @@
 #include <linux/capability.h>
 #include <cap-ng.h>
 
+#include "file-read.h"
 #include "log.h"
 #include "nbdcurld.h"
 #include "sandbox.h"
@@ -384,18 +385,16 @@ proc_status_field (const char *path, const char *name, char *value, size_t value
   static char text[PROC_STATUS_MAX_BYTES];
   const size_t name_len = strlen (name);
   struct reader r;
-  size_t len = 0;
-  ssize_t n;
+  ssize_t len;
   int fd = open (path, O_RDONLY | O_CLOEXEC);
 
   if (fd == -1)
     return -1;
-  while ((n = read (fd, text + len, sizeof text - len)) > 0)
-    len += (size_t) n;
+  len = fd_read_all (fd, text, sizeof text);
   close (fd);
-  if (n == -1 || len == sizeof text)
+  if (len == -1)
     return -1;                  /* an error, or more than we expect */
-  reader_init (&r, text, len);
+  reader_init (&r, text, (size_t) len);
   while (reader_remaining (&r) > 0) {
     const uint8_t *line, *rest = r.data + r.pos;
     const uint8_t *end = memchr (rest, '\n', reader_remaining (&r));

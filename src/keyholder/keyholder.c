@@ -36,6 +36,7 @@
 #include <gnutls/x509.h>
 
 #include "config.h"
+#include "file-read.h"
 #include "ipc.h"
 #include "ipc-table.h"
 #include "key-schemes.h"
@@ -81,18 +82,14 @@ take_rate_token (void)
 static size_t
 read_secret_fd (int fd, uint8_t *buf, size_t cap, const char *what)
 {
-  size_t got = 0;
-  ssize_t n;
+  ssize_t got = fd_read_all (fd, buf, cap - 1);
 
-  while ((n = read (fd, buf + got, cap - got)) > 0) {
-    got += (size_t) n;
-    if (got == cap)
-      fatal ("%s is larger than %zu bytes", what, cap - 1);
-  }
-  if (n == -1)
+  if (got == -1 && errno == E2BIG)
+    fatal ("%s is larger than %zu bytes", what, cap - 1);
+  if (got == -1)
     fatal_errno ("reading %s", what);
   close (fd);
-  return got;
+  return (size_t) got;
 }
 
 /* server-key.pem: import it, and check it belongs to the certificate the

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "conffile.h"
+#include "file-read.h"
 #include "nbdcurld.h"
 #include "wire.h"
 
@@ -25,24 +26,20 @@
  * the files it trusts: owned by root or by the user running nbdcurld
  * (the one who gave --config), and writable by nobody else. */
 static int
-check_owner_and_mode (const char *path, const struct stat *st, char *err, size_t errlen)
+check_owner_and_mode (const char *path, const struct stat *st, char *why, size_t whylen)
 {
-  if (!S_ISREG (st->st_mode)) {
-    snprintf (err, errlen, "%s: not a regular file", path);
-    return -1;
-  }
   if (st->st_uid != 0 && st->st_uid != getuid ()) {
-    snprintf (err, errlen, "%s: owned by uid %u, neither root nor the user running "
+    snprintf (why, whylen, "owned by uid %u, neither root nor the user running "
               "nbdcurld (uid %u): whoever owns it decides what nbdcurld serves; "
               "chown it, or use a copy of your own",
-              path, (unsigned) st->st_uid, (unsigned) getuid ());
+              (unsigned) st->st_uid, (unsigned) getuid ());
     return -1;
   }
   if (st->st_mode & (S_IWGRP | S_IWOTH)) {
-    snprintf (err, errlen, "%s: writable by its %s (mode %04o): anyone who can "
+    snprintf (why, whylen, "writable by its %s (mode %04o): anyone who can "
               "write it decides what nbdcurld serves and where it reads "
               "passwords; chmod go-w %s",
-              path, st->st_mode & S_IWOTH ? "others" : "group",
+              st->st_mode & S_IWOTH ? "others" : "group",
               (unsigned) (st->st_mode & 07777), path);
     return -1;
   }
@@ -53,55 +50,23 @@ check_owner_and_mode (const char *path, const struct stat *st, char *err, size_t
 static char *
 read_bounded (const char *path, size_t *len, char *err, size_t errlen)
 {
-  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  struct stat st;
-  char *buf = NULL, *shrunk;
-  size_t have = 0;
+  char why[256], *buf, *shrunk;
 
-  if (fd == -1) {
-    snprintf (err, errlen, "--config %s: %s", path, strerror (errno));
-    return NULL;
-  }
-  /* fstat, after open: the file checked is the file read. */
-  if (fstat (fd, &st) == -1) {
-    snprintf (err, errlen, "%s: %s", path, strerror (errno));
-    goto fail;
-  }
-  if (check_owner_and_mode (path, &st, err, errlen) == -1)
-    goto fail;
-  /* One byte more than allowed tells "too large"; one more for the NUL. */
-  buf = malloc (MAX_CONFIG_FILE_BYTES + 2);
+  buf = file_read_regular (path, MAX_CONFIG_FILE_BYTES, len, check_owner_and_mode, false,
+                           why, sizeof why);
   if (buf == NULL) {
-    snprintf (err, errlen, "%s: out of memory", path);
-    goto fail;
-  }
-  for (;;) {
-    ssize_t r = read (fd, buf + have, MAX_CONFIG_FILE_BYTES + 1 - have);
-    if (r == -1 && errno == EINTR)
-      continue;
-    if (r == -1) {
-      snprintf (err, errlen, "%s: %s", path, strerror (errno));
-      goto fail;
-    }
-    if (r == 0)
-      break;
-    have += (size_t) r;                 /* r <= MAX_CONFIG_FILE_BYTES + 1 - have */
-    if (have > MAX_CONFIG_FILE_BYTES) {
+    if (errno == E2BIG)
       snprintf (err, errlen, "%s: larger than %u bytes: split it, or give the "
                 "exports on the command line", path, MAX_CONFIG_FILE_BYTES);
-      goto fail;
-    }
+    else if (errno == ENOENT)
+      snprintf (err, errlen, "--config %s: %s", path, strerror (ENOENT));
+    else
+      snprintf (err, errlen, "%s: %s", path, why);
+    return NULL;
   }
-  close (fd);
-  buf[have] = '\0';
-  *len = have;
   /* Kept for the process's life: only what the file holds. */
-  shrunk = realloc (buf, have + 1);
+  shrunk = realloc (buf, *len + 1);
   return shrunk ? shrunk : buf;
- fail:
-  free (buf);
-  close (fd);
-  return NULL;
 }
 
 /* Its directory, absolute, without resolving links (the user named the

@@ -10,13 +10,15 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "file-read.h"
 #include "nbdcurld.h"
 #include "secret.h"
 
-/* Read fd to its end into buf (cap bytes at most); returns the length, or
- * -1 with errno (E2BIG: longer than cap).  For the terminal, one line. */
+/* One line typed on the terminal, into buf (cap bytes at most): returns
+ * its length, line end included, or -1 with errno (E2BIG: longer than
+ * cap). */
 static ssize_t
-read_all (int fd, char *buf, size_t cap, bool one_line)
+read_line (int fd, char *buf, size_t cap)
 {
   size_t len = 0;
 
@@ -31,11 +33,9 @@ read_all (int fd, char *buf, size_t cap, bool one_line)
       continue;
     if (r == -1)
       return -1;
-    if (r == 0)
-      return (ssize_t) len;
+    if (r == 0 || buf[len + (size_t) r - 1] == '\n')
+      return (ssize_t) (len + (size_t) r);
     len += (size_t) r;                  /* r <= cap - len */
-    if (one_line && buf[len - 1] == '\n')
-      return (ssize_t) len;
   }
 }
 
@@ -46,7 +46,7 @@ struct secret_kind {
   size_t max;                   /* longest accepted */
 };
 
-/* What went wrong reading: read_all's E2BIG is a secret too long. */
+/* What went wrong reading: E2BIG is a secret too long. */
 static const char *
 read_error (const struct secret_kind *k, int e)
 {
@@ -92,7 +92,7 @@ read_from_terminal (const struct secret_kind *k, char *buf, size_t cap,
     close (fd);
     return -1;
   }
-  len = read_all (fd, buf, cap, true);
+  len = read_line (fd, buf, cap);
   saved_errno = errno;
   tcsetattr (fd, TCSAFLUSH, &saved);
   if (write (fd, "\n", 1) == -1) {
@@ -111,7 +111,8 @@ static char *
 read_secret (const struct secret_kind *k, const char *source, bool allow_other,
              char *err, size_t errlen)
 {
-  /* One byte more than allowed to tell "too long", two for CR LF. */
+  /* Room for a CR LF after the longest secret: a longer one is refused
+   * once the line end is dropped. */
   size_t cap = k->max + 2;
   char *buf = malloc (cap);
   ssize_t len = -1;
@@ -132,7 +133,7 @@ read_secret (const struct secret_kind *k, const char *source, bool allow_other,
       snprintf (err, errlen, "%s %s: not a descriptor number", k->option, source);
       goto out;
     }
-    len = read_all ((int) fd, buf, cap, false);
+    len = fd_read_all ((int) fd, buf, cap);
     if (len == -1)
       snprintf (err, errlen, "%s: reading descriptor %ld: %s", k->option, fd,
                 read_error (k, errno));
@@ -144,7 +145,7 @@ read_secret (const struct secret_kind *k, const char *source, bool allow_other,
       snprintf (err, errlen, "%s: %s: %s", k->option, source + 1, strerror (errno));
       goto out;
     }
-    len = read_all (fd, buf, cap, false);
+    len = fd_read_all (fd, buf, cap);
     if (len == -1)
       snprintf (err, errlen, "%s: %s: %s", k->option, source + 1, read_error (k, errno));
     close (fd);
@@ -232,52 +233,7 @@ set_cookie_has_domain (const char *line, size_t n)
 char *
 secret_read_file (const char *path, size_t max, size_t *len, char *why, size_t whylen)
 {
-  /* One byte more than allowed tells "too large", one more for the NUL. */
-  size_t cap = max + 1;
-  char *buf = malloc (cap + 1);
-  struct stat st;
-  ssize_t n;
-  int fd;
-  int e;
-
-  if (buf == NULL) {
-    snprintf (why, whylen, "out of memory");
-    return NULL;
-  }
-  fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd == -1) {
-    e = errno;
-    snprintf (why, whylen, "%s", e == ENOENT ? "no such file" : strerror (e));
-    free (buf);
-    errno = e;
-    return NULL;
-  }
-  /* Not a FIFO or a device, which could keep the start waiting for ever;
-   * nor a directory. */
-  if (fstat (fd, &st) == -1 || !S_ISREG (st.st_mode)) {
-    snprintf (why, whylen, "not a regular file");
-    e = EINVAL;
-    goto fail;
-  }
-  n = read_all (fd, buf, cap, false);
-  if (n == -1) {
-    e = errno;
-    if (e == E2BIG)
-      snprintf (why, whylen, "larger than %zu bytes", max);
-    else
-      snprintf (why, whylen, "%s", strerror (e));
-    goto fail;
-  }
-  close (fd);
-  buf[n] = '\0';
-  *len = (size_t) n;
-  return buf;
- fail:
-  close (fd);
-  explicit_bzero (buf, cap + 1);
-  free (buf);
-  errno = e;
-  return NULL;
+  return file_read_regular (path, max, len, NULL, true, why, whylen);
 }
 
 char *
