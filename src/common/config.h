@@ -102,10 +102,8 @@ struct fetcher_config {
   uint16_t allow_ports[MAX_ALLOWED_PORTS];  /* --allow-port; 0: unused */
   uint32_t retries;           /* retries of a failed read, 0: none */
   uint32_t retry_delay_ms;    /* the first retry's delay */
-  /* The keys a fetcher gets as given, "" when not given: auth_user (user=),
-   * headers (header= lines, "Name: value\r\n" each), user_agent ("" for
-   * nbdcurld's own), resolve (entries, each ending "\n"), ciphers,
-   * tls13_ciphers, proxy_user, unix_socket_path, ... */
+  /* The keys a fetcher gets as given (curl-keys.h's TO_FETCHER rows), by
+   * their struct fetch_settings names, "" when not given. */
   CURL_KEYS (FETCHER_KEY_TEXT, CURL_KEY_SKIP, CURL_KEY_SKIP, CURL_KEY_SKIP, CURL_KEY_SKIP,
              FETCHER_KEY_LIST, CURL_KEY_SKIP)
 };

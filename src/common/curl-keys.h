@@ -4,9 +4,10 @@
  * from this table: the key list of --help, the "did you mean"
  * suggestions, the parse and the merge of an export's keys over the
  * defaults (options.c), struct fetch_settings (supervisor.h), and the
- * strings a fetcher gets as given: their fields in struct fetcher_config
- * and their place in its wire message (config.h, config.c,
- * tests/test-fetcher-protocol.py reads the order from here).
+ * keys a fetcher gets as given: their fields in struct fetcher_config,
+ * their place in its wire message (config.h, config.c; the protocol test
+ * counts them here) and the flags of SWITCH keys (options.c's
+ * fetch_settings_to_fetcher).
  *
  * Adding a key: a row here, what the fetcher does with it
  * (fetcher-http.c, and fetcher-direct.c if it changes the direct path),
@@ -26,14 +27,14 @@
  *     "int64_t field", -1 when not given; parse (key, value, min, max).
  *   SWITCH (name, field, fallback, flag_when_false, help)
  *     true or false, "int field", -1 when not given; a fetcher whose key
- *     is false gets flag_when_false (a FETCHER_* flag, or 0) set.
+ *     is false gets flag_when_false (a FETCHER_* flag of nbdcurld.h) set.
  *   ALSO (name, field, parse, min, max)
  *     another name for a CHOICE row's field (nbdkit's retry-request
  *     filter's names); errors name the key as given.
  *   LIST (name, field, add, merge, max, sent, help)
  *     repeatable: "char *field" of entries and "unsigned nFIELD", their
- *     count; add (settings, value) appends one, merge (export, defaults,
- *     export name) puts the defaults' in.
+ *     count; add (settings, value) appends one, merge (export, defaults)
+ *     puts the defaults' in.
  *   NAME_ONLY (name, check)
  *     known, with no setting of its own: check (key, value, &url) takes
  *     or refuses it (url= sets the export's URL).

@@ -178,9 +178,11 @@
 #define MAX_URL_LENGTH            8192u
 /* Longest --auth-user name and --auth-password password. */
 #define MAX_SECRET_LENGTH         1024u
-/* nbdkit curl parameters (options.c): header= lines of one export, and
+/* nbdkit curl parameters (curl-keys.h): the longest key name (a longer
+ * KEY= is unknown); header= lines of one export, and
  * their bytes together; a cookie= (a secret: read like a password, at
  * most this long); a user-agent=. */
+#define MAX_KEY_NAME              63u
 #define MAX_EXTRA_HEADERS         32u
 #define MAX_EXTRA_HEADER_BYTES    8192u
 #define MAX_COOKIE_LENGTH         4096u

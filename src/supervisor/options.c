@@ -146,7 +146,7 @@ static void
 print_key_list (FILE *fp)
 {
   const char *listed[NKEYS], *words[NKEYS + 16];
-  size_t nlisted = 0, nwords = 0, i, col = 0;
+  size_t nlisted = 0, nretry = 0, nwords = 0, i, col;
   char text[NKEYS * 32 + 128], *w, *save;
 
   for (i = 0; i < NKEYS; i++)
@@ -159,7 +159,7 @@ print_key_list (FILE *fp)
   strcat (text, "; and nbdkit's retry filters'");
   for (i = 0; i < NKEYS; i++)
     if (key_names[i].help == HELP_RETRY)
-      sprintf (text + strlen (text), "%s %s", col++ ? "," : "", key_names[i].name);
+      sprintf (text + strlen (text), "%s %s", nretry++ ? "," : "", key_names[i].name);
   strcat (text, " (retries are built in).");
   for (w = strtok_r (text, " ", &save); w && nwords < sizeof words / sizeof words[0];
        w = strtok_r (NULL, " ", &save))
@@ -856,15 +856,12 @@ text_script (const char *key, const char *v, uint32_t max)
   return v;
 }
 
-/* The longest key name kept from a KEY=VALUE (longer ones are unknown). */
-#define KEY_NAME_MAX 63
-
 /* The parses of NUMBER and CHOICE keys.  The retry filters' keys are
  * named without their '=' in errors, as nbdkit's filters name them. */
 static uint32_t
 number_in_range (const char *key, const char *v, uint32_t min, uint32_t max)
 {
-  char what[KEY_NAME_MAX + 2];
+  char what[MAX_KEY_NAME + 2];
 
   snprintf (what, sizeof what, "%s=", key);
   return parse_uint (what, v, min, max);
@@ -943,7 +940,7 @@ static void
 add_key (struct fetch_settings *k, const char *arg, const char **url)
 {
   const char *eq = strchr (arg, '='), *v = eq + 1;
-  char key[KEY_NAME_MAX + 1];
+  char key[MAX_KEY_NAME + 1];
 
   snprintf (key, sizeof key, "%.*s", (int) (eq - arg), arg);
   if (false) {
