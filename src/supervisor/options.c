@@ -923,19 +923,20 @@ refuse_cookiejar (const char *key, const char *v, const char **url)
                "as long as a client is connected), or cookie=+FILE", v);
 }
 
-/* KEY=VALUE into k (an export's, or the defaults before any --export). */
+/* KEY=VALUE into k (an export's, or the defaults before any --export):
+ * the key's row parses it, and returns. */
 #define PARSE_TEXT(name, field, check, max, fallback, sent, conf, help)       \
-  else if (strcmp (key, name) == 0) k->field = check (key, v, max);
+  if (strcmp (key, name) == 0) { k->field = check (key, v, max); return; }
 #define PARSE_NUMBER(name, field, parse, min, max, fallback, help)            \
-  else if (strcmp (key, name) == 0) k->field = parse (key, v, min, max);
+  if (strcmp (key, name) == 0) { k->field = parse (key, v, min, max); return; }
 #define PARSE_SWITCH(name, field, fallback, flag_when_false, help)            \
-  else if (strcmp (key, name) == 0) k->field = parse_bool (key, v);
+  if (strcmp (key, name) == 0) { k->field = parse_bool (key, v); return; }
 #define PARSE_ALSO(name, field, parse, min, max)                              \
-  else if (strcmp (key, name) == 0) k->field = parse (key, v, min, max);
+  if (strcmp (key, name) == 0) { k->field = parse (key, v, min, max); return; }
 #define PARSE_LIST(name, field, add, merge, max, sent, help)                  \
-  else if (strcmp (key, name) == 0) add (k, v);
+  if (strcmp (key, name) == 0) { add (k, v); return; }
 #define PARSE_NAME_ONLY(name, check)                                          \
-  else if (strcmp (key, name) == 0) check (key, v, url);
+  if (strcmp (key, name) == 0) { check (key, v, url); return; }
 static void
 add_key (struct fetch_settings *k, const char *arg, const char **url)
 {
@@ -943,12 +944,9 @@ add_key (struct fetch_settings *k, const char *arg, const char **url)
   char key[MAX_KEY_NAME + 1];
 
   snprintf (key, sizeof key, "%.*s", (int) (eq - arg), arg);
-  if (false) {
-  }
   CURL_KEYS (PARSE_TEXT, PARSE_NUMBER, PARSE_NUMBER, PARSE_SWITCH, PARSE_ALSO, PARSE_LIST,
              PARSE_NAME_ONLY)
-  else
-    unknown_key (key);
+  unknown_key (key);
 }
 
 /* Does a block of header lines have one that starts with name (its
