@@ -90,5 +90,6 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   }
   free (e.log_url);
   free (e.file_path);
+  free (e.script_url);
   return 0;
 }
