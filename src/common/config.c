@@ -113,11 +113,11 @@ config_send_frontend (int fd, const struct frontend_config *c)
   return send_message (fd, IPC_CONFIG_END, NULL, 0);
 }
 
-#define FETCHER_OWN_ROW(field, max, what)                                    \
+#define FETCHER_OWN_ROW(field, max, what)                                   \
   { offsetof (struct fetcher_config, field), max, what },
-#define FETCHER_KEY_TEXT_ROW(name, field, check, max, fallback, sent, conf, help)  \
+#define FETCHER_KEY_TEXT_ROW(name, field, check, max, fallback, sent, conf, help) \
   CURL_KEY_IF_SENT (sent, { offsetof (struct fetcher_config, field), max, name "=" },)
-#define FETCHER_KEY_LIST_ROW(name, field, add, merge, max, sent, help)       \
+#define FETCHER_KEY_LIST_ROW(name, field, add, merge, max, sent, help)      \
   CURL_KEY_IF_SENT (sent, { offsetof (struct fetcher_config, field), max, name "=" },)
 const struct fetcher_string fetcher_strings[] = {
   FETCHER_OWN_STRINGS (FETCHER_OWN_ROW)
@@ -133,12 +133,12 @@ static_assert (sizeof fetcher_strings / sizeof fetcher_strings[0] == FETCHER_NST
 #define FETCHER_ADD_OWN_MAX(field, max, what) + (max)
 #define FETCHER_ADD_KEY_TEXT_MAX(name, field, check, max, fallback, sent, conf, help) \
   CURL_KEY_IF_SENT (sent, + (max))
-#define FETCHER_ADD_KEY_LIST_MAX(name, field, add, merge, max, sent, help)      \
+#define FETCHER_ADD_KEY_LIST_MAX(name, field, add, merge, max, sent, help)  \
   CURL_KEY_IF_SENT (sent, + (max))
 #define FETCHER_CONFIG_MAX                                                  \
   (sizeof (struct fetcher_config_wire) + FETCHER_NSTRINGS * sizeof (uint32_t) \
    FETCHER_OWN_STRINGS (FETCHER_ADD_OWN_MAX)                                \
-   CURL_KEYS (FETCHER_ADD_KEY_TEXT_MAX, CURL_KEY_SKIP, CURL_KEY_SKIP,        \
+   CURL_KEYS (FETCHER_ADD_KEY_TEXT_MAX, CURL_KEY_SKIP, CURL_KEY_SKIP,       \
               CURL_KEY_SKIP, CURL_KEY_SKIP, FETCHER_ADD_KEY_LIST_MAX,        \
               CURL_KEY_SKIP))
 static_assert (FETCHER_CONFIG_MAX <= IPC_MAX_CONFIG_PAYLOAD,

@@ -63,19 +63,19 @@ struct keyholder_config {
  * the fetcher gets as given (curl-keys.h's TO_FETCHER rows) they are
  * struct fetcher_config's strings, in this order on the wire:
  * STRING (field, max bytes, what messages call it). */
-#define FETCHER_OWN_STRINGS(STRING)                                          \
-  STRING (url, MAX_URL_LENGTH, "URL")                                        \
-  STRING (export_name, NBD_MAX_STRING, "export name")                        \
-  STRING (auth_password, MAX_SECRET_LENGTH, "password")                      \
-  STRING (cookie, MAX_COOKIE_LENGTH, "cookie")                               \
-  STRING (proxy, MAX_URL_LENGTH, "proxy")                                    \
-  STRING (proxy_password, MAX_SECRET_LENGTH, "proxy password")               \
-  STRING (noproxy, MAX_NOPROXY_LENGTH, "no_proxy list")                      \
+#define FETCHER_OWN_STRINGS(STRING)                                         \
+  STRING (url, MAX_URL_LENGTH, "URL")                                       \
+  STRING (export_name, NBD_MAX_STRING, "export name")                       \
+  STRING (auth_password, MAX_SECRET_LENGTH, "password")                     \
+  STRING (cookie, MAX_COOKIE_LENGTH, "cookie")                              \
+  STRING (proxy, MAX_URL_LENGTH, "proxy")                                   \
+  STRING (proxy_password, MAX_SECRET_LENGTH, "proxy password")              \
+  STRING (noproxy, MAX_NOPROXY_LENGTH, "no_proxy list")                     \
   STRING (cookie_file, MAX_COOKIE_FILE_BYTES, "cookie file")
 
-#define FETCHER_KEY_TEXT(name, field, check, max, fallback, sent, conf, help)    \
+#define FETCHER_KEY_TEXT(name, field, check, max, fallback, sent, conf, help) \
   CURL_KEY_IF_SENT (sent, char *field;)
-#define FETCHER_KEY_LIST(name, field, add, merge, max, sent, help)           \
+#define FETCHER_KEY_LIST(name, field, add, merge, max, sent, help)          \
   CURL_KEY_IF_SENT (sent, char *field;)
 
 struct fetcher_config {
@@ -119,10 +119,10 @@ extern const struct fetcher_string fetcher_strings[];
 #define FETCHER_COUNT_OWN(field, max, what) + 1
 #define FETCHER_COUNT_KEY_TEXT(name, field, check, max, fallback, sent, conf, help) \
   CURL_KEY_IF_SENT (sent, + 1)
-#define FETCHER_COUNT_KEY_LIST(name, field, add, merge, max, sent, help)      \
+#define FETCHER_COUNT_KEY_LIST(name, field, add, merge, max, sent, help)    \
   CURL_KEY_IF_SENT (sent, + 1)
-#define FETCHER_NSTRINGS                                                     \
-  (0 FETCHER_OWN_STRINGS (FETCHER_COUNT_OWN)                                 \
+#define FETCHER_NSTRINGS                                                    \
+  (0 FETCHER_OWN_STRINGS (FETCHER_COUNT_OWN)                                \
    CURL_KEYS (FETCHER_COUNT_KEY_TEXT, CURL_KEY_SKIP, CURL_KEY_SKIP, CURL_KEY_SKIP, \
               CURL_KEY_SKIP, FETCHER_COUNT_KEY_LIST, CURL_KEY_SKIP))
 
