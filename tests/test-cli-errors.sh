@@ -73,6 +73,14 @@ bad 'threads.*number'              -t lots "file://$img"
 
 "$NBDCURLD" --help > help.txt || fail "--help failed"
 grep -q -- '--export' help.txt || fail "--help does not describe --export"
+# Every key --help lists (from src/common/curl-keys.h) is in the man page.
+keys=$(sed -n '/^KEY=VALUE:/,/^$/p' help.txt | sed 1d |
+       grep -oE '[a-z][a-z0-9-]*[,;]|retry-exponential' | tr -d ',;')
+[ "$(echo "$keys" | wc -l)" -gt 30 ] || fail "--help lists too few keys: $keys"
+for k in $keys; do
+    grep -qE "Cm $k( |\$)" "$srcdir/../man/nbdcurld.8" ||
+        fail "--help lists $k= but man/nbdcurld.8 does not describe it"
+done
 "$NBDCURLD" --version > version.txt || fail "--version failed"
 grep -qE '[0-9]+\.[0-9]+' version.txt || fail "--version prints no version"
 "$NBDCURLD" -V > /dev/null || fail "-V failed"

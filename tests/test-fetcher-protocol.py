@@ -21,6 +21,7 @@ import errno
 import fcntl
 import mmap
 import os
+import re
 import select
 import shutil
 import signal
@@ -43,7 +44,8 @@ WEB_SERVER = os.path.join(HERE, "web-server.py")
 # nbdcurld.h
 HEADER = struct.Struct("=HHIQQIIQ")     # struct ipc_header
 assert HEADER.size == 40
-FETCHER_WIRE = struct.Struct("=28I8H")  # struct fetcher_config_wire
+# struct fetcher_config_wire: twelve numbers, allow_ports, nstrings.
+FETCHER_WIRE = struct.Struct("=12I8HI")
 IPC_CONFIG_FETCHER = 3
 IPC_CONFIG_END = 4
 IPC_FETCHER_OPENED = 32
@@ -83,29 +85,45 @@ DATA_AREA_SIZE = 64 * 1024 * 1024       # nbdcurld.h
 F_ADD_SEALS, F_SEAL_SEAL, F_SEAL_SHRINK, F_SEAL_GROW = 1033, 1, 2, 4
 
 
+def fetcher_string_count():
+    """How many strings a fetcher's configuration carries (config.h's
+    FETCHER_NSTRINGS), read from the tables that make them: config.h's
+    FETCHER_OWN_STRINGS rows and curl-keys.h's TEXT and LIST rows that
+    are sent TO_FETCHER.  A wrong count is refused by the fetcher, so a
+    change of layout that this misses fails the test loudly."""
+    src = os.path.join(HERE, "..", "src", "common")
+    with open(os.path.join(src, "config.h")) as f:
+        config_h = f.read()
+    own = config_h[config_h.index("#define FETCHER_OWN_STRINGS("):]
+    own = own[:own.index("\n\n")]
+    with open(os.path.join(src, "curl-keys.h")) as f:
+        keys_h = f.read()
+    table = keys_h[keys_h.index("#define CURL_KEYS("):]
+    table = table[:table.index("\n\n")]
+    rows = re.findall(r"\b(TEXT|LIST) \(([^()]*(?:\([^()]*\)[^()]*)*)\)", table)
+    sent = [r for r in rows if re.search(r"\bTO_FETCHER\b", r[1])]
+    return len(re.findall(r"^\s*STRING \(", own, re.M)) + len(sent)
+
+
+FETCHER_NSTRINGS = fetcher_string_count()
+
+
 def config_bytes(url, flags=0, connections=4, timeout=0, retries=0,
                  retry_delay_ms=0, readahead=0):
-    # url, export name, auth user, auth password, headers, cookie, user
-    # agent, resolve entries; the IP version (any), the oldest TLS
-    # (libcurl's); the cipher lists; retries (none unless asked: the
-    # errors tested here come at once)
-    strings = [url.encode(), b"test-export", b"", b"", b"", b"", b"", b""]
-    ciphers = [b"", b""]
-    # No proxy, proxy user, proxy password, no_proxy or Unix socket;
-    # http-version none.
-    route = [b"", b"", b"", b"", b""]
+    # The URL and export name come first (config.h's FETCHER_OWN_STRINGS);
+    # every other string is empty.  No CA certificates, the IP version
+    # any, the oldest TLS libcurl's, http-version none; retries none
+    # unless asked (the errors tested here come at once).
+    strings = [url.encode(), b"test-export"] + [b""] * (FETCHER_NSTRINGS - 2)
     wire = FETCHER_WIRE.pack(flags, connections, 30, timeout, 0,
-                             len(strings[0]),
                              0,                 # CA certificates: none
-                             *[len(s) for s in strings[1:]], 0, 0,
-                             *[len(s) for s in ciphers],
-                             *[len(s) for s in route], 0,
+                             0, 0, 0,           # IP version, TLS, HTTP version
                              retries, retry_delay_ms,
-                             0,                 # cookie file: none
                              readahead,
-                             *[0] * 8)          # allow_ports: none
-    strings += ciphers + route
-    payload = wire + b"".join(strings)
+                             *[0] * 8,          # allow_ports: none
+                             len(strings))
+    lengths = struct.pack("=%dI" % len(strings), *[len(s) for s in strings])
+    payload = wire + lengths + b"".join(strings)
     return (header(IPC_CONFIG_FETCHER, payload_len=len(payload)) + payload
             + header(IPC_CONFIG_END))
 

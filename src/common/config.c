@@ -1,5 +1,6 @@
 /* config.c: configuration messages from the supervisor to its children. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,17 +113,53 @@ config_send_frontend (int fd, const struct frontend_config *c)
   return send_message (fd, IPC_CONFIG_END, NULL, 0);
 }
 
+#define FETCHER_OWN_ROW(field, max, what)                                   \
+  { offsetof (struct fetcher_config, field), max, what },
+#define FETCHER_KEY_TEXT_ROW(name, field, check, max, fallback, sent, conf, help) \
+  CURL_KEY_IF_SENT (sent, { offsetof (struct fetcher_config, field), max, name "=" },)
+#define FETCHER_KEY_LIST_ROW(name, field, add, merge, max, sent, help)      \
+  CURL_KEY_IF_SENT (sent, { offsetof (struct fetcher_config, field), max, name "=" },)
+const struct fetcher_string fetcher_strings[] = {
+  FETCHER_OWN_STRINGS (FETCHER_OWN_ROW)
+  CURL_KEYS (FETCHER_KEY_TEXT_ROW, CURL_KEY_SKIP, CURL_KEY_SKIP, CURL_KEY_SKIP,
+             CURL_KEY_SKIP, FETCHER_KEY_LIST_ROW, CURL_KEY_SKIP)
+};
+static_assert (sizeof fetcher_strings / sizeof fetcher_strings[0] == FETCHER_NSTRINGS,
+               "FETCHER_NSTRINGS counts fetcher_strings");
+
 /* The largest fetcher configuration message: every string at its limit.
  * It must fit in one message, or a long enough set of keys would stop
  * every fetcher of an export from starting. */
+#define FETCHER_ADD_OWN_MAX(field, max, what) + (max)
+#define FETCHER_ADD_KEY_TEXT_MAX(name, field, check, max, fallback, sent, conf, help) \
+  CURL_KEY_IF_SENT (sent, + (max))
+#define FETCHER_ADD_KEY_LIST_MAX(name, field, add, merge, max, sent, help)  \
+  CURL_KEY_IF_SENT (sent, + (max))
 #define FETCHER_CONFIG_MAX                                                  \
-  (sizeof (struct fetcher_config_wire) + MAX_URL_LENGTH +                   \
-   NBD_MAX_STRING + 2 * MAX_SECRET_LENGTH + MAX_EXTRA_HEADER_BYTES +         \
-   MAX_COOKIE_LENGTH + MAX_USER_AGENT + MAX_RESOLVE_BYTES +                 \
-   2 * MAX_CIPHER_LIST + MAX_URL_LENGTH + 2 * MAX_SECRET_LENGTH +           \
-   MAX_NOPROXY_LENGTH + MAX_UNIX_SOCKET_PATH + MAX_COOKIE_FILE_BYTES)
+  (sizeof (struct fetcher_config_wire) + FETCHER_NSTRINGS * sizeof (uint32_t) \
+   FETCHER_OWN_STRINGS (FETCHER_ADD_OWN_MAX)                                \
+   CURL_KEYS (FETCHER_ADD_KEY_TEXT_MAX, CURL_KEY_SKIP, CURL_KEY_SKIP,       \
+              CURL_KEY_SKIP, CURL_KEY_SKIP, FETCHER_ADD_KEY_LIST_MAX,        \
+              CURL_KEY_SKIP))
 static_assert (FETCHER_CONFIG_MAX <= IPC_MAX_CONFIG_PAYLOAD,
                "the fetcher configuration does not fit in one message");
+
+/* The strings' lengths, then their bytes. */
+static int
+put_fetcher_strings (struct writer *w, const struct fetcher_config *c)
+{
+  unsigned i;
+
+  for (i = 0; i < FETCHER_NSTRINGS; i++) {
+    uint32_t len = (uint32_t) strlen (fetcher_string_value (c, i));
+    if (writer_put_bytes (w, &len, sizeof len) == -1)
+      return -1;
+  }
+  for (i = 0; i < FETCHER_NSTRINGS; i++)
+    if (put_string (w, fetcher_string_value (c, i)) == -1)
+      return -1;
+  return 0;
+}
 
 int
 config_send_fetcher (int fd, const struct fetcher_config *c)
@@ -133,29 +170,14 @@ config_send_fetcher (int fd, const struct fetcher_config *c)
     .connect_timeout = c->connect_timeout,
     .timeout = c->timeout,
     .stall_timeout = c->stall_timeout,
-    .url_len = (uint32_t) strlen (c->url),
     .ca_bundle_len = c->ca_bundle_len,
-    .export_name_len = (uint32_t) strlen (c->export_name),
-    .auth_user_len = (uint32_t) strlen (c->auth_user),
-    .auth_password_len = (uint32_t) strlen (c->auth_password),
-    .headers_len = (uint32_t) strlen (c->headers),
-    .cookie_len = (uint32_t) strlen (c->cookie),
-    .user_agent_len = (uint32_t) strlen (c->user_agent),
-    .resolve_len = (uint32_t) strlen (c->resolve),
     .ip_version = c->ip_version,
     .tls_min = c->tls_min,
-    .ciphers_len = (uint32_t) strlen (c->ciphers),
-    .tls13_ciphers_len = (uint32_t) strlen (c->tls13_ciphers),
-    .proxy_len = (uint32_t) strlen (c->proxy),
-    .proxy_user_len = (uint32_t) strlen (c->proxy_user),
-    .proxy_password_len = (uint32_t) strlen (c->proxy_password),
-    .noproxy_len = (uint32_t) strlen (c->noproxy),
-    .unix_socket_len = (uint32_t) strlen (c->unix_socket_path),
     .http_version = c->http_version,
     .retries = c->retries,
     .retry_delay_ms = c->retry_delay_ms,
-    .cookie_file_len = (uint32_t) strlen (c->cookie_file),
     .readahead = c->readahead,
+    .nstrings = FETCHER_NSTRINGS,
   };
   uint8_t buf[FETCHER_CONFIG_MAX];
   struct writer w;
@@ -163,23 +185,7 @@ config_send_fetcher (int fd, const struct fetcher_config *c)
 
   memcpy (fw.allow_ports, c->allow_ports, sizeof fw.allow_ports);
   writer_init (&w, buf, sizeof buf);
-  if (writer_put_bytes (&w, &fw, sizeof fw) == -1 ||
-      put_string (&w, c->url) == -1 ||
-      put_string (&w, c->export_name) == -1 ||
-      put_string (&w, c->auth_user) == -1 ||
-      put_string (&w, c->auth_password) == -1 ||
-      put_string (&w, c->headers) == -1 ||
-      put_string (&w, c->cookie) == -1 ||
-      put_string (&w, c->user_agent) == -1 ||
-      put_string (&w, c->resolve) == -1 ||
-      put_string (&w, c->ciphers) == -1 ||
-      put_string (&w, c->tls13_ciphers) == -1 ||
-      put_string (&w, c->proxy) == -1 ||
-      put_string (&w, c->proxy_user) == -1 ||
-      put_string (&w, c->proxy_password) == -1 ||
-      put_string (&w, c->noproxy) == -1 ||
-      put_string (&w, c->unix_socket_path) == -1 ||
-      put_string (&w, c->cookie_file) == -1) {
+  if (writer_put_bytes (&w, &fw, sizeof fw) == -1 || put_fetcher_strings (&w, c) == -1) {
     explicit_bzero (buf, sizeof buf);
     errno = E2BIG;
     return -1;
@@ -382,6 +388,57 @@ config_recv_frontend (int fd, struct frontend_config *c)
   recv_frontend_extras (fd, c);
 }
 
+/* The strings' lengths, then the strings, each within its bound. */
+static void
+get_fetcher_strings (struct reader *r, uint32_t nstrings, struct fetcher_config *c)
+{
+  uint32_t len[FETCHER_NSTRINGS];
+  unsigned i;
+
+  if (nstrings != FETCHER_NSTRINGS || reader_get_bytes (r, len, sizeof len) == -1)
+    fatal ("configuration: bad fetcher message");
+  for (i = 0; i < FETCHER_NSTRINGS; i++)
+    *fetcher_string (c, i) = get_string (r, len[i], fetcher_strings[i].max,
+                                         fetcher_strings[i].what);
+  if (c->url[0] == '\0')
+    fatal ("configuration: bad fetcher parameters");
+}
+
+/* The numbers of a fetcher's configuration, checked. */
+static void
+get_fetcher_numbers (const struct fetcher_config_wire *fw, struct fetcher_config *c)
+{
+  if (fw->connections < 1 || fw->connections > MAX_CONNECTIONS)
+    fatal ("configuration: bad fetcher parameters");
+  if (fw->ca_bundle_len > CA_BUNDLE_MAX_BYTES)
+    fatal ("configuration: CA certificates of %u bytes (at most %u)", fw->ca_bundle_len,
+           CA_BUNDLE_MAX_BYTES);
+  if (fw->ip_version != 0 && fw->ip_version != 4 && fw->ip_version != 6)
+    fatal ("configuration: bad IP version %u", fw->ip_version);
+  if (fw->tls_min != 0 && (fw->tls_min < 10 || fw->tls_min > 13))
+    fatal ("configuration: bad TLS version %u", fw->tls_min);
+  if (fw->http_version > FETCHER_HTTP_3ONLY)
+    fatal ("configuration: bad HTTP version %u", fw->http_version);
+  if (fw->readahead > READAHEAD_MAX_BYTES)
+    fatal ("configuration: bad readahead store size %u", fw->readahead);
+  if (fw->retries > MAX_RETRIES || fw->retry_delay_ms > RETRY_MAX_DELAY_MS)
+    fatal ("configuration: bad retries (%u) or retry delay (%u ms)", fw->retries,
+           fw->retry_delay_ms);
+  c->flags = fw->flags;
+  c->connections = fw->connections;
+  c->connect_timeout = fw->connect_timeout;
+  c->timeout = fw->timeout;
+  c->stall_timeout = fw->stall_timeout;
+  c->ca_bundle_len = fw->ca_bundle_len;
+  c->ip_version = fw->ip_version;
+  c->tls_min = fw->tls_min;
+  c->http_version = fw->http_version;
+  c->readahead = fw->readahead;
+  memcpy (c->allow_ports, fw->allow_ports, sizeof c->allow_ports);
+  c->retries = fw->retries;
+  c->retry_delay_ms = fw->retry_delay_ms;
+}
+
 void
 config_recv_fetcher (int fd, struct fetcher_config *c)
 {
@@ -394,55 +451,8 @@ config_recv_fetcher (int fd, struct fetcher_config *c)
   reader_init (&r, p, len);
   if (reader_get_bytes (&r, &fw, sizeof fw) == -1)
     fatal ("configuration: bad fetcher message");
-  if (fw.connections < 1 || fw.connections > MAX_CONNECTIONS || fw.url_len < 1)
-    fatal ("configuration: bad fetcher parameters");
-  c->flags = fw.flags;
-  c->connections = fw.connections;
-  c->connect_timeout = fw.connect_timeout;
-  c->timeout = fw.timeout;
-  c->stall_timeout = fw.stall_timeout;
-  c->url = get_string (&r, fw.url_len, MAX_URL_LENGTH, "URL");
-  if (fw.ca_bundle_len > CA_BUNDLE_MAX_BYTES)
-    fatal ("configuration: CA certificates of %u bytes (at most %u)", fw.ca_bundle_len,
-           CA_BUNDLE_MAX_BYTES);
-  c->ca_bundle_len = fw.ca_bundle_len;
-  c->export_name = get_string (&r, fw.export_name_len, NBD_MAX_STRING, "export name");
-  c->auth_user = get_string (&r, fw.auth_user_len, MAX_SECRET_LENGTH, "user name");
-  c->auth_password = get_string (&r, fw.auth_password_len, MAX_SECRET_LENGTH, "password");
-  c->headers = get_string (&r, fw.headers_len, MAX_EXTRA_HEADER_BYTES, "headers");
-  c->cookie = get_string (&r, fw.cookie_len, MAX_COOKIE_LENGTH, "cookie");
-  c->user_agent = get_string (&r, fw.user_agent_len, MAX_USER_AGENT, "user agent");
-  c->resolve = get_string (&r, fw.resolve_len, MAX_RESOLVE_BYTES, "resolve entries");
-  if (fw.ip_version != 0 && fw.ip_version != 4 && fw.ip_version != 6)
-    fatal ("configuration: bad IP version %u", fw.ip_version);
-  c->ip_version = fw.ip_version;
-  c->ciphers = get_string (&r, fw.ciphers_len, MAX_CIPHER_LIST, "cipher list");
-  c->tls13_ciphers = get_string (&r, fw.tls13_ciphers_len, MAX_CIPHER_LIST,
-                                 "TLS 1.3 cipher list");
-  if (fw.tls_min != 0 && (fw.tls_min < 10 || fw.tls_min > 13))
-    fatal ("configuration: bad TLS version %u", fw.tls_min);
-  c->tls_min = fw.tls_min;
-  c->proxy = get_string (&r, fw.proxy_len, MAX_URL_LENGTH, "proxy");
-  c->proxy_user = get_string (&r, fw.proxy_user_len, MAX_SECRET_LENGTH, "proxy user");
-  c->proxy_password = get_string (&r, fw.proxy_password_len, MAX_SECRET_LENGTH,
-                                  "proxy password");
-  c->noproxy = get_string (&r, fw.noproxy_len, MAX_NOPROXY_LENGTH, "no_proxy list");
-  c->unix_socket_path = get_string (&r, fw.unix_socket_len, MAX_UNIX_SOCKET_PATH,
-                                    "Unix socket path");
-  if (fw.http_version > FETCHER_HTTP_3ONLY)
-    fatal ("configuration: bad HTTP version %u", fw.http_version);
-  c->http_version = fw.http_version;
-  c->cookie_file = get_string (&r, fw.cookie_file_len, MAX_COOKIE_FILE_BYTES,
-                               "cookie file");
-  if (fw.readahead > READAHEAD_MAX_BYTES)
-    fatal ("configuration: bad readahead store size %u", fw.readahead);
-  c->readahead = fw.readahead;
-  memcpy (c->allow_ports, fw.allow_ports, sizeof c->allow_ports);
-  if (fw.retries > MAX_RETRIES || fw.retry_delay_ms > RETRY_MAX_DELAY_MS)
-    fatal ("configuration: bad retries (%u) or retry delay (%u ms)", fw.retries,
-           fw.retry_delay_ms);
-  c->retries = fw.retries;
-  c->retry_delay_ms = fw.retry_delay_ms;
+  get_fetcher_numbers (&fw, c);
+  get_fetcher_strings (&r, fw.nstrings, c);
   if (reader_end (&r) == -1)
     fatal ("configuration: trailing bytes in fetcher message");
   explicit_bzero (p, len);

@@ -8,8 +8,10 @@
 #define NBDCURLD_CONFIG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
+#include "curl-keys.h"
 #include "nbdcurld.h"
 
 struct export_info {          /* what the front-end knows of an export */
@@ -56,6 +58,26 @@ struct keyholder_config {
   uint32_t cert_len;
 };
 
+/* The strings a fetcher gets that are not keys as given: its own, and
+ * what the supervisor made of keys it reads or judges.  With the keys
+ * the fetcher gets as given (curl-keys.h's TO_FETCHER rows) they are
+ * struct fetcher_config's strings, in this order on the wire:
+ * STRING (field, max bytes, what messages call it). */
+#define FETCHER_OWN_STRINGS(STRING)                                         \
+  STRING (url, MAX_URL_LENGTH, "URL")                                       \
+  STRING (export_name, NBD_MAX_STRING, "export name")                       \
+  STRING (auth_password, MAX_SECRET_LENGTH, "password")                     \
+  STRING (cookie, MAX_COOKIE_LENGTH, "cookie")                              \
+  STRING (proxy, MAX_URL_LENGTH, "proxy")                                   \
+  STRING (proxy_password, MAX_SECRET_LENGTH, "proxy password")              \
+  STRING (noproxy, MAX_NOPROXY_LENGTH, "no_proxy list")                     \
+  STRING (cookie_file, MAX_COOKIE_FILE_BYTES, "cookie file")
+
+#define FETCHER_KEY_TEXT(name, field, check, max, fallback, sent, conf, help) \
+  CURL_KEY_IF_SENT (sent, char *field;)
+#define FETCHER_KEY_LIST(name, field, add, merge, max, sent, help)          \
+  CURL_KEY_IF_SENT (sent, char *field;)
+
 struct fetcher_config {
   uint32_t flags;             /* FETCHER_* */
   uint32_t connections;
@@ -65,30 +87,56 @@ struct fetcher_config {
   char *url;                  /* may hold credentials: never log it raw */
   uint32_t ca_bundle_len;     /* CA certificates at CHILD_FD_CA_BUNDLE, 0: none */
   char *export_name;
-  char *auth_user;            /* --auth-user, "" when unset */
   char *auth_password;        /* --auth-password, "" when unset: never log it */
-  char *headers;              /* header= lines, "Name: value\r\n" each, or "" */
   char *cookie;               /* cookie=, "" when unset: never log it */
-  char *user_agent;           /* user-agent=, "" for nbdcurld's own */
-  char *resolve;              /* resolve= entries, each ending "\n", or "" */
   uint32_t ip_version;        /* ipresolve=: 0, 4 or 6 */
   uint32_t tls_min;           /* ssl-version=: 0, 10, 11, 12 or 13 */
-  char *ciphers;              /* ssl-cipher-list=, or "" */
-  char *tls13_ciphers;        /* tls13-ciphers=, or "" */
-  /* Proxies, HTTP versions and Unix sockets: "" when unset. */
+  /* Proxies: "" when unset. */
   char *proxy;                /* proxy= (or --proxy-from-env): may hold
                                  credentials, never log it raw */
-  char *proxy_user;           /* proxy-user= */
   char *proxy_password;       /* proxy-password=: never log it */
   char *noproxy;              /* no_proxy, with --proxy-from-env */
-  char *unix_socket_path;     /* unix-socket-path= */
   uint32_t http_version;      /* http-version=: FETCHER_HTTP_* */
   char *cookie_file;          /* cookiefile='s lines, or "": never log it */
   uint32_t readahead;         /* prefetch store bytes, 0: none */
   uint16_t allow_ports[MAX_ALLOWED_PORTS];  /* --allow-port; 0: unused */
   uint32_t retries;           /* retries of a failed read, 0: none */
   uint32_t retry_delay_ms;    /* the first retry's delay */
+  /* The keys a fetcher gets as given (curl-keys.h's TO_FETCHER rows), by
+   * their struct fetch_settings names, "" when not given. */
+  CURL_KEYS (FETCHER_KEY_TEXT, CURL_KEY_SKIP, CURL_KEY_SKIP, CURL_KEY_SKIP, CURL_KEY_SKIP,
+             FETCHER_KEY_LIST, CURL_KEY_SKIP)
 };
+
+/* struct fetcher_config's strings, in their order on the wire. */
+struct fetcher_string {
+  size_t offset;              /* of its char * in struct fetcher_config */
+  uint32_t max;               /* bytes */
+  const char *what;           /* for messages */
+};
+extern const struct fetcher_string fetcher_strings[];
+
+#define FETCHER_COUNT_OWN(field, max, what) + 1
+#define FETCHER_COUNT_KEY_TEXT(name, field, check, max, fallback, sent, conf, help) \
+  CURL_KEY_IF_SENT (sent, + 1)
+#define FETCHER_COUNT_KEY_LIST(name, field, add, merge, max, sent, help)    \
+  CURL_KEY_IF_SENT (sent, + 1)
+#define FETCHER_NSTRINGS                                                    \
+  (0 FETCHER_OWN_STRINGS (FETCHER_COUNT_OWN)                                \
+   CURL_KEYS (FETCHER_COUNT_KEY_TEXT, CURL_KEY_SKIP, CURL_KEY_SKIP, CURL_KEY_SKIP, \
+              CURL_KEY_SKIP, FETCHER_COUNT_KEY_LIST, CURL_KEY_SKIP))
+
+/* String i of c: where it is, and what it is. */
+static inline char **
+fetcher_string (struct fetcher_config *c, unsigned i)
+{
+  return (char **) (void *) ((char *) c + fetcher_strings[i].offset);
+}
+static inline const char *
+fetcher_string_value (const struct fetcher_config *c, unsigned i)
+{
+  return *(char *const *) (const void *) ((const char *) c + fetcher_strings[i].offset);
+}
 
 struct remover_config {
   uint32_t flags;             /* REMOVER_* */

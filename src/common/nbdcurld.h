@@ -178,9 +178,11 @@
 #define MAX_URL_LENGTH            8192u
 /* Longest --auth-user name and --auth-password password. */
 #define MAX_SECRET_LENGTH         1024u
-/* nbdkit curl parameters (options.c): header= lines of one export, and
+/* nbdkit curl parameters (curl-keys.h): the longest key name (a longer
+ * KEY= is unknown); header= lines of one export, and
  * their bytes together; a cookie= (a secret: read like a password, at
  * most this long); a user-agent=. */
+#define MAX_KEY_NAME              63u
 #define MAX_EXTRA_HEADERS         32u
 #define MAX_EXTRA_HEADER_BYTES    8192u
 #define MAX_COOKIE_LENGTH         4096u
@@ -798,48 +800,29 @@ struct fetcher_config_wire {
   uint32_t connect_timeout;    /* seconds */
   uint32_t timeout;            /* seconds a transfer may take, 0 = no limit */
   uint32_t stall_timeout;      /* seconds, 0 = DEFAULT_STALL_TIMEOUT */
-  uint32_t url_len;            /* 1 .. MAX_URL_LENGTH */
   uint32_t ca_bundle_len;      /* 0 .. CA_BUNDLE_MAX_BYTES: the bytes of the
                                   memfd at CHILD_FD_CA_BUNDLE (--cainfo,
                                   --capath); 0: none, libcurl's default */
-  uint32_t export_name_len;    /* 0 .. NBD_MAX_STRING, for log lines */
-  uint32_t auth_user_len;      /* 0 .. MAX_SECRET_LENGTH */
-  uint32_t auth_password_len;  /* 0 .. MAX_SECRET_LENGTH */
-  uint32_t headers_len;        /* 0 .. MAX_EXTRA_HEADER_BYTES: header= lines,
-                                  each "Name: value\r\n" */
-  uint32_t cookie_len;         /* 0 .. MAX_COOKIE_LENGTH */
-  uint32_t user_agent_len;     /* 0 .. MAX_USER_AGENT: "" = nbdcurld's own */
-  uint32_t resolve_len;        /* 0 .. MAX_RESOLVE_BYTES: resolve= entries,
-                                  each followed by "\n" */
   uint32_t ip_version;         /* ipresolve=: 0 any, 4 or 6 */
   uint32_t tls_min;            /* ssl-version=: 0 (libcurl's), or 10, 11, 12,
                                   13 for TLS 1.0 to 1.3 */
-  uint32_t ciphers_len;        /* 0 .. MAX_CIPHER_LIST: ssl-cipher-list= */
-  uint32_t tls13_ciphers_len;  /* 0 .. MAX_CIPHER_LIST: tls13-ciphers= */
-  /* Proxies, HTTP versions and Unix sockets. */
-  uint32_t proxy_len;          /* 0 .. MAX_URL_LENGTH: proxy= or from the
-                                  environment, an http:// or https:// URL */
-  uint32_t proxy_user_len;     /* 0 .. MAX_SECRET_LENGTH: proxy-user= */
-  uint32_t proxy_password_len; /* 0 .. MAX_SECRET_LENGTH: proxy-password= */
-  uint32_t noproxy_len;        /* 0 .. MAX_NOPROXY_LENGTH: no_proxy, with
-                                  --proxy-from-env */
-  uint32_t unix_socket_len;    /* 0 .. MAX_UNIX_SOCKET_PATH: unix-socket-path= */
   uint32_t http_version;       /* http-version=: FETCHER_HTTP_* */
   /* Retries of failed reads (see DEFAULT_RETRIES). */
   uint32_t retries;            /* 0 .. MAX_RETRIES: 0 = none */
   uint32_t retry_delay_ms;     /* 0 .. RETRY_MAX_DELAY_MS: the first wait */
-  /* Cookies (cookiefile=). */
-  uint32_t cookie_file_len;    /* 0 .. MAX_COOKIE_FILE_BYTES: the file's
-                                  lines, each ending "\n"; the engine is on
-                                  with FETCHER_COOKIE_ENGINE only */
   /* Readahead. */
   uint32_t readahead;          /* 0 .. READAHEAD_MAX_BYTES: the prefetch
                                   store's size, 0: none */
   uint16_t allow_ports[MAX_ALLOWED_PORTS];  /* --allow-port, 0: unused slot */
-  /* then the url, export name, user, password, headers,
-     cookie, user agent, resolve, ciphers, TLS 1.3 ciphers, proxy, proxy
-     user, proxy password, no_proxy, Unix socket path and cookie file
-     bytes, in that order */
+  uint32_t nstrings;           /* config.h's FETCHER_NSTRINGS */
+  /* then nstrings uint32_t lengths, then the strings' bytes, both in
+     config.h's order (fetcher_strings: the URL, export name, password,
+     cookie, proxy, proxy password, no_proxy list and cookie file, then
+     the keys that
+     curl-keys.h sends TO_FETCHER, in its order), each at most its
+     fetcher_strings[].max bytes; the URL at least 1.  The cookie file's
+     lines each end "\n"; the engine is on with FETCHER_COOKIE_ENGINE
+     only. */
 };
 /* http-version=, nbdkit's values in its order (libcurl's CURL_HTTP_VERSION_*):
  * none leaves libcurl's default (HTTP/2 over TLS when the server offers it). */
@@ -871,7 +854,7 @@ enum {
  * (fetcher-trace.c). */
 #define FETCHER_CURL_VERBOSE (1u << 13)
 /* cookiefile= (even empty): libcurl's cookie engine is on, its cookies
- * shared by all the fetcher's handles, loaded from cookie_file_len bytes. */
+ * shared by all the fetcher's handles, loaded from the cookie file string. */
 #define FETCHER_COOKIE_ENGINE (1u << 17)
 #define FETCHER_PROTO_ALL   (FETCHER_PROTO_HTTP | FETCHER_PROTO_HTTPS | \
                              FETCHER_PROTO_FTP | FETCHER_PROTO_FTPS)

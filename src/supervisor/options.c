@@ -15,6 +15,7 @@
 
 #include "config-build.h"
 #include "conffile.h"
+#include "config.h"
 #include "log.h"
 #include "secret.h"
 #include "supervisor.h"
@@ -99,6 +100,81 @@ static const struct option long_options[] = {
 /* --help gives the default delay in whole seconds. */
 _Static_assert (RETRY_BASE_DELAY_MS % 1000 == 0, "RETRY_BASE_DELAY_MS in whole seconds");
 
+/* The keys (curl-keys.h), in the table's order. */
+#define KEY_NAME_TEXT(name, field, check, max, fallback, sent, conf, help) \
+  { name, help, conf },
+#define KEY_NAME_NUMBER(name, field, parse, min, max, fallback, help) \
+  { name, help, KEY_VALUE },
+#define KEY_NAME_SWITCH(name, field, fallback, flag_when_false, help) \
+  { name, help, KEY_VALUE },
+#define KEY_NAME_ALSO(name, field, parse, min, max) { name, HELP_UNLISTED, KEY_VALUE },
+#define KEY_NAME_LIST(name, field, add, merge, max, sent, help) { name, help, KEY_VALUE },
+#define KEY_NAME_ONLY(name, check) { name, HELP_UNLISTED, KEY_VALUE },
+static const struct {
+  const char *name;
+  enum curl_key_help help;
+  enum curl_key_conf conf;
+} key_names[] = {
+  CURL_KEYS (KEY_NAME_TEXT, KEY_NAME_NUMBER, KEY_NAME_NUMBER, KEY_NAME_SWITCH,
+             KEY_NAME_ALSO, KEY_NAME_LIST, KEY_NAME_ONLY)
+};
+#define NKEYS (sizeof key_names / sizeof key_names[0])
+
+/* The key called name, or -1. */
+static int
+key_index (const char *name)
+{
+  size_t i;
+
+  for (i = 0; i < NKEYS; i++)
+    if (strcmp (name, key_names[i].name) == 0)
+      return (int) i;
+  return -1;
+}
+
+/* --help's list of keys, as one paragraph, wrapped at KEY_LIST_WIDTH:
+ * url, the curl plugin's keys in alphabetical order, then the retry
+ * filters' in the table's. */
+#define KEY_LIST_WIDTH 76
+static int
+compare_names (const void *a, const void *b)
+{
+  return strcmp (*(const char *const *) a, *(const char *const *) b);
+}
+
+static void
+print_key_list (FILE *fp)
+{
+  const char *listed[NKEYS], *words[NKEYS + 16];
+  size_t nlisted = 0, nretry = 0, nwords = 0, i, col;
+  char text[NKEYS * 32 + 128], *w, *save;
+
+  for (i = 0; i < NKEYS; i++)
+    if (key_names[i].help == HELP_LISTED)
+      listed[nlisted++] = key_names[i].name;
+  qsort (listed, nlisted, sizeof listed[0], compare_names);
+  strcpy (text, "(before any --export: for all): url");
+  for (i = 0; i < nlisted; i++)
+    sprintf (text + strlen (text), ", %s", listed[i]);
+  strcat (text, "; and nbdkit's retry filters'");
+  for (i = 0; i < NKEYS; i++)
+    if (key_names[i].help == HELP_RETRY)
+      sprintf (text + strlen (text), "%s %s", nretry++ ? "," : "", key_names[i].name);
+  strcat (text, " (retries are built in).");
+  for (w = strtok_r (text, " ", &save); w && nwords < sizeof words / sizeof words[0];
+       w = strtok_r (NULL, " ", &save))
+    words[nwords++] = w;
+  for (i = 0, col = 0; i < nwords; i++) {
+    size_t len = strlen (words[i]);
+    if (col > 0 && col + 1 + len > KEY_LIST_WIDTH) {
+      fputc ('\n', fp);
+      col = 0;
+    }
+    col += (size_t) fprintf (fp, "%s%s", col > 0 ? " " : "", words[i]);
+  }
+  fputc ('\n', fp);
+}
+
 static void
 usage (FILE *fp)
 {
@@ -108,14 +184,9 @@ usage (FILE *fp)
 "Serve http, https, ftp, ftps or file URLs as NBD exports.  A URL given as\n"
 "+FILE is read from FILE (keeps secrets in URLs off the command line).\n"
 "\n"
-"KEY=VALUE: nbdkit's curl plugin parameters, for the export before them\n"
-"(before any --export: for all): url, cainfo, capath, connections, cookie,\n"
-"cookie-script, cookie-script-renew, cookiefile, followlocation, header,\n"
-"header-script, header-script-renew, http-version, ipresolve, password,\n"
-"protocols, proxy, proxy-password, proxy-user, resolve, ssl-cipher-list,\n"
-"ssl-version, sslverify, tcp-keepalive, tcp-nodelay, timeout, tls13-ciphers,\n"
-"unix-socket-path, user, user-agent; and nbdkit's retry filters' retries,\n"
-"retry-delay, retry-exponential (retries are built in).\n"
+"KEY=VALUE: nbdkit's curl plugin parameters, for the export before them\n");
+  print_key_list (fp);
+  fprintf (fp,
 "\n"
 "Exports:\n"
 "      --config FILE         settings and exports from FILE, as if given\n"
@@ -287,14 +358,16 @@ parse_delay (const char *what, const char *arg, uint32_t max_ms)
   return (uint32_t) ms;
 }
 
+/* Every key not given: NULL and 0, and -1 for the kinds where 0 is a
+ * value. */
+#define UNSET_CHOICE(name, field, parse, min, max, fallback, help) k->field = -1;
+#define UNSET_SWITCH(name, field, fallback, flag_when_false, help) k->field = -1;
 static void
 no_keys (struct fetch_settings *k)
 {
-  *k = (struct fetch_settings) {
-    .insecure = -1, .no_redirects = -1, .no_nodelay = -1, .no_keepalive = -1,
-    .http_version = -1,
-    .retries = -1, .retry_delay_ms = -1, .retry_exponential = -1,
-  };
+  *k = (struct fetch_settings) { 0 };
+  CURL_KEYS (CURL_KEY_SKIP, CURL_KEY_SKIP, UNSET_CHOICE, UNSET_SWITCH, CURL_KEY_SKIP,
+             CURL_KEY_SKIP, CURL_KEY_SKIP)
 }
 
 static struct export_spec *
@@ -424,23 +497,6 @@ check_tls_options (const struct options *o)
 
 /* ---- nbdkit curl plugin parameters (KEY=VALUE). ---- */
 
-/* Keys nbdcurld takes, and nbdkit's that it does not take yet. */
-static const char *const known_keys[] = {
-  "url", "cainfo", "capath", "connections", "cookie", "followlocation", "header",
-  "ipresolve", "password", "protocols", "resolve", "ssl-cipher-list", "ssl-version",
-  "sslverify", "tcp-keepalive", "tcp-nodelay", "timeout", "tls13-ciphers", "user",
-  "user-agent",
-  /* proxies, HTTP versions, Unix sockets */
-  "http-version", "proxy", "proxy-password", "proxy-user", "unix-socket-path",
-  /* Scripts (scripts.c). */
-  "header-script", "header-script-renew", "cookie-script", "cookie-script-renew",
-  /* nbdkit's retry filter's and retry-request filter's (built in). */
-  "retries", "retry-delay", "retry-exponential", "retry-readonly",
-  "retry-request-retries", "retry-request-delay", "retry-request-open",
-  /* cookies: cookiejar= is known only to be refused with the reason */
-  "cookiefile", "cookiejar",
-};
-
 /* Is ARG key=value (and not a URL with '=' in its query)?  A key is
  * lower-case letters, digits and '-', starting with a letter. */
 static bool
@@ -477,13 +533,13 @@ distance (const char *a, const char *b)
 static const char *
 nearest_name (const char *word, bool with_options)
 {
-  const char *best = known_keys[0];
+  const char *best = key_names[0].name;
   size_t i, d = (size_t) -1;
 
-  for (i = 0; i < sizeof known_keys / sizeof known_keys[0]; i++)
-    if (distance (word, known_keys[i]) < d) {
-      d = distance (word, known_keys[i]);
-      best = known_keys[i];
+  for (i = 0; i < NKEYS; i++)
+    if (distance (word, key_names[i].name) < d) {
+      d = distance (word, key_names[i].name);
+      best = key_names[i].name;
     }
   for (i = 0; with_options && long_options[i].name; i++)
     if (distance (word, long_options[i].name) < d) {
@@ -619,8 +675,9 @@ add_resolve (struct fetch_settings *k, const char *entry)
  * nbdkit's (libcurl's) names.  SSL 2 and 3 are refused: broken, and
  * OpenSSL 3 speaks neither. */
 static uint32_t
-parse_tls_version (const char *v)
+parse_tls_version (const char *key, const char *v, uint32_t min, uint32_t max)
 {
+  (void) key, (void) min, (void) max;
   if (strcmp (v, "default") == 0)
     return 0;
   if (strcmp (v, "tlsv1") == 0 || strcmp (v, "tlsv1.0") == 0)
@@ -641,12 +698,12 @@ parse_tls_version (const char *v)
 /* An OpenSSL cipher string: printable, no spaces (OpenSSL separates by
  * ':'), bounded.  OpenSSL itself judges it at the first connection. */
 static const char *
-cipher_list (const char *key, const char *v)
+text_cipher_list (const char *key, const char *v, uint32_t max)
 {
   size_t i;
 
-  if (v[0] == '\0' || strlen (v) > MAX_CIPHER_LIST)
-    usage_error ("%s= takes 1 to %u bytes", key, MAX_CIPHER_LIST);
+  if (v[0] == '\0' || strlen (v) > max)
+    usage_error ("%s= takes 1 to %u bytes", key, max);
   for (i = 0; v[i]; i++)
     if ((unsigned char) v[i] <= 0x20 || (unsigned char) v[i] >= 0x7f)
       usage_error ("%s=%s: ciphers are separated by ':', without spaces", key, v);
@@ -655,7 +712,7 @@ cipher_list (const char *key, const char *v)
 
 /* protocols=http,https,...: the schemes an export may use. */
 static uint32_t
-parse_protocols (const char *list)
+parse_protocols (const char *key, const char *list, uint32_t min, uint32_t max)
 {
   static const struct { const char *name; uint32_t bit; } known[] = {
     { "http", FETCHER_PROTO_HTTP }, { "https", FETCHER_PROTO_HTTPS },
@@ -664,6 +721,7 @@ parse_protocols (const char *list)
   uint32_t bits = 0;
   const char *p = list;
 
+  (void) key, (void) min, (void) max;
   while (*p) {
     size_t len = strcspn (p, ","), i;
     for (i = 0; i < sizeof known / sizeof known[0]; i++)
@@ -683,8 +741,8 @@ parse_protocols (const char *list)
 /* http-version=: nbdkit's names (libcurl's CURL_HTTP_VERSION_*).  Whether
  * this libcurl speaks HTTP/2 or HTTP/3 is the URL checker's to say
  * (supervisor.c), as the supervisor has no libcurl. */
-static int
-parse_http_version (const char *v)
+static int64_t
+parse_http_version (const char *key, const char *v, uint32_t min, uint32_t max)
 {
   static const char *const names[] = {
     [FETCHER_HTTP_NONE] = "none", [FETCHER_HTTP_1_0] = "1.0", [FETCHER_HTTP_1_1] = "1.1",
@@ -694,9 +752,10 @@ parse_http_version (const char *v)
   };
   size_t i;
 
+  (void) key, (void) min, (void) max;
   for (i = 0; i < sizeof names / sizeof names[0]; i++)
     if (strcmp (v, names[i]) == 0)
-      return (int) i;
+      return (int64_t) i;
   usage_error ("http-version= takes none, 1.0, 1.1, 2.0, 2TLS, 2-prior-knowledge, "
                "3 or 3only, not \"%s\"", v);
 }
@@ -705,158 +764,189 @@ parse_http_version (const char *v)
  * URL checker's to judge (supervisor.c); a password in it is refused
  * there. */
 static const char *
-proxy_url (const char *v)
+text_proxy_url (const char *key, const char *v, uint32_t max)
 {
   size_t i;
 
-  if (v[0] == '\0' || strlen (v) > MAX_URL_LENGTH)
+  (void) key;
+  if (v[0] == '\0' || strlen (v) > max)
     usage_error ("proxy= takes a URL of 1 to %u bytes, as in proxy=http://proxy:3128",
-                 MAX_URL_LENGTH);
+                 max);
   for (i = 0; v[i]; i++)
     if ((unsigned char) v[i] <= 0x20 || (unsigned char) v[i] >= 0x7f)
       usage_error ("proxy=: a space or control character in the URL");
   return v;
 }
 
-/* KEY=VALUE into k (an export's, or the defaults before any --export). */
+/* The checks of TEXT keys (curl-keys.h): the value, or a refusal. */
+static const char *
+text_as_given (const char *key, const char *v, uint32_t max)
+{
+  (void) key, (void) max;
+  return v;
+}
+
+static const char *
+text_user_name (const char *key, const char *v, uint32_t max)
+{
+  if (v[0] == '\0' || strlen (v) > max)
+    usage_error ("%s= needs a name of 1 to %u bytes", key, max);
+  return v;
+}
+
+static const char *
+text_secret_source (const char *key, const char *v, uint32_t max)
+{
+  (void) max;
+  if (!is_secret_source (v))
+    usage_error ("%s= takes -, -FD or +FILE, not a password: a command "
+                 "line is visible to every local user", key);
+  return v;
+}
+
+static const char *
+text_unix_socket_path (const char *key, const char *v, uint32_t max)
+{
+  (void) key;
+  if (v[0] == '\0' || strlen (v) > max)
+    usage_error ("unix-socket-path= takes a path of 1 to %u bytes (the most a "
+                 "Unix socket address holds)", max);
+  return v;
+}
+
+/* cookiefile=: the supervisor reads it at start (supervisor.c). */
+static const char *
+text_cookie_file (const char *key, const char *v, uint32_t max)
+{
+  (void) key;
+  if (strlen (v) > max)
+    usage_error ("cookiefile= takes a path of at most %u bytes", max);
+  return v;
+}
+
+static const char *
+text_cookie (const char *key, const char *v, uint32_t max)
+{
+  (void) key, (void) max;
+  if (v[0] == '\0')
+    usage_error ("cookie= needs a cookie, or -, -FD or +FILE");
+  return v;
+}
+
+static const char *
+text_user_agent (const char *key, const char *v, uint32_t max)
+{
+  size_t i;
+
+  (void) key;
+  if (v[0] == '\0' || strlen (v) > max)
+    usage_error ("user-agent= takes 1 to %u bytes", max);
+  for (i = 0; v[i]; i++)
+    if ((unsigned char) v[i] < 0x20 || (unsigned char) v[i] == 0x7f)
+      usage_error ("user-agent=: a control character");
+  return v;
+}
+
+/* header-script=, cookie-script= (scripts.c): run with /bin/sh -c. */
+static const char *
+text_script (const char *key, const char *v, uint32_t max)
+{
+  if (v[0] == '\0' || strlen (v) > max)
+    usage_error ("%s= takes a script of 1 to %u bytes", key, max);
+  return v;
+}
+
+/* The parses of NUMBER and CHOICE keys.  The retry filters' keys are
+ * named without their '=' in errors, as nbdkit's filters name them. */
+static uint32_t
+number_in_range (const char *key, const char *v, uint32_t min, uint32_t max)
+{
+  char what[MAX_KEY_NAME + 2];
+
+  snprintf (what, sizeof what, "%s=", key);
+  return parse_uint (what, v, min, max);
+}
+
+static int64_t
+count_in_range (const char *key, const char *v, uint32_t min, uint32_t max)
+{
+  return parse_uint (key, v, min, max);
+}
+
+static int64_t
+delay_in_range (const char *key, const char *v, uint32_t min, uint32_t max)
+{
+  (void) min;
+  return parse_delay (key, v, max);
+}
+
+static int64_t
+parse_ipresolve (const char *key, const char *v, uint32_t min, uint32_t max)
+{
+  (void) key, (void) min, (void) max;
+  if (strcmp (v, "any") == 0 || strcmp (v, "whatever") == 0)
+    return 0;
+  if (strcmp (v, "v4") == 0 || strcmp (v, "4") == 0)
+    return 4;
+  if (strcmp (v, "v6") == 0 || strcmp (v, "6") == 0)
+    return 6;
+  usage_error ("ipresolve= takes any, v4 or v6, not \"%s\"", v);
+}
+
+/* The checks of NAME_ONLY keys. */
+static void
+take_url (const char *key, const char *v, const char **url)
+{
+  (void) key;
+  if (*url)
+    usage_error ("url= and a URL: give one URL");
+  *url = v;
+}
+
+static void
+ignored_bool (const char *key, const char *v, const char **url)
+{
+  (void) url;
+  (void) parse_bool (key, v);
+}
+
+/* Nothing can write a cookiejar=. */
+__attribute__((noreturn))
+static void
+refuse_cookiejar (const char *key, const char *v, const char **url)
+{
+  (void) key, (void) url;
+  usage_error ("cookiejar=%s: nbdcurld cannot save cookies: each client's fetcher "
+               "runs in a sandbox that may write no file, and the supervisor, which "
+               "could, never sees the web server's replies.  Give the cookies with "
+               "cookiefile=FILE (cookiefile= alone keeps those the server sets for "
+               "as long as a client is connected), or cookie=+FILE", v);
+}
+
+/* KEY=VALUE into k (an export's, or the defaults before any --export):
+ * the key's row parses it, and returns. */
+#define PARSE_TEXT(name, field, check, max, fallback, sent, conf, help)       \
+  if (strcmp (key, name) == 0) { k->field = check (key, v, max); return; }
+#define PARSE_NUMBER(name, field, parse, min, max, fallback, help)            \
+  if (strcmp (key, name) == 0) { k->field = parse (key, v, min, max); return; }
+#define PARSE_SWITCH(name, field, fallback, flag_when_false, help)            \
+  if (strcmp (key, name) == 0) { k->field = parse_bool (key, v); return; }
+#define PARSE_ALSO(name, field, parse, min, max)                              \
+  if (strcmp (key, name) == 0) { k->field = parse (key, v, min, max); return; }
+#define PARSE_LIST(name, field, add, merge, max, sent, help)                  \
+  if (strcmp (key, name) == 0) { add (k, v); return; }
+#define PARSE_NAME_ONLY(name, check)                                          \
+  if (strcmp (key, name) == 0) { check (key, v, url); return; }
 static void
 add_key (struct fetch_settings *k, const char *arg, const char **url)
 {
   const char *eq = strchr (arg, '='), *v = eq + 1;
-  char key[64];
+  char key[MAX_KEY_NAME + 1];
 
   snprintf (key, sizeof key, "%.*s", (int) (eq - arg), arg);
-  if (strcmp (key, "url") == 0) {
-    if (*url)
-      usage_error ("url= and a URL: give one URL");
-    *url = v;
-  }
-  else if (strcmp (key, "cainfo") == 0)
-    k->cainfo = v;
-  else if (strcmp (key, "capath") == 0)
-    k->capath = v;
-  else if (strcmp (key, "connections") == 0)
-    k->connections = parse_uint ("connections=", v, 1, MAX_CONNECTIONS);
-  else if (strcmp (key, "timeout") == 0)
-    k->timeout = parse_uint ("timeout=", v, 1, MAX_TIMEOUT);
-  /* Retries: nbdkit's filters' parameters.  retry-readonly= and
-   * retry-request-open= are taken as they change nothing here: reads
-   * are read-only already, and opening is never retried (a URL that
-   * cannot be opened is the user's to fix). */
-  else if (strcmp (key, "retries") == 0 || strcmp (key, "retry-request-retries") == 0)
-    k->retries = parse_uint (key, v, 0, MAX_RETRIES);
-  else if (strcmp (key, "retry-delay") == 0 || strcmp (key, "retry-request-delay") == 0)
-    k->retry_delay_ms = parse_delay (key, v, RETRY_MAX_DELAY_MS);
-  else if (strcmp (key, "retry-exponential") == 0)
-    k->retry_exponential = parse_bool (key, v);
-  else if (strcmp (key, "retry-readonly") == 0 || strcmp (key, "retry-request-open") == 0)
-    (void) parse_bool (key, v);
-  else if (strcmp (key, "sslverify") == 0)
-    k->insecure = !parse_bool (key, v);
-  else if (strcmp (key, "followlocation") == 0)
-    k->no_redirects = !parse_bool (key, v);
-  else if (strcmp (key, "protocols") == 0)
-    k->protocols = parse_protocols (v);
-  else if (strcmp (key, "ssl-version") == 0)
-    k->tls_min = parse_tls_version (v);
-  else if (strcmp (key, "ssl-cipher-list") == 0)
-    k->ciphers = cipher_list (key, v);
-  else if (strcmp (key, "tls13-ciphers") == 0)
-    k->tls13_ciphers = cipher_list (key, v);
-  else if (strcmp (key, "tcp-nodelay") == 0)
-    k->no_nodelay = !parse_bool (key, v);
-  else if (strcmp (key, "tcp-keepalive") == 0)
-    k->no_keepalive = !parse_bool (key, v);
-  else if (strcmp (key, "user") == 0) {
-    if (v[0] == '\0' || strlen (v) > MAX_SECRET_LENGTH)
-      usage_error ("user= needs a name of 1 to %u bytes", MAX_SECRET_LENGTH);
-    k->auth_user = v;
-  }
-  else if (strcmp (key, "password") == 0) {
-    if (!is_secret_source (v))
-      usage_error ("password= takes -, -FD or +FILE, not a password: a command "
-                   "line is visible to every local user");
-    k->password_source = v;
-  }
-  /* Proxies, HTTP versions and Unix sockets. */
-  else if (strcmp (key, "proxy") == 0)
-    k->proxy = proxy_url (v);
-  else if (strcmp (key, "proxy-user") == 0) {
-    if (v[0] == '\0' || strlen (v) > MAX_SECRET_LENGTH)
-      usage_error ("proxy-user= needs a name of 1 to %u bytes", MAX_SECRET_LENGTH);
-    k->proxy_user = v;
-  }
-  else if (strcmp (key, "proxy-password") == 0) {
-    if (!is_secret_source (v))
-      usage_error ("proxy-password= takes -, -FD or +FILE, not a password: a command "
-                   "line is visible to every local user");
-    k->proxy_password_source = v;
-  }
-  else if (strcmp (key, "http-version") == 0)
-    k->http_version = parse_http_version (v);
-  else if (strcmp (key, "unix-socket-path") == 0) {
-    if (v[0] == '\0' || strlen (v) > MAX_UNIX_SOCKET_PATH)
-      usage_error ("unix-socket-path= takes a path of 1 to %u bytes (the most a "
-                   "Unix socket address holds)", MAX_UNIX_SOCKET_PATH);
-    k->unix_socket_path = v;
-  }
-  /* Cookies: the supervisor reads cookiefile= at start (supervisor.c);
-   * nothing can write a cookiejar=. */
-  else if (strcmp (key, "cookiefile") == 0) {
-    if (strlen (v) > MAX_PATH_LENGTH)
-      usage_error ("cookiefile= takes a path of at most %u bytes", MAX_PATH_LENGTH);
-    k->cookie_file = v;
-  }
-  else if (strcmp (key, "cookiejar") == 0)
-    usage_error ("cookiejar=%s: nbdcurld cannot save cookies: each client's fetcher "
-                 "runs in a sandbox that may write no file, and the supervisor, which "
-                 "could, never sees the web server's replies.  Give the cookies with "
-                 "cookiefile=FILE (cookiefile= alone keeps those the server sets for "
-                 "as long as a client is connected), or cookie=+FILE", v);
-  else if (strcmp (key, "cookie") == 0) {
-    if (v[0] == '\0')
-      usage_error ("cookie= needs a cookie, or -, -FD or +FILE");
-    k->cookie_source = v;
-  }
-  else if (strcmp (key, "user-agent") == 0) {
-    size_t i;
-    if (v[0] == '\0' || strlen (v) > MAX_USER_AGENT)
-      usage_error ("user-agent= takes 1 to %u bytes", MAX_USER_AGENT);
-    for (i = 0; v[i]; i++)
-      if ((unsigned char) v[i] < 0x20 || (unsigned char) v[i] == 0x7f)
-        usage_error ("user-agent=: a control character");
-    k->user_agent = v;
-  }
-  else if (strcmp (key, "header") == 0)
-    add_header (k, v);
-  /* Scripts (scripts.c): run by the supervisor, with /bin/sh -c. */
-  else if (strcmp (key, "header-script") == 0 || strcmp (key, "cookie-script") == 0) {
-    if (v[0] == '\0' || strlen (v) > MAX_SCRIPT_LENGTH)
-      usage_error ("%s= takes a script of 1 to %u bytes", key, MAX_SCRIPT_LENGTH);
-    if (key[0] == 'h')
-      k->header_script = v;
-    else
-      k->cookie_script = v;
-  }
-  else if (strcmp (key, "header-script-renew") == 0)
-    k->header_script_renew = parse_uint ("header-script-renew=", v, 1, MAX_TIMEOUT);
-  else if (strcmp (key, "cookie-script-renew") == 0)
-    k->cookie_script_renew = parse_uint ("cookie-script-renew=", v, 1, MAX_TIMEOUT);
-  else if (strcmp (key, "resolve") == 0)
-    add_resolve (k, v);
-  else if (strcmp (key, "ipresolve") == 0) {
-    if (strcmp (v, "any") == 0 || strcmp (v, "whatever") == 0)
-      k->ip_version = 0;
-    else if (strcmp (v, "v4") == 0 || strcmp (v, "4") == 0)
-      k->ip_version = 4;
-    else if (strcmp (v, "v6") == 0 || strcmp (v, "6") == 0)
-      k->ip_version = 6;
-    else
-      usage_error ("ipresolve= takes any, v4 or v6, not \"%s\"", v);
-    k->ip_version_set = true;
-  }
-  else
-    unknown_key (key);
+  CURL_KEYS (PARSE_TEXT, PARSE_NUMBER, PARSE_NUMBER, PARSE_SWITCH, PARSE_ALSO, PARSE_LIST,
+             PARSE_NAME_ONLY)
+  unknown_key (key);
 }
 
 /* Does a block of header lines have one that starts with name (its
@@ -876,102 +966,67 @@ header_named (const char *lines, const char *name, size_t name_len)
   return false;
 }
 
-/* An export's keys over the defaults' over the long options. */
+/* resolve=: an export's entries come first: libcurl takes the first
+ * entry for a host and port. */
 static void
-merge_keys (struct options *o, const struct fetch_settings *d, struct export_spec *e)
+merge_resolve (struct export_spec *e, const struct fetch_settings *d)
 {
   struct fetch_settings *k = &e->keys;
-  char *headers = NULL;
+  char *all;
 
-#define PICK(field, option) do {                                  \
-    if (!k->field)                                                  \
-      k->field = d->field ? d->field : (option);                    \
-  } while (0)
-  PICK (cainfo, o->cainfo);
-  PICK (capath, o->capath);
-  PICK (auth_user, o->auth_user);
-  PICK (password_source, o->auth_password_source);
-  PICK (cookie_source, NULL);
-  PICK (user_agent, NULL);
-  PICK (connections, o->connections);
-  PICK (timeout, o->timeout);
-  PICK (proxy, NULL);
-  PICK (proxy_user, NULL);
-  PICK (proxy_password_source, NULL);
-  PICK (unix_socket_path, NULL);
-  PICK (header_script, NULL);
-  PICK (header_script_renew, 0);
-  PICK (cookie_script, NULL);
-  PICK (cookie_script_renew, 0);
-  PICK (cookie_file, NULL);
-#undef PICK
-  if (k->http_version < 0)
-    k->http_version = d->http_version >= 0 ? d->http_version : FETCHER_HTTP_NONE;
-  if (!k->ip_version_set)
-    k->ip_version = d->ip_version;
-  /* An export's resolve= entries come first: libcurl takes the first
-   * entry for a host and port. */
-  if (d->resolve) {
-    char *all;
-    if (asprintf (&all, "%s%s", k->resolve ? k->resolve : "", d->resolve) == -1)
-      fatal_errno ("asprintf");
-    if (strlen (all) > MAX_RESOLVE_BYTES || k->nresolve + d->nresolve > MAX_RESOLVE_ENTRIES)
-      usage_error ("export \"%s\": at most %u resolve= entries of %u bytes in all",
-                   e->name, MAX_RESOLVE_ENTRIES, MAX_RESOLVE_BYTES);
-    free (k->resolve);
-    k->resolve = all;
-    k->nresolve += d->nresolve;
-  }
-  if (k->insecure < 0)
-    k->insecure = d->insecure >= 0 ? d->insecure : o->insecure;
-  if (k->no_redirects < 0)
-    k->no_redirects = d->no_redirects >= 0 ? d->no_redirects : 0;
-  if (k->protocols == 0)
-    k->protocols = d->protocols;
-  if (k->tls_min == 0)
-    k->tls_min = d->tls_min;
-  if (!k->ciphers)
-    k->ciphers = d->ciphers;
-  if (!k->tls13_ciphers)
-    k->tls13_ciphers = d->tls13_ciphers;
-  if (k->no_nodelay < 0)
-    k->no_nodelay = d->no_nodelay >= 0 ? d->no_nodelay : 0;
-  if (k->no_keepalive < 0)
-    k->no_keepalive = d->no_keepalive >= 0 ? d->no_keepalive : 0;
-  if (k->retries < 0)
-    k->retries = d->retries >= 0 ? d->retries : o->retries;
-  if (k->retry_delay_ms < 0)
-    k->retry_delay_ms = d->retry_delay_ms >= 0 ? d->retry_delay_ms : o->retry_delay_ms;
-  if (k->retry_exponential < 0)
-    k->retry_exponential = d->retry_exponential >= 0 ? d->retry_exponential : 1;
-  /* Header lines: the defaults', except those the export gives a value
-   * of its own (by name), then the export's. */
-  if (d->headers) {
-    const char *p = d->headers;
-    size_t len = 0;
-    unsigned n = k->nheaders;
+  if (!d->resolve)
+    return;
+  if (asprintf (&all, "%s%s", k->resolve ? k->resolve : "", d->resolve) == -1)
+    fatal_errno ("asprintf");
+  if (strlen (all) > MAX_RESOLVE_BYTES || k->nresolve + d->nresolve > MAX_RESOLVE_ENTRIES)
+    usage_error ("export \"%s\": at most %u resolve= entries of %u bytes in all",
+                 e->name, MAX_RESOLVE_ENTRIES, MAX_RESOLVE_BYTES);
+  free (k->resolve);
+  k->resolve = all;
+  k->nresolve += d->nresolve;
+}
 
-    headers = malloc (strlen (d->headers) + (k->headers ? strlen (k->headers) : 0) + 1);
-    if (headers == NULL)
-      fatal_errno ("malloc");
-    while (*p) {
-      const char *end = strstr (p, "\r\n") + 2;    /* add_header ends each so */
-      size_t name = (size_t) (strchr (p, ':') - p) + 1;
-      if (!header_named (k->headers, p, name)) {
-        memcpy (headers + len, p, (size_t) (end - p));
-        len += (size_t) (end - p);
-        n++;
-      }
-      p = end;
+/* header=: the defaults' lines, except those the export gives a value of
+ * its own (by name), then the export's. */
+static void
+merge_headers (struct export_spec *e, const struct fetch_settings *d)
+{
+  struct fetch_settings *k = &e->keys;
+  const char *p = d->headers;
+  char *headers;
+  size_t len = 0;
+  unsigned n = k->nheaders;
+
+  if (!d->headers)
+    return;
+  headers = malloc (strlen (d->headers) + (k->headers ? strlen (k->headers) : 0) + 1);
+  if (headers == NULL)
+    fatal_errno ("malloc");
+  while (*p) {
+    const char *end = strstr (p, "\r\n") + 2;    /* add_header ends each so */
+    size_t name = (size_t) (strchr (p, ':') - p) + 1;
+    if (!header_named (k->headers, p, name)) {
+      memcpy (headers + len, p, (size_t) (end - p));
+      len += (size_t) (end - p);
+      n++;
     }
-    strcpy (headers + len, k->headers ? k->headers : "");
-    if (strlen (headers) > MAX_EXTRA_HEADER_BYTES || n > MAX_EXTRA_HEADERS)
-      usage_error ("export \"%s\": at most %u headers of %u bytes in all",
-                   e->name, MAX_EXTRA_HEADERS, MAX_EXTRA_HEADER_BYTES);
-    free (k->headers);
-    k->headers = headers;
-    k->nheaders = n;
+    p = end;
   }
+  strcpy (headers + len, k->headers ? k->headers : "");
+  if (strlen (headers) > MAX_EXTRA_HEADER_BYTES || n > MAX_EXTRA_HEADERS)
+    usage_error ("export \"%s\": at most %u headers of %u bytes in all",
+                 e->name, MAX_EXTRA_HEADERS, MAX_EXTRA_HEADER_BYTES);
+  free (k->headers);
+  k->headers = headers;
+  k->nheaders = n;
+}
+
+/* What the keys of an export may not say together. */
+static void
+check_merged_keys (const struct options *o, const struct export_spec *e)
+{
+  const struct fetch_settings *k = &e->keys;
+
   /* As nbdkit: a script's output replaces, it does not add to. */
   if (k->header_script && k->headers)
     usage_error ("export \"%s\": header-script= and header= cannot be used together "
@@ -1006,6 +1061,45 @@ merge_keys (struct options *o, const struct fetch_settings *d, struct export_spe
   if (k->unix_socket_path && k->proxy)
     usage_error ("export \"%s\": unix-socket-path= and proxy= cannot be combined "
                  "(the socket is connected to directly)", e->name);
+}
+
+/* An export's keys over the defaults' over the long options: each kind
+ * of key is not given when NULL, 0 or -1 (no_keys). */
+#define MERGE_TEXT(name, field, check, max, fallback, sent, conf, help)       \
+  if (!k->field)                                                            \
+    k->field = d->field ? d->field : (fallback);
+#define MERGE_NUMBER(name, field, parse, min, max, fallback, help)            \
+  if (!k->field)                                                            \
+    k->field = d->field ? d->field : (fallback);
+#define MERGE_CHOICE(name, field, parse, min, max, fallback, help)            \
+  if (k->field < 0)                                                         \
+    k->field = d->field >= 0 ? d->field : (fallback);
+#define MERGE_SWITCH(name, field, fallback, flag_when_false, help)            \
+  if (k->field < 0)                                                         \
+    k->field = d->field >= 0 ? d->field : (fallback);
+#define MERGE_LIST(name, field, add, merge, max, sent, help) merge (e, d);
+static void
+merge_keys (struct options *o, const struct fetch_settings *d, struct export_spec *e)
+{
+  struct fetch_settings *k = &e->keys;
+
+  CURL_KEYS (MERGE_TEXT, MERGE_NUMBER, MERGE_CHOICE, MERGE_SWITCH, CURL_KEY_SKIP,
+             MERGE_LIST, CURL_KEY_SKIP)
+  check_merged_keys (o, e);
+}
+
+#define SEND_TEXT(name, field, check, max, fallback, sent, conf, help)        \
+  CURL_KEY_IF_SENT (sent, fc->field = (char *) (k->field ? k->field : "");)
+#define SEND_LIST(name, field, add, merge, max, sent, help)                   \
+  CURL_KEY_IF_SENT (sent, fc->field = k->field ? k->field : (char *) "";)
+#define SEND_SWITCH(name, field, fallback, flag_when_false, help)             \
+  if (k->field == 0)                                                        \
+    fc->flags |= (flag_when_false);
+void
+fetch_settings_to_fetcher (const struct fetch_settings *k, struct fetcher_config *fc)
+{
+  CURL_KEYS (SEND_TEXT, CURL_KEY_SKIP, CURL_KEY_SKIP, SEND_SWITCH, CURL_KEY_SKIP,
+             SEND_LIST, CURL_KEY_SKIP)
 }
 
 /* nbdkit's server options that have no long option of ours.  Each is
@@ -1130,17 +1224,16 @@ struct conf_reading {
 
 /* Secrets: in a file, named by file (+FILE) or descriptor (-FD) only,
  * never written there (a file is copied, backed up, and shown more
- * readily than a password is typed).  proxy-password is not taken yet
- * (unknown_key says so) but is listed here so it never can be written
- * into a file literally. */
+ * readily than a password is typed): these options and the KEY_SECRET
+ * keys. */
 static const char *const conf_secret_names[] = {
-  "password", "proxy-password", "cookie", "auth-password",
+  "auth-password",
 };
 /* Settings whose value is a path; a relative one is taken from the
- * file's directory, as are the +FILE of secrets and of url. */
+ * file's directory, as are the +FILE of secrets and of url: these
+ * options and the KEY_PATH keys. */
 static const char *const conf_path_names[] = {
-  "cainfo", "capath", "tls-certificates", "tls-psk", "pidfile", "unix",
-  "unix-socket-path", "cookiefile",
+  "tls-certificates", "tls-psk", "pidfile", "unix",
 };
 
 static bool
@@ -1153,6 +1246,18 @@ in_list (const char *name, const char *const *list, size_t n)
   return false;
 }
 #define IN_LIST(name, list) in_list (name, list, sizeof list / sizeof list[0])
+
+/* Is name a key that a configuration file gives as conf says? */
+static bool
+key_conf_is (const char *name, enum curl_key_conf conf)
+{
+  int i = key_index (name);
+  return i >= 0 && key_names[i].conf == conf;
+}
+#define CONF_IS_SECRET(name) \
+  (IN_LIST (name, conf_secret_names) || key_conf_is (name, KEY_SECRET))
+#define CONF_IS_PATH(name) \
+  (IN_LIST (name, conf_path_names) || key_conf_is (name, KEY_PATH))
 
 /* dir/path, or path when it is absolute: kept for the process's life. */
 static char *
@@ -1173,16 +1278,16 @@ conf_value (const struct conf_reading *cr, const char *name, char *v)
 {
   char *abs = NULL;
 
-  if (IN_LIST (name, conf_secret_names)) {
+  if (CONF_IS_SECRET (name)) {
     if (!((v[0] == '+' && v[1] != '\0') ||
           (v[0] == '-' && v[1] != '\0' && strspn (v + 1, "0123456789") == strlen (v + 1))))
       usage_error ("%s: a configuration file names a secret by the file it is in "
                    "(%s = +FILE) or a descriptor (%s = -FD), never the secret itself",
                    name, name, name);
   }
-  if ((IN_LIST (name, conf_secret_names) || strcmp (name, "url") == 0) && v[0] == '+')
+  if ((CONF_IS_SECRET (name) || strcmp (name, "url") == 0) && v[0] == '+')
     abs = conf_relative (cr, "+", v + 1);
-  else if (IN_LIST (name, conf_path_names) && v[0] != '\0' &&
+  else if (CONF_IS_PATH (name) && v[0] != '\0' &&
            !(strcmp (name, "unix") == 0 && strcmp (v, "-") == 0))
     abs = conf_relative (cr, "", v);
   return abs ? abs : v;
@@ -1241,7 +1346,7 @@ conf_setting (struct conf_reading *cr, const struct conf_item *it)
   /* A key before an option of the same name (user, connections, timeout,
    * cainfo, capath): the file is mostly about exports, and keys are what
    * an export takes. */
-  if (IN_LIST (name, known_keys)) {
+  if (key_index (name) >= 0) {
     char *kv;
     if (it->value == NULL)
       usage_error ("%s needs a value: %s = VALUE", name, name);

@@ -1500,11 +1500,6 @@ fetcher_config_of (const struct export_spec *e, struct fetcher_config *fc)
 {
   *fc = (struct fetcher_config) {
     .flags = (e->readonly ? FETCHER_READONLY : 0) | (opt.verbose ? FETCHER_VERBOSE : 0) |
-             (e->keys.insecure > 0 ? FETCHER_INSECURE : 0) |
-             (e->keys.no_redirects > 0 ? FETCHER_NO_REDIRECTS : 0) |
-             (e->keys.no_nodelay > 0 ? FETCHER_NO_NODELAY : 0) |
-             (e->keys.no_keepalive > 0 ? FETCHER_NO_KEEPALIVE : 0) |
-             (e->keys.retry_exponential == 0 ? FETCHER_RETRY_CONSTANT : 0) |
              e->keys.protocols |
              (opt.allow_local_redirects ? FETCHER_ALLOW_LOCAL_REDIRECTS : 0) |
              (opt.curl_verbose ? FETCHER_CURL_VERBOSE : 0) |
@@ -1518,21 +1513,13 @@ fetcher_config_of (const struct export_spec *e, struct fetcher_config *fc)
     .url = e->url,
     .ca_bundle_len = e->ca_bundle_len,
     .export_name = e->name,
-    .auth_user = (char *) (e->keys.auth_user ? e->keys.auth_user : ""),
     .auth_password = e->auth_password ? e->auth_password : (char *) "",
-    .headers = e->keys.headers ? e->keys.headers : (char *) "",
     .cookie = e->cookie ? e->cookie : (char *) "",
-    .user_agent = (char *) (e->keys.user_agent ? e->keys.user_agent : ""),
-    .resolve = e->keys.resolve ? e->keys.resolve : (char *) "",
-    .ip_version = e->keys.ip_version,
+    .ip_version = (uint32_t) e->keys.ip_version,
     .tls_min = e->keys.tls_min,
-    .ciphers = (char *) (e->keys.ciphers ? e->keys.ciphers : ""),
-    .tls13_ciphers = (char *) (e->keys.tls13_ciphers ? e->keys.tls13_ciphers : ""),
     .proxy = e->proxy ? e->proxy : (char *) "",
-    .proxy_user = (char *) (e->keys.proxy_user ? e->keys.proxy_user : ""),
     .proxy_password = e->proxy_password ? e->proxy_password : (char *) "",
     .noproxy = e->noproxy ? e->noproxy : (char *) "",
-    .unix_socket_path = (char *) (e->keys.unix_socket_path ? e->keys.unix_socket_path : ""),
     .http_version = (uint32_t) e->keys.http_version,
     .retries = (uint32_t) e->keys.retries,
     .retry_delay_ms = (uint32_t) e->keys.retry_delay_ms,
@@ -1543,6 +1530,7 @@ fetcher_config_of (const struct export_spec *e, struct fetcher_config *fc)
                  ? opt.client_memory : READAHEAD_MAX_BYTES,
   };
   memcpy (fc->allow_ports, opt.allow_ports, sizeof fc->allow_ports);
+  fetch_settings_to_fetcher (&e->keys, fc);
 }
 
 /* Start a fetcher of export idx, counted among the fetchers (reaped like

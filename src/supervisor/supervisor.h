@@ -8,49 +8,27 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "curl-keys.h"
 #include "nbdcurld.h"
 #include "url.h"
 
 /* nbdkit curl parameters (key=value) for one export, or for all when
- * given before the first --export: NULL, 0 or -1 when not given, and
- * then the long options decide (options.c). */
+ * given before the first --export: a field per key (curl-keys.h), NULL,
+ * 0 or -1 when not given, and then the long options decide (options.c). */
+#define SETTING_TEXT(name, field, check, max, fallback, sent, conf, help) const char *field;
+#define SETTING_NUMBER(name, field, parse, min, max, fallback, help) uint32_t field;
+#define SETTING_CHOICE(name, field, parse, min, max, fallback, help) int64_t field;
+#define SETTING_SWITCH(name, field, fallback, flag_when_false, help) int field;
+#define SETTING_LIST(name, field, add, merge, max, sent, help) char *field; unsigned n##field;
 struct fetch_settings {
-  const char *cainfo, *capath;
-  const char *auth_user;             /* user= */
-  const char *password_source;       /* password=: -, -FD or +FILE */
-  const char *cookie_source;         /* cookie=: the cookie, or -, -FD, +FILE */
-  const char *user_agent;
-  char *headers;                     /* header= lines, "Name: value\r\n" each */
-  unsigned nheaders;
-  char *resolve;                     /* resolve= entries, "...\n" each */
-  unsigned nresolve;
-  uint32_t ip_version;               /* ipresolve=v4: 4, v6: 6, any: 0 */
-  bool ip_version_set;
-  uint32_t connections, timeout;
-  int insecure;                      /* sslverify=false: 1; true: 0 */
-  int no_redirects;                  /* followlocation=false: 1; true: 0 */
-  int no_nodelay, no_keepalive;      /* tcp-nodelay=, tcp-keepalive=false: 1 */
-  uint32_t protocols;                /* protocols=: FETCHER_PROTO_*, 0: all */
-  uint32_t tls_min;                  /* ssl-version=: 10 .. 13, 0: libcurl's */
-  const char *ciphers, *tls13_ciphers;  /* ssl-cipher-list=, tls13-ciphers= */
-  /* Proxies, HTTP versions and Unix sockets. */
-  const char *proxy;                 /* proxy=: an http:// or https:// URL */
-  const char *proxy_user;            /* proxy-user= */
-  const char *proxy_password_source; /* proxy-password=: -, -FD or +FILE */
-  const char *unix_socket_path;      /* unix-socket-path= */
-  int http_version;                  /* http-version=: FETCHER_HTTP_*, -1: not given */
-  /* header-script=, cookie-script= and their -renew= (seconds, 0: never):
-   * run by the supervisor (scripts.c). */
-  const char *header_script, *cookie_script;
-  uint32_t header_script_renew, cookie_script_renew;
-  /* Retries (nbdkit's retry filter's retries=, retry-delay=,
-   * retry-exponential=, and the retry-request filter's names): -1 unset. */
-  int64_t retries, retry_delay_ms;
-  int retry_exponential;
-  /* Cookies. */
-  const char *cookie_file;           /* cookiefile=: a path, "" for the engine
-                                        alone, NULL: no engine */
+  CURL_KEYS (SETTING_TEXT, SETTING_NUMBER, SETTING_CHOICE, SETTING_SWITCH, CURL_KEY_SKIP,
+             SETTING_LIST, CURL_KEY_SKIP)
 };
+#undef SETTING_TEXT
+#undef SETTING_NUMBER
+#undef SETTING_CHOICE
+#undef SETTING_SWITCH
+#undef SETTING_LIST
 
 struct export_spec {
   char *name;
@@ -151,5 +129,9 @@ const char *header_line_problem (const char *line);
 /* Parse argv into o; prints a message and exits 1 on any usage error,
  * exits 0 after --help or --version. */
 void options_parse (int argc, char **argv, struct options *o);
+/* The keys a fetcher gets as given (curl-keys.h's TO_FETCHER strings and
+ * SWITCH flags), from an export's merged keys into its configuration. */
+struct fetcher_config;
+void fetch_settings_to_fetcher (const struct fetch_settings *k, struct fetcher_config *fc);
 
 #endif

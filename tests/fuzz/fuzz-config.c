@@ -154,22 +154,6 @@ static void
 fetcher (void)
 {
   struct fetcher_config a, b;
-  char **sa[] = { &a.url, &a.export_name, &a.auth_user,
-                  &a.auth_password, &a.headers, &a.cookie, &a.user_agent, &a.resolve,
-                  &a.ciphers, &a.tls13_ciphers, &a.proxy, &a.proxy_user,
-                  &a.proxy_password, &a.noproxy, &a.unix_socket_path,
-                  &a.cookie_file };
-  char **sb[] = { &b.url, &b.export_name, &b.auth_user,
-                  &b.auth_password, &b.headers, &b.cookie, &b.user_agent, &b.resolve,
-                  &b.ciphers, &b.tls13_ciphers, &b.proxy, &b.proxy_user,
-                  &b.proxy_password, &b.noproxy, &b.unix_socket_path,
-                  &b.cookie_file };
-  static const size_t max[] = { MAX_URL_LENGTH, NBD_MAX_STRING, MAX_SECRET_LENGTH, MAX_SECRET_LENGTH,
-                                MAX_EXTRA_HEADER_BYTES, MAX_COOKIE_LENGTH, MAX_USER_AGENT,
-                                MAX_RESOLVE_BYTES, MAX_CIPHER_LIST, MAX_CIPHER_LIST,
-                                MAX_URL_LENGTH, MAX_SECRET_LENGTH, MAX_SECRET_LENGTH,
-                                MAX_NOPROXY_LENGTH, MAX_UNIX_SOCKET_PATH,
-                                MAX_COOKIE_FILE_BYTES };
   unsigned i;
 
   if (!read_config (true, &a))
@@ -179,8 +163,8 @@ fetcher (void)
   FUZZ_CHECK (a.url[0] != '\0', "empty URL");
   FUZZ_CHECK (a.retries <= MAX_RETRIES && a.retry_delay_ms <= RETRY_MAX_DELAY_MS,
               "%u retries, a delay of %u ms", a.retries, a.retry_delay_ms);
-  for (i = 0; i < sizeof sa / sizeof sa[0]; i++)
-    check_string (*sa[i], max[i], "string");
+  for (i = 0; i < FETCHER_NSTRINGS; i++)
+    check_string (*fetcher_string (&a, i), fetcher_strings[i].max, fetcher_strings[i].what);
   round_trip (true, &a, &b);
   FUZZ_CHECK (a.flags == b.flags && a.connections == b.connections &&
               a.connect_timeout == b.connect_timeout && a.timeout == b.timeout &&
@@ -192,10 +176,11 @@ fetcher (void)
               a.ca_bundle_len == b.ca_bundle_len && a.ca_bundle_len <= CA_BUNDLE_MAX_BYTES &&
               memcmp (a.allow_ports, b.allow_ports, sizeof a.allow_ports) == 0,
               "configuration changed in a round trip");
-  for (i = 0; i < sizeof sa / sizeof sa[0]; i++) {
-    FUZZ_CHECK (strcmp (*sa[i], *sb[i]) == 0, "string %u changed in a round trip", i);
-    free (*sa[i]);
-    free (*sb[i]);
+  for (i = 0; i < FETCHER_NSTRINGS; i++) {
+    FUZZ_CHECK (strcmp (*fetcher_string (&a, i), *fetcher_string (&b, i)) == 0,
+                "%s changed in a round trip", fetcher_strings[i].what);
+    free (*fetcher_string (&a, i));
+    free (*fetcher_string (&b, i));
   }
 }
 

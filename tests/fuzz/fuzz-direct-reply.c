@@ -1174,12 +1174,8 @@ setup (struct fuzz_input *in, struct fetcher *f, struct fetcher_config *cfg)
   cfg->connections = 1 + (conf & 3) % POOL;
   cfg->timeout = (conf & 0x40) ? 10 : 0;
   cfg->stall_timeout = (conf & 0x80) ? 2 : 0;
-  cfg->auth_user = (char *) "";
-  cfg->headers = cfg->cookie = cfg->user_agent = cfg->resolve = (char *) "";
-  cfg->ciphers = cfg->tls13_ciphers = (char *) "";
-  cfg->proxy = cfg->proxy_user = cfg->proxy_password = (char *) "";
-  cfg->noproxy = cfg->unix_socket_path = (char *) "";
-  cfg->cookie_file = (char *) "";
+  for (i = 0; i < FETCHER_NSTRINGS; i++)
+    *fetcher_string (cfg, i) = (char *) "";
   cfg->http_version = FETCHER_HTTP_NONE;
   /* Every reply's header section through the trace's masks too. */
   cfg->flags = FETCHER_CURL_VERBOSE;

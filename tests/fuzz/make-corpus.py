@@ -144,26 +144,23 @@ def config():
     tls_msg = ipc(IPC['CONFIG_TLS'], payload=struct.pack(
         '<6I', 2, 7, *map(len, tls)) + b''.join(tls))
     yield 'frontend-tls', b'\x00' + msgs + rules + tls_msg + ipc(IPC['CONFIG_END'])
-    strings = [b'http://example.invalid/disk.img', b'/etc/ssl/ca.pem', b'',
-               b'export', b'user', b'secret', b'X-Token: abc\r\n', b'session=1',
-               b'nbdkit/1.32', b'example.invalid:80:127.0.0.1\n']
-    ciphers = [b'HIGH:!aNULL', b'TLS_AES_128_GCM_SHA256']
-    # proxy, proxy user, proxy password, no_proxy, Unix socket; http-version 1.1
-    route = [b'http://proxy.invalid:3128', b'alice', b'proxy-secret', b'localhost,.internal',
-             b'']
-    # cookiefile=: one Netscape-format line and one Set-Cookie line (flags
-    # 3 | FETCHER_COOKIE_ENGINE, bit 17)
-    cookies = [b'example.invalid\tFALSE\t/\tFALSE\t0\tsession\tabc\n'
-               b'Set-Cookie: lang=en; domain=example.invalid\n']
-    fw = struct.pack('<5I', 3 | 1 << 17, 16, 30, 0, 60) + \
-        struct.pack('<10I', *map(len, strings)) + \
-        struct.pack('<2I', 4, 12) + struct.pack('<2I', *map(len, ciphers)) + \
-        struct.pack('<5I', *map(len, route)) + struct.pack('<I', 2) + \
-        struct.pack('<2I', 5, 2000) + \
-        struct.pack('<I', *map(len, cookies)) + \
-        struct.pack('<I', 16 << 20) + \
-        struct.pack('<8H', 8080, 8443, 0, 0, 0, 0, 0, 0)
-    strings += ciphers + route + cookies
+    # struct fetcher_config_wire: flags (3 | FETCHER_COOKIE_ENGINE, bit 17),
+    # 16 connections, timeouts, no CA certificates, IPv4, TLS 1.2, HTTP
+    # 1.1, 5 retries from 2 s, a 16 MiB readahead store, two ports.
+    # Then the strings (src/common/config.h's order): the URL, export
+    # name, password, cookie, proxy, proxy password, no_proxy, cookie file
+    # (one Netscape-format line and one Set-Cookie line); then the keys
+    # sent as given (curl-keys.h's order): header, resolve, ciphers, TLS
+    # 1.3 ciphers, user, user agent, proxy user, Unix socket path.
+    strings = [b'http://example.invalid/disk.img', b'export', b'secret', b'session=1',
+               b'http://proxy.invalid:3128', b'proxy-secret', b'localhost,.internal',
+               b'example.invalid\tFALSE\t/\tFALSE\t0\tsession\tabc\n'
+               b'Set-Cookie: lang=en; domain=example.invalid\n',
+               b'X-Token: abc\r\n', b'example.invalid:80:127.0.0.1\n', b'HIGH:!aNULL',
+               b'TLS_AES_128_GCM_SHA256', b'user', b'nbdkit/1.32', b'alice', b'']
+    fw = struct.pack('<12I', 3 | 1 << 17, 16, 30, 0, 60, 0, 4, 12, 2, 5, 2000, 16 << 20) + \
+        struct.pack('<8H', 8080, 8443, 0, 0, 0, 0, 0, 0) + \
+        struct.pack('<I', len(strings)) + struct.pack('<%dI' % len(strings), *map(len, strings))
     yield 'fetcher', b'\x01' + ipc(IPC['CONFIG_FETCHER'], payload=fw + b''.join(strings)) + \
         ipc(IPC['CONFIG_END'])
 
