@@ -1,8 +1,9 @@
 /*
  * fuzz-url-answer: the supervisor's reading of the URL checker's answer
- * (take_url_answer in src/supervisor/supervisor.c, static, so supervisor.c is
- * compiled into this file).  The URL checker runs libcurl on the URLs
- * given: the supervisor treats its answer as untrusted.
+ * (take_url_answer in src/supervisor/urlcheck-client.c, static, so
+ * urlcheck-client.c is compiled into this file).  The URL checker runs
+ * libcurl on the URLs given: the supervisor treats its answer as
+ * untrusted.
  *
  * Input: the bytes on the checker's socket, up to end of file.
  *
@@ -12,7 +13,7 @@
  * absolute), the kind and the password flag.
  */
 #include "fuzz.h"
-#include "supervisor.c"
+#include "urlcheck-client.c"
 
 static int sock = -1;
 
@@ -90,5 +91,6 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   }
   free (e.log_url);
   free (e.file_path);
+  free (e.script_url);
   return 0;
 }
