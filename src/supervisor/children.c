@@ -3,8 +3,8 @@
  * executable, opened at start, and fork+exec with the descriptors it is
  * given, in a scrubbed environment.
  *
- * Apart because every part that starts a process comes through here
- * (start_child in launcher-client.c, the URL checker in
+ * Apart because every part that starts a role's process comes through
+ * here (start_child in launcher-client.c, the URL checker in
  * urlcheck-client.c), and it needs nothing of theirs: it owns only the
  * executables' descriptors.
  */

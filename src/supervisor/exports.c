@@ -1,13 +1,15 @@
 /*
  * exports.c: each export made ready at start: its file: image opened, its
  * keys checked against what the URL checker said, its password, cookie
- * and proxy password read, its CA certificates put in a sealed memfd, and
- * the paths it and the server name made absolute.
+ * and proxy password read, its CA certificates put in a sealed memfd;
+ * and the paths that must survive a change of directory (unix-socket-path=,
+ * the socket, the pid file) made absolute.
  *
- * Apart because all of it happens once, as root if started so, before
- * any child runs, and it is the part of the supervisor that writes into
- * the parsed options: after it, every other part only reads them.  It
- * owns one answer, whether every export is read-only (multi_conn).
+ * Apart because all of it happens once, as root if started so, before the
+ * front-end or any fetcher runs, and with urlcheck-client.c it is the
+ * part of the supervisor that writes into the parsed options: after
+ * them, every other part only reads them.  It owns one answer, whether
+ * every export is read-only (multi_conn).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -73,6 +73,8 @@ static bool change_user;
 static uid_t child_uid;
 static gid_t child_gid;
 
+/* ---- The front-end. ---- */
+
 static int
 send_frontend_config (int fd, const void *arg)
 {

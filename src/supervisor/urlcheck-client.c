@@ -184,6 +184,39 @@ check_proxy (int config_fd, int sock, struct export_spec *e,
   return a;
 }
 
+/* Have export e's URL checked on the checker's config_fd, answered on
+ * sock, then its proxy (choose_proxy, check_proxy).  For a refused one,
+ * message says why. */
+static enum url_answer
+check_export_url (int config_fd, int sock, struct export_spec *e,
+                  char message[MAX_URL_MESSAGE + 1])
+{
+  struct ipc_header u;
+  enum url_answer answer;
+
+  /* options.c bounds every URL by MAX_URL_LENGTH; an empty one is
+   * refused there too. */
+  u = (struct ipc_header) { .type = IPC_CONFIG_URL, .flags = url_check_needs (e),
+                            .payload_len = (uint32_t) strlen (e->url) };
+  answer = ipc_send (config_fd, &u, e->url) == -1 ? URL_NO_ANSWER
+                                                  : take_url_answer (sock, e, message);
+  if (answer == URL_ACCEPTED)
+    choose_proxy (e);
+  if (answer == URL_ACCEPTED && e->proxy) {
+    answer = check_proxy (config_fd, sock, e, message);
+    if (answer == URL_REFUSED) {
+      /* The message is the proxy's, not the URL's. */
+      char *m = strdup (message);
+      if (m == NULL)
+        fatal_errno ("strdup");
+      snprintf (message, MAX_URL_MESSAGE + 1, "proxy %s: %s",
+                e->proxy_log_url ? e->proxy_log_url : "(from the environment)", m);
+      free (m);
+    }
+  }
+  return answer;
+}
+
 /* Have every export's URL read by libcurl's URL API in the checker,
  * one at a time, before anything else depends on what a URL means. */
 void
@@ -219,28 +252,8 @@ check_urls (struct options *o, bool change_user, uid_t uid, gid_t gid)
   if (ipc_send (pipefd[1], &h, NULL) == -1)
     fatal_errno ("cannot talk to the URL checker");
   for (i = 0; i < opt.nexports && answer == URL_ACCEPTED; i++) {
-    struct ipc_header u;
     e = &opt.exports[i];
-    /* options.c bounds every URL by MAX_URL_LENGTH; an empty one is
-     * refused there too. */
-    u = (struct ipc_header) { .type = IPC_CONFIG_URL, .flags = url_check_needs (e),
-                              .payload_len = (uint32_t) strlen (e->url) };
-    answer = ipc_send (pipefd[1], &u, e->url) == -1 ? URL_NO_ANSWER
-                                                    : take_url_answer (sock[0], e, message);
-    if (answer == URL_ACCEPTED)
-      choose_proxy (e);
-    if (answer == URL_ACCEPTED && e->proxy) {
-      answer = check_proxy (pipefd[1], sock[0], e, message);
-      if (answer == URL_REFUSED) {
-        /* The message is the proxy's, not the URL's. */
-        char *m = strdup (message);
-        if (m == NULL)
-          fatal_errno ("strdup");
-        snprintf (message, MAX_URL_MESSAGE + 1, "proxy %s: %s",
-                  e->proxy_log_url ? e->proxy_log_url : "(from the environment)", m);
-        free (m);
-      }
-    }
+    answer = check_export_url (pipefd[1], sock[0], e, message);
   }
   /* After a refused URL, EOF instead of IPC_CONFIG_END: the checker
    * ends either way; after a malformed answer it is stopped.  It is
