@@ -39,7 +39,7 @@ start_run_command (const struct options *o)
   int gate[2];
 
   /* The command is started now, before our sandbox (it is not ours), but
-   * runs only once every export has been opened (open_exports_once): it
+   * runs only once every export has been opened (open-checks.c): it
    * waits for a byte on the gate, and ends without running at its EOF. */
   if (pipe2 (gate, O_CLOEXEC) == -1)
     fatal_errno ("pipe for --run");
