@@ -1,6 +1,8 @@
 /*
- * supervisor.h: the supervisor's view of the command line (options.c) and
- * its process table (supervisor.c).
+ * supervisor.h: the supervisor's view of the command line (options.c):
+ * the parsed options, which supervisor.c holds and its other files read
+ * (after the start's steps that fill them in: urlcheck-client.c,
+ * exports.c).
  */
 #ifndef NBDCURLD_SUPERVISOR_H
 #define NBDCURLD_SUPERVISOR_H

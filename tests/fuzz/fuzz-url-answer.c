@@ -1,18 +1,20 @@
 /*
  * fuzz-url-answer: the supervisor's reading of the URL checker's answer
- * (take_url_answer in src/supervisor/supervisor.c, static, so supervisor.c is
- * compiled into this file).  The URL checker runs libcurl on the URLs
- * given: the supervisor treats its answer as untrusted.
+ * (take_url_answer in src/supervisor/urlcheck-client.c, static, so
+ * urlcheck-client.c is compiled into this file).  The URL checker runs
+ * libcurl on the URLs given: the supervisor treats its answer as
+ * untrusted.
  *
  * Input: the bytes on the checker's socket, up to end of file.
  *
  * Checked, against a reading of struct url_checked_wire written here:
  * the verdict (accepted, refused, malformed, no answer), and for a valid
  * answer the strings (exact lengths, no NUL inside, a file: path that is
- * absolute), the kind and the password flag.
+ * absolute, a script URL only for an accepted one), the kind and the
+ * password flag.
  */
 #include "fuzz.h"
-#include "supervisor.c"
+#include "urlcheck-client.c"
 
 static int sock = -1;
 
@@ -29,9 +31,9 @@ static enum url_answer
 expected (const uint8_t *d, size_t len)
 {
   const size_t max = sizeof (struct url_checked_wire) + MAX_URL_MESSAGE +
-    MAX_LOG_URL_LENGTH + MAX_PATH_LENGTH;
+    2 * MAX_LOG_URL_LENGTH + MAX_PATH_LENGTH;
   const uint8_t *p = d + IPC_HEADER_SIZE;
-  uint32_t plen, flags, kind, mlen, llen, flen;
+  uint32_t plen, flags, kind, mlen, llen, flen, slen;
   uint16_t type;
   bool ok;
 
@@ -48,16 +50,18 @@ expected (const uint8_t *d, size_t len)
   mlen = ne32 (p + 8);
   llen = ne32 (p + 12);
   flen = ne32 (p + 16);
+  slen = ne32 (p + 20);
   ok = flags & URL_CHECKED_OK;
-  if ((flags & ~(URL_CHECKED_OK | URL_CHECKED_HAS_PASSWORD)) || ne32 (p + 20) != 0 ||
+  if ((flags & ~(URL_CHECKED_OK | URL_CHECKED_HAS_PASSWORD)) ||
+      slen > MAX_LOG_URL_LENGTH || (!ok && slen != 0) ||
       llen < 1 || llen > MAX_LOG_URL_LENGTH || mlen > MAX_URL_MESSAGE ||
       flen > MAX_PATH_LENGTH)
     return URL_MALFORMED;
   if (ok ? kind > URL_FILE || mlen != 0 || (kind == URL_FILE) != (flen > 0)
          : mlen < 1 || flen != 0)
     return URL_MALFORMED;
-  if ((uint64_t) 24 + mlen + llen + flen != plen ||
-      memchr (p + 24, '\0', (size_t) mlen + llen + flen) != NULL ||
+  if ((uint64_t) 24 + mlen + llen + flen + slen != plen ||
+      memchr (p + 24, '\0', (size_t) mlen + llen + flen + slen) != NULL ||
       (flen > 0 && p[24 + mlen + llen] != '/'))
     return URL_MALFORMED;
   return ok ? URL_ACCEPTED : URL_REFUSED;
@@ -79,12 +83,16 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   if (got == URL_ACCEPTED || got == URL_REFUSED) {
     const uint8_t *p = data + IPC_HEADER_SIZE;
     uint32_t mlen = ne32 (p + 8), llen = ne32 (p + 12), flen = ne32 (p + 16);
+    uint32_t slen = ne32 (p + 20);
     FUZZ_CHECK (strlen (e.log_url) == llen && memcmp (e.log_url, p + 24 + mlen, llen) == 0,
                 "logged URL");
     FUZZ_CHECK (got == URL_ACCEPTED || (strlen (message) == mlen &&
                                         memcmp (message, p + 24, mlen) == 0), "message");
     FUZZ_CHECK (flen == 0 ? e.file_path == NULL
                 : strlen (e.file_path) == flen && e.file_path[0] == '/', "file path");
+    FUZZ_CHECK (slen == 0 ? e.script_url == NULL
+                : strlen (e.script_url) == slen &&
+                  memcmp (e.script_url, p + 24 + mlen + llen + flen, slen) == 0, "script URL");
     FUZZ_CHECK (got == URL_REFUSED || (uint32_t) e.kind == ne32 (p + 4), "kind");
     FUZZ_CHECK (e.has_password == ((ne32 (p) & URL_CHECKED_HAS_PASSWORD) != 0), "password");
   }
