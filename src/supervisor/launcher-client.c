@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "config.h"
 #include "ipc.h"
+#include "ipc-table.h"
 #include "launcher-client.h"
 #include "log.h"
 
@@ -181,8 +182,8 @@ launcher_dispatch (void)
   }
   for (i = 0; i < nfds; i++)
     close (fds[i]);
-  if (h.type != IPC_LAUNCHER_READY || launcher_ready || nfds != 0 || h.flags != 0 ||
-      h.id != 0 || h.offset != 0 || h.length != 0 || h.error != 0 || h.area_offset != 0) {
+  if (h.type != IPC_LAUNCHER_READY || launcher_ready ||
+      ipc_check (&h, nfds, ROLE_LAUNCHER, ROLE_SUPERVISOR) != NULL) {
     launcher_broken ("sent an unexpected message");
     return;
   }
@@ -250,9 +251,8 @@ launcher_read_answer (struct ipc_header *h)
   }
   for (i = 0; i < ngot; i++)
     close (got[i]);
-  if (h->type != IPC_FETCHER_LAUNCHED || ngot != 0 || h->flags != 0 || h->offset != 0 ||
-      h->length != 0 || h->area_offset != 0 ||
-      (h->error == 0) == (h->id == 0) || h->id > (uint64_t) INT_MAX) {
+  if (h->type != IPC_FETCHER_LAUNCHED || ipc_check (h, ngot, ROLE_LAUNCHER, ROLE_SUPERVISOR) != NULL ||
+      (h->error == 0 && h->id == 0) || h->id > (uint64_t) INT_MAX) {
     launcher_broken ("sent an unexpected answer");
     return -1;
   }

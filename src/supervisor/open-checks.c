@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "fetchers.h"
 #include "ipc.h"
+#include "ipc-table.h"
 #include "log.h"
 #include "open-checks.h"
 #include "scripts.h"
@@ -143,10 +144,8 @@ open_check_input (struct open_check *c)
   c->len += (size_t) r;
   while (c->fd >= 0 && c->len >= IPC_HEADER_SIZE) {
     ipc_decode_header (c->buf, &h);
-    if (h.payload_len > MAX_OPEN_FAILURE_MESSAGE ||
-        (h.type == IPC_FETCHER_STARTED && h.payload_len != 0) ||
-        (h.type == IPC_FETCHER_OPENED && h.error == 0 && h.payload_len != 0) ||
-        (h.type != IPC_FETCHER_STARTED && h.type != IPC_FETCHER_OPENED))
+    if ((h.type != IPC_FETCHER_STARTED && h.type != IPC_FETCHER_OPENED) ||
+        ipc_check (&h, 0, ROLE_FETCHER, ROLE_SUPERVISOR) != NULL)
       return open_check_failed (c, "an unexpected message from its fetcher");
     if (c->len < IPC_HEADER_SIZE + h.payload_len)
       return 0;                         /* the rest is coming */

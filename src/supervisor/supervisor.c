@@ -41,6 +41,7 @@
 #include "exports.h"
 #include "fetchers.h"
 #include "ipc.h"
+#include "ipc-table.h"
 #include "launcher-client.h"
 #include "log.h"
 #include "open-checks.h"
@@ -186,6 +187,7 @@ supervisor_dispatch_frontend (void)
   struct ipc_header h;
   int fds[IPC_MAX_FDS];
   unsigned nfds, i;
+  const char *why;
 
   if (ipc_recv_packet (control_fd, &h, fds, &nfds) == -1) {
     if (errno == EAGAIN || errno == EINTR)
@@ -202,9 +204,12 @@ supervisor_dispatch_frontend (void)
       close (fds[i]);
     fatal ("the front-end sent a file descriptor: stopping");
   }
+  why = ipc_check (&h, nfds, ROLE_FRONTEND, ROLE_SUPERVISOR);
+  if (why != NULL)
+    fatal ("the front-end sent a malformed message (type %u: %s): stopping", h.type, why);
   switch (h.type) {
   case IPC_SPAWN_FETCHER:
-    if (h.length >= opt.nexports || h.flags != 0 || h.offset != 0 || h.error != 0)
+    if (h.length >= opt.nexports)
       fatal ("the front-end asked for a fetcher for export %u of %u: stopping",
              h.length, opt.nexports);
     /* Asked before it read IPC_STOP_ACCEPTING: that client is being

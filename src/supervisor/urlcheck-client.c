@@ -23,6 +23,7 @@
 #include "children.h"
 #include "config-build.h"
 #include "ipc.h"
+#include "ipc-table.h"
 #include "log.h"
 #include "urlcheck-client.h"
 #include "wire.h"
@@ -49,7 +50,8 @@ take_url_answer (int sock, struct export_spec *e, char message[MAX_URL_MESSAGE +
                 MAX_PATH_LENGTH) == -1)
     return errno == 0 ? URL_NO_ANSWER : URL_MALFORMED;   /* EOF; too long or cut short */
   reader_init (&r, payload, h.payload_len);
-  if (h.type != IPC_URL_CHECKED || reader_get_bytes (&r, &w, sizeof w) == -1 ||
+  if (h.type != IPC_URL_CHECKED || ipc_check (&h, 0, ROLE_URL_CHECK, ROLE_SUPERVISOR) != NULL ||
+      reader_get_bytes (&r, &w, sizeof w) == -1 ||
       (w.flags & ~(URL_CHECKED_OK | URL_CHECKED_HAS_PASSWORD)) != 0 ||
       w.script_url_len > MAX_LOG_URL_LENGTH || (!(w.flags & URL_CHECKED_OK) && w.script_url_len) ||
       w.log_url_len < 1 || w.log_url_len > MAX_LOG_URL_LENGTH ||

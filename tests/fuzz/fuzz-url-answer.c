@@ -34,6 +34,7 @@ expected (const uint8_t *d, size_t len)
     2 * MAX_LOG_URL_LENGTH + MAX_PATH_LENGTH;
   const uint8_t *p = d + IPC_HEADER_SIZE;
   uint32_t plen, flags, kind, mlen, llen, flen, slen;
+  size_t i;
   uint16_t type;
   bool ok;
 
@@ -45,6 +46,11 @@ expected (const uint8_t *d, size_t len)
   plen = ne32 (d + 4);
   if (plen > max || len - IPC_HEADER_SIZE < plen || type != IPC_URL_CHECKED || plen < 24)
     return URL_MALFORMED;
+  /* The header's other fields (flags, id, offset, length, error, area
+   * offset) are unused by this type: all 0. */
+  for (i = 2; i < IPC_HEADER_SIZE; i++)
+    if ((i < 4 || i >= 8) && d[i] != 0)
+      return URL_MALFORMED;
   flags = ne32 (p);
   kind = ne32 (p + 4);
   mlen = ne32 (p + 8);
