@@ -90,18 +90,14 @@ children_open_self (void)
  * sanitizer settings, which a sanitizer build needs in every process and
  * which carry no secrets. */
 static char **
-child_environment (const char *role_arg)
+child_environment (const struct role *r)
 {
   static const char *keep[] = { "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS" };
   static char *env[sizeof keep / sizeof keep[0] + 3];
   size_t i, n = 0;
 
-  /* The fetcher launcher binds every symbol of its libraries at load,
-   * once: left lazy, each fetcher it forks would look up the functions it
-   * calls first itself, and write the answers into pages it shares with
-   * the launcher, copying them (measured: about 3% of a fetcher's CPU).
-   * An exec'd child binds lazily, which costs it less. */
-  if (strcmp (role_arg, ROLE_ARG_LAUNCHER) == 0)
+  /* The launcher's (roles.c says why). */
+  if (r->bind_now)
     env[n++] = (char *) "LD_BIND_NOW=1";
 
   /* GnuTLS initialises itself when it is loaded, at a cost of about
@@ -121,15 +117,18 @@ child_environment (const char *role_arg)
   return env;
 }
 
-/* The executable of a role: FRONTEND_EXE for the front-end and the key
- * holder, this program for the file remover, FETCHER_EXE for the others. */
+/* The open executable a role runs in (roles.c). */
 static int
-role_executable (const char *role_arg)
+role_executable (const struct role *r)
 {
-  if (strcmp (role_arg, ROLE_ARG_FRONTEND) == 0 || strcmp (role_arg, ROLE_ARG_KEYHOLDER) == 0)
+  switch (r->exe) {
+  case EXE_FRONTEND:
     return frontend_exe_fd;
-  if (strcmp (role_arg, ROLE_ARG_REMOVER) == 0)
+  case EXE_SUPERVISOR:
     return supervisor_exe_fd;
+  case EXE_FETCHER:
+    break;
+  }
   return fetcher_exe_fd;
 }
 
@@ -137,14 +136,15 @@ role_executable (const char *role_arg)
  * at fd 3 + i and nothing else open but stdin, stdout and stderr.  Returns
  * the pid. */
 pid_t
-spawn_child (const char *role_arg, const int *fds, unsigned nfds)
+spawn_child (enum role_id id, const int *fds, unsigned nfds)
 {
+  const struct role *r = &roles[id];
   pid_t pid = fork ();
 
   if (pid == -1)
     return -1;
   if (pid == 0) {
-    char *argv[] = { (char *) "nbdcurld", (char *) role_arg, NULL };
+    char *argv[] = { (char *) "nbdcurld", (char *) r->arg, NULL };
     sigset_t none;
     int exe;
 
@@ -153,21 +153,19 @@ spawn_child (const char *role_arg, const int *fds, unsigned nfds)
      * not been placed yet.  Just above, not at a fixed high number: under
      * a low RLIMIT_NOFILE that number may not exist. */
     const int above = 3 + (int) nfds;
-    exe = fcntl (role_executable (role_arg), F_DUPFD_CLOEXEC, above);
+    exe = fcntl (role_executable (r), F_DUPFD_CLOEXEC, above);
     if (exe == -1 || child_place_fds (fds, nfds) == -1)
       _exit (127);
     if (close_range (3 + nfds, ~0U, CLOSE_RANGE_CLOEXEC) == -1)
       _exit (127);
     signal (SIGPIPE, SIG_DFL);
-    /* The file remover keeps our mask (SIGTERM, SIGINT, SIGHUP blocked),
-     * so that a terminal's signal to the process group cannot end it
-     * before it has blocked them itself: it must outlive us. */
-    if (strcmp (role_arg, ROLE_ARG_REMOVER) != 0) {
+    /* The file remover keeps our mask (roles.c says why). */
+    if (!r->keeps_signal_mask) {
       sigemptyset (&none);
       sigprocmask (SIG_SETMASK, &none, NULL);
     }
     /* exe is close-on-exec and goes away with the exec. */
-    fexecve (exe, argv, child_environment (role_arg));
+    fexecve (exe, argv, child_environment (r));
     _exit (127);
   }
   return pid;

@@ -7,6 +7,8 @@
 
 #include <sys/types.h>
 
+#include "roles.h"
+
 /* Open FETCHER_EXE and FRONTEND_EXE, before any privilege is dropped. */
 void children_open_executables (void);
 
@@ -16,6 +18,6 @@ void children_open_self (void);
 /* fork+exec the role's executable as `role` with fds[i] at fd 3 + i and
  * nothing else open but stdin, stdout and stderr.  Returns the pid, or -1
  * with errno. */
-pid_t spawn_child (const char *role_arg, const int *fds, unsigned nfds);
+pid_t spawn_child (enum role_id id, const int *fds, unsigned nfds);
 
 #endif

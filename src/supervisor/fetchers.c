@@ -202,7 +202,7 @@ launch_fetcher (unsigned idx, int fds[3])
     extra[nextra++] = script_sv[1];    /* CHILD_FD_SCRIPTS */
   if (e->ca_bundle_len > 0)
     extra[nextra++] = e->ca_bundle_fd; /* CHILD_FD_CA_BUNDLE, after the scripts' */
-  pid = start_child (ROLE_ARG_FETCHER, sv[1], extra, nextra, send_fetcher_config, &fc);
+  pid = start_child (ROLE_FETCHER, sv[1], extra, nextra, send_fetcher_config, &fc);
   close (sv[1]);
   close (pipe_fds[1]);
   if (script_sv[1] >= 0)

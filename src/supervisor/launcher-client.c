@@ -72,7 +72,7 @@ launcher_start (void)
     launcher_restart_ms = monotonic_ms () + LAUNCHER_RESTART_DELAY_MS;
     return;
   }
-  launcher_pid = start_child (ROLE_ARG_LAUNCHER, sv[1], NULL, 0, send_launcher_config, NULL);
+  launcher_pid = start_child (ROLE_LAUNCHER, sv[1], NULL, 0, send_launcher_config, NULL);
   close (sv[1]);
   if (launcher_pid == -1) {
     warn_errno ("starting the fetcher launcher (fetchers are started without "
@@ -319,7 +319,7 @@ launcher_fetcher_crashed (int sig)
 /* Make a config pipe, spawn the child with its peer socket and the pipe,
  * then write its configuration.  Returns the pid or -1. */
 pid_t
-start_child (const char *role_arg, int peer_fd, const int *extra, unsigned nextra,
+start_child (enum role_id id, int peer_fd, const int *extra, unsigned nextra,
              int (*send_config) (int fd, const void *arg), const void *arg)
 {
   int pipefd[2], fds[2 + 64];
@@ -333,10 +333,10 @@ start_child (const char *role_arg, int peer_fd, const int *extra, unsigned nextr
   for (i = 0; i < nextra; i++)
     fds[2 + i] = extra[i];
   pid = -1;
-  if (strcmp (role_arg, ROLE_ARG_FETCHER) == 0)
+  if (id == ROLE_FETCHER)
     pid = launcher_fork_fetcher (fds, 2 + nextra);
   if (pid == -1)
-    pid = spawn_child (role_arg, fds, 2 + nextra);
+    pid = spawn_child (id, fds, 2 + nextra);
   close (pipefd[0]);
   if (pid == -1) {
     close (pipefd[1]);

@@ -9,12 +9,13 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "roles.h"
 #include "supervisor.h"
 
 /* Make a config pipe, spawn the child with its peer socket and the pipe
  * (a fetcher through the launcher when it can), then write its
  * configuration with send_config (fd, arg).  Returns the pid or -1. */
-pid_t start_child (const char *role_arg, int peer_fd, const int *extra, unsigned nextra,
+pid_t start_child (enum role_id id, int peer_fd, const int *extra, unsigned nextra,
                    int (*send_config) (int fd, const void *arg), const void *arg);
 
 /* The first launcher, unless o says fetchers are exec'd; o is read from

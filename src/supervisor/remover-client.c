@@ -126,7 +126,7 @@ start_remover (const struct options *o, uid_t uid, gid_t gid)
   children_open_self ();
   if (pipe2 (fds, O_CLOEXEC) == -1)
     fatal_errno ("pipe for the file remover");
-  remover_pid = start_child (ROLE_ARG_REMOVER, fds[0], NULL, 0, send_remover_config,
+  remover_pid = start_child (ROLE_REMOVER, fds[0], NULL, 0, send_remover_config,
                              &to_remove);
   if (remover_pid == -1)
     fatal_errno ("cannot start the file remover");

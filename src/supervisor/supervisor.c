@@ -152,7 +152,7 @@ start_frontend (void)
   fetchers_alloc (&opt);
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
     fatal_errno ("socketpair");
-  frontend_pid = start_child (ROLE_ARG_FRONTEND, sv[1], fe_fds, nfe_fds,
+  frontend_pid = start_child (ROLE_FRONTEND, sv[1], fe_fds, nfe_fds,
                               send_frontend_config, &fc);
   if (frontend_pid == -1)
     fatal_errno ("starting the front-end");

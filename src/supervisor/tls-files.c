@@ -132,7 +132,7 @@ start_keyholder (pid_t *pid)
   extra[1] = tls_psk_fd >= 0 ? tls_psk_fd : null;     /* KEYHOLDER_FD_PSK */
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
     fatal_errno ("socketpair");
-  *pid = start_child (ROLE_ARG_KEYHOLDER, sv[1], extra, 2, send_keyholder_config, &kc);
+  *pid = start_child (ROLE_KEYHOLDER, sv[1], extra, 2, send_keyholder_config, &kc);
   if (*pid == -1)
     fatal_errno ("starting the key holder");
   close (sv[1]);

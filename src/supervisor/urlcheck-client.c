@@ -238,7 +238,7 @@ check_urls (struct options *o, bool change_user, uid_t uid, gid_t gid)
     fatal_errno ("cannot make the URL checker's sockets");
   fds[0] = sock[1];                 /* CHILD_FD_PEER: its answers */
   fds[1] = pipefd[0];               /* CHILD_FD_CONFIG: the URLs */
-  pid = spawn_child (ROLE_ARG_URL_CHECK, fds, 2);
+  pid = spawn_child (ROLE_URL_CHECK, fds, 2);
   if (pid == -1)
     fatal_errno ("cannot start the URL checker");
   close (sock[1]);
