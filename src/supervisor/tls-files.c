@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <sys/socket.h>
 
+#include "file-read.h"
 #include "launcher-client.h"
 #include "log.h"
 #include "tls-files.h"
@@ -36,37 +37,25 @@ static int tls_psk_fd = -1;           /* --tls-psk */
 static int
 read_tls_file (const char *name, bool required, char **text, uint32_t *len)
 {
-  char path[MAX_PATH_LENGTH + 1];
-  uint8_t *buf;
-  ssize_t n;
-  size_t got = 0;
-  int fd;
+  char path[MAX_PATH_LENGTH + 1], why[128], *buf;
+  size_t got;
 
   snprintf (path, sizeof path, "%s/%s", opt.tls_certificates, name);
-  fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  if (fd == -1) {
+  buf = file_read_regular (path, MAX_TLS_FILE_SIZE, &got, NULL, false, why, sizeof why);
+  if (buf == NULL) {
     if (errno == ENOENT && !required) {
       *text = (char *) "";
       *len = 0;
       return -1;
     }
-    fatal_errno ("--tls-certificates: cannot open %s", path);
+    if (errno == E2BIG)
+      fatal ("--tls-certificates: %s is larger than %u bytes: put only the "
+             "certificates needed there", path, MAX_TLS_FILE_SIZE);
+    fatal ("--tls-certificates: cannot read %s: %s", path, why);
   }
-  buf = malloc (MAX_TLS_FILE_SIZE + 1);
-  if (buf == NULL)
-    fatal_errno ("malloc");
-  while ((n = read (fd, buf + got, MAX_TLS_FILE_SIZE + 1 - got)) > 0)
-    got += (size_t) n;
-  if (n == -1)
-    fatal_errno ("--tls-certificates: reading %s", path);
-  close (fd);
-  if (got > MAX_TLS_FILE_SIZE)
-    fatal ("--tls-certificates: %s is larger than %u bytes: put only the "
-           "certificates needed there", path, MAX_TLS_FILE_SIZE);
   if (got == 0 || memchr (buf, '\0', got) != NULL)
     fatal ("--tls-certificates: %s is empty or not PEM text", path);
-  buf[got] = '\0';
-  *text = (char *) buf;
+  *text = buf;
   *len = (uint32_t) got;
   return 0;
 }
