@@ -1,18 +1,12 @@
 /*
  * nbdcurld.h: every limit, internal message type and shared structure.
  *
- * Three roles run as separate processes (see SECURITY.md):
- *   supervisor  command line, sockets, fork+exec of every child, --run,
- *               header-script= and cookie-script= (scripts.c)
- *   front-end   speaks NBD to every client (frontend.c, handshake.c,
- *               transmission.c)
- *   fetcher     one per client connection; turns requests into transfers
- *               (fetcher.c, fetcher-http.c, fetcher-direct.c,
- *               fetcher-transfer.c, web-reply.c, fetcher-file.c)
- *
- * They talk with one message format, struct ipc_header followed by exactly
- * payload_len bytes.  Each type below states the payload it carries; the
- * receiver checks the size exactly and ends the peer on anything else.
+ * The roles, their executables and process names are the table in
+ * roles.c, each role's code is in its folder of src/, and SECURITY.md
+ * says what each may do.  They talk with one message format, struct
+ * ipc_header followed by exactly payload_len bytes; each type below
+ * states the payload it carries, and ipc-table.c holds the form each
+ * type may have, which every receiver checks before anything else.
  */
 #ifndef NBDCURLD_H
 #define NBDCURLD_H
@@ -87,7 +81,7 @@
  * holds no one else's. */
 #define FETCHER_STARTS_PER_CPU    2u
 #define MIN_FETCHER_STARTS        4u
-/* Spare fetchers (supervisor.c): fetchers started ahead of need, one
+/* Spare fetchers (supervisor/spares.c): fetchers started ahead of need, one
  * export's each, that have done the first part of a start (a fork from
  * the launcher or an exec, the configuration, the sandbox; executed, 24
  * ms of CPU and 23 ms of a client's GO were measured, 100 connections one

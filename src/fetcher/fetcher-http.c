@@ -232,7 +232,7 @@ allowed_protocols (void)
   const struct fetcher_config *cfg = http.f->cfg;
   uint32_t p = cfg->flags & FETCHER_PROTO_ALL;
 
-  /* A proxy or a Unix socket carries HTTP only (supervisor.c refuses
+  /* A proxy or a Unix socket carries HTTP only (the supervisor's exports.c refuses
    * FTP URLs with them): no redirect to FTP either. */
   if (cfg->proxy[0] != '\0' || cfg->unix_socket_path[0] != '\0')
     p = (p == 0 ? FETCHER_PROTO_ALL : p) & (FETCHER_PROTO_HTTP | FETCHER_PROTO_HTTPS);

@@ -84,7 +84,7 @@ renew_stack_guard (void)
 }
 
 /* The fetcher's start: fds[0 .. nfds) become fds 3 .. 3 + nfds, as
- * spawn_child in supervisor.c places them for an exec'd fetcher. */
+ * spawn_child in supervisor/children.c places them for an exec'd fetcher. */
 __attribute__((noreturn, no_stack_protector)) static void
 become_fetcher (const int *fds, unsigned nfds)
 {

@@ -740,7 +740,7 @@ parse_protocols (const char *key, const char *list, uint32_t min, uint32_t max)
 
 /* http-version=: nbdkit's names (libcurl's CURL_HTTP_VERSION_*).  Whether
  * this libcurl speaks HTTP/2 or HTTP/3 is the URL checker's to say
- * (supervisor.c), as the supervisor has no libcurl. */
+ * (urlcheck-client.c), as the supervisor has no libcurl. */
 static int64_t
 parse_http_version (const char *key, const char *v, uint32_t min, uint32_t max)
 {
@@ -761,7 +761,7 @@ parse_http_version (const char *key, const char *v, uint32_t min, uint32_t max)
 }
 
 /* A proxy= URL: bounded, printable.  Its scheme, host and port are the
- * URL checker's to judge (supervisor.c); a password in it is refused
+ * URL checker's to judge (urlcheck-client.c); a password in it is refused
  * there. */
 static const char *
 text_proxy_url (const char *key, const char *v, uint32_t max)
@@ -814,7 +814,7 @@ text_unix_socket_path (const char *key, const char *v, uint32_t max)
   return v;
 }
 
-/* cookiefile=: the supervisor reads it at start (supervisor.c). */
+/* cookiefile=: the supervisor reads it at start (exports.c). */
 static const char *
 text_cookie_file (const char *key, const char *v, uint32_t max)
 {
