@@ -200,7 +200,7 @@ sandbox_seccomp (const char *role, const struct policy_rule *rules, size_t nrule
 
   /* x32 calls arrive with the x86_64 audit architecture.  libseccomp's
    * x86_64 filter already sends numbers with the x32 bit to the
-   * bad-architecture action (kill); tests/unit-seccomp.c checks that, so a
+   * bad-architecture action (kill); tests/unit/unit-seccomp.c checks that, so a
    * libseccomp that stopped doing it would fail the tests, not ship. */
 
   rc = seccomp_load (ctx);
