@@ -1,4 +1,5 @@
 /* roles.c: the table of roles (see roles.h). */
+#include <stdio.h>
 #include <string.h>
 
 #include "roles.h"
@@ -77,4 +78,16 @@ role_run (int argc, char **argv, int *status)
     return false;
   *status = r->entry ();
   return true;
+}
+
+int
+role_main (int argc, char **argv, const char *what, const char *exe_name)
+{
+  int status;
+
+  if (role_run (argc, argv, &status))
+    return status;
+  fprintf (stderr, "%s: this is nbdcurld's %s, started by nbdcurld itself: run nbdcurld "
+           "instead\n", argc > 0 ? argv[0] : exe_name, what);
+  return 1;
 }

@@ -62,6 +62,11 @@ const struct role *role_of_arg (const char *arg);
  * returned.  False when argv names no role of this executable. */
 bool role_run (int argc, char **argv, int *status);
 
+/* The main of an executable only the supervisor starts: role_run, or a
+ * word to whoever ran it by hand that nbdcurld is the program to run
+ * (what: "front-end"; exe_name when argv[0] is missing). */
+int role_main (int argc, char **argv, const char *what, const char *exe_name);
+
 /* The roles' entry points (role_run calls the ones its executable
  * has; the supervisor's main calls supervisor_main). */
 int supervisor_main (int argc, char **argv);

@@ -6,20 +6,11 @@
  * launcher that forks them (launcher.c), or at start the URL checker
  * (url-check.c).
  */
-#include <stdio.h>
-#include <string.h>
-
 #include "nbdcurld.h"
 #include "roles.h"
 
 int
 main (int argc, char **argv)
 {
-  int status;
-
-  if (role_run (argc, argv, &status))
-    return status;
-  fprintf (stderr, "%s: this is nbdcurld's fetcher, started by nbdcurld "
-           "itself: run nbdcurld instead\n", argc > 0 ? argv[0] : "nbdcurld-fetcher");
-  return 1;
+  return role_main (argc, argv, "fetcher", "nbdcurld-fetcher");
 }

@@ -111,6 +111,21 @@ expand_access_rules (uint32_t *n)
   return out;
 }
 
+/* Standard input and output on /dev/null: the client's (-s), now the
+ * front-end's, or the terminal a daemon leaves.  Standard error stays,
+ * for the log. */
+static void
+stdin_stdout_to_null (void)
+{
+  int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
+
+  if (null >= 0) {
+    dup2 (null, STDIN_FILENO);
+    dup2 (null, STDOUT_FILENO);
+    close (null);
+  }
+}
+
 static void
 start_frontend (void)
 {
@@ -166,15 +181,8 @@ start_frontend (void)
    * alive after it is gone. */
   sockets_close_all ();
   if (opt.single) {
-    int null;
-
     fetchers_check_data_pipe ();
-    null = open ("/dev/null", O_RDWR | O_CLOEXEC);
-    if (null >= 0) {
-      dup2 (null, STDIN_FILENO);
-      dup2 (null, STDOUT_FILENO);
-      close (null);
-    }
+    stdin_stdout_to_null ();
   }
 }
 
@@ -433,7 +441,6 @@ static void
 daemonize (void)
 {
   pid_t pid = fork ();
-  int null;
 
   if (pid == -1)
     fatal_errno ("fork");
@@ -442,12 +449,7 @@ daemonize (void)
   setsid ();
   if (chdir ("/") == -1)
     fatal_errno ("chdir /");
-  null = open ("/dev/null", O_RDWR | O_CLOEXEC);
-  if (null >= 0) {
-    dup2 (null, STDIN_FILENO);
-    dup2 (null, STDOUT_FILENO);
-    close (null);
-  }
+  stdin_stdout_to_null ();
 }
 
 static void

@@ -3,15 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "unit.h"
 #include "wire.h"
-
-static int tests, failures;
-
-#define CHECK(cond, name) do {                                  \
-    tests++;                                                    \
-    if (cond) printf ("ok %d - %s\n", tests, name);             \
-    else { printf ("not ok %d - %s\n", tests, name); failures++; } \
-  } while (0)
 
 int
 main (void)
