@@ -74,32 +74,27 @@
  * and at least MIN_FETCHER_STARTS: further requests wait their turn in
  * the front-end.  A fetcher's start is CPU work (a fork from the
  * launcher, or with --exec-fetchers an exec and libcurl's libraries, then
- * the sandbox); executed all at once, 256 of them starved the supervisor
- * that starts them, so the last started 11 s after the first (measured:
- * 256 clients at once, tests/load.py).  The slot is
- * given back before the fetcher opens its URL, so a slow web server
- * holds no one else's. */
+ * the sandbox); hundreds started at once starve the supervisor that
+ * starts them, and the last client waits for all the others (tests/load.py
+ * shows it).  The slot is given back before the fetcher opens its URL, so
+ * a slow web server holds no one else's. */
 #define FETCHER_STARTS_PER_CPU    2u
 #define MIN_FETCHER_STARTS        4u
 /* Spare fetchers (supervisor/spares.c): fetchers started ahead of need, one
  * export's each, that have done the first part of a start (a fork from
- * the launcher or an exec, the configuration, the sandbox; executed, 24
- * ms of CPU and 23 ms of a client's GO were measured, 100 connections one
- * after the other, tests/load.py's `serial` section) and wait, reading
- * nothing, for
- * IPC_FETCHER_OPEN.  The next client of that export gets one at once and
+ * the launcher or an exec, the configuration, the sandbox: most of a
+ * client's wait for GO, tests/load.py's `serial` section) and wait,
+ * reading nothing, for IPC_FETCHER_OPEN.  The next client of that export gets one at once and
  * a replacement starts.  A spare opens nothing before it is handed on, so
  * it holds no stale size or validator and no web connection.  At most
  * --spare-fetchers (at most MAX_SPARE_FETCHERS, never more than
  * --max-clients, none with -s) wait at once, over all exports.  None by
- * default: each costs about 2.8 MiB of PSS (1.4 MiB private, mostly the
- * loader's relocations of libcurl's libraries and OpenSSL's start, and
- * its share of their pages) and three of the supervisor's descriptors,
- * and the memory a copy takes is a promise (README, Performance: peak
- * PSS of all processes at most nbdkit's RSS; measured 9.6 MiB without
- * spares, 14.3 with one, 20.7 with four, nbdkit 9.9).  nbdcopy opens 4
- * connections at once where multi-conn is offered: 4 spares serve its
- * start. */
+ * default: each costs megabytes of PSS (mostly the loader's relocations
+ * of libcurl's libraries and OpenSSL's start) and three of the
+ * supervisor's descriptors, and the memory a copy takes is a promise (all
+ * processes together at most nbdkit's RSS; the benchmark's memory section
+ * measures it).  nbdcopy opens 4 connections at once where multi-conn is
+ * offered: 4 spares serve its start. */
 #define DEFAULT_SPARE_FETCHERS    0u
 #define MAX_SPARE_FETCHERS        32u
 /* When every spare's place is taken and a client comes for an export
@@ -111,8 +106,8 @@
  * nbdcurld-fetcher with libcurl and its 35 libraries loaded and started
  * once, that forks each fetcher (CLONE_PARENT: the fetcher is the
  * supervisor's child, reaped and signalled like any other).  A fork of it
- * costs about 1.8 ms of CPU where an exec of nbdcurld-fetcher costs 17.8
- * (perf stat, 50 runs), most of it the dynamic loader's relocations.
+ * costs a tenth of the CPU of an exec of nbdcurld-fetcher, most of which
+ * is the dynamic loader's relocations.
  * The price: fetchers forked from one launcher share its address-space
  * layout (SECURITY.md).  So a launcher forks at most
  * LAUNCHER_GENERATION_FETCHERS fetchers and is then replaced by a newly
@@ -127,8 +122,8 @@
 #define LAUNCHER_REPLY_TIMEOUT_MS 2000u
 /* A launcher that is starting (about 20 ms: its exec and libcurl's
  * start) is waited for this long before a fetcher is exec'd instead: the
- * exec would repeat its work beside it (measured at a copy's start: peak
- * PSS 16 MiB with both, 8.5 MiB with the launcher alone). */
+ * exec would repeat its work beside it, and a copy's start would hold
+ * both in memory. */
 #define LAUNCHER_START_WAIT_MS    500u
 /* A launcher that ends without being asked to is started again after
  * LAUNCHER_RESTART_DELAY_MS; after LAUNCHER_MAX_FAILURES such ends in a
@@ -278,9 +273,8 @@ static_assert (DATA_AREA_SIZE >= 2 * NBD_MAX_REQUEST_SIZE, "data area too small"
  * socket.  Reads through the data pipe hold their part without touching
  * it, so for them it only bounds the requests in flight.  The default is
  * what keeps a fetcher busy with coalesced reads on a loaded two-CPU
- * machine: less makes a sequential copy slower (measured with direct
- * reads, medians of 3: 16 MiB 1.12 s, 4 MiB 1.29 s, 1 MiB 1.48 s; see
- * README, Performance). */
+ * machine: less makes a sequential copy slower (the benchmark's copy
+ * section with --client-memory shows it). */
 #define DEFAULT_CLIENT_MEMORY     (16u * 1024 * 1024)
 #define MIN_CLIENT_MEMORY         DATA_AREA_CHUNK
 #define MAX_CLIENT_MEMORY         (DATA_AREA_SIZE / 2)
@@ -305,13 +299,12 @@ static_assert (DATA_AREA_SIZE % DATA_AREA_CHUNK == 0, "data area in chunks");
  * the data pipe; later reads wait in the queue.  Only the pipe's owner
  * moves data, so a body requested much earlier sits in its socket, where
  * the kernel may compact it into small pieces (which fill the pipe's
- * slots).  Measured on a 2 GiB copy, median of 5 interleaved runs, 4 and
- * 1 connections: 1 MiB 1.52 s and 2.27 s, 2 MiB 1.38 and 2.00, 4 MiB 1.35
- * and 1.68, 8 MiB 1.43 and 2.03, no limit 1.45 and 1.74.  Small random
- * reads never reach it. */
+ * slots).  Less starves the pipe, more lets bodies wait in sockets: the
+ * copy rows of the benchmark were fastest near 4 MiB, with one connection
+ * and with four.  Small random reads never reach it. */
 #define DIRECT_AHEAD_BYTES        (4u * 1024 * 1024)
 /* Fetcher: sizing direct reads to a distant link (fetcher-direct.c,
- * "Sizing"; issue 13).  The look-ahead above grows to DIRECT_AHEAD_GAIN
+ * "Sizing").  The look-ahead above grows to DIRECT_AHEAD_GAIN
  * x the measured rate x the round trip, DIRECT_AHEAD_MAX_BYTES at most
  * (MAX_CLIENT_MEMORY: a client never has more reads in flight), adjusted
  * every DIRECT_RATE_WINDOW_MS (and four round trips) of reads.  The
@@ -323,16 +316,11 @@ static_assert (DATA_AREA_SIZE % DATA_AREA_CHUNK == 0, "data area in chunks");
 /* Fetcher: direct reads over https (fetcher-direct.c, "TLS") read each
  * connection's records DIRECT_TLS_READ_BUFFER bytes at a time (OpenSSL's
  * read-ahead): one system call for many 16 KiB records instead of two
- * for each.  Measured with OpenSSL alone on loopback, 1 GiB from nginx:
- * 1.24 CPU seconds without read-ahead, 0.93 with 64 or 256 KiB.  In the
- * fetchers of a 1 GiB copy (strace -c), the buffer's size decides how
- * many calls a body takes, since a connection is read until it has
- * nothing: recvfrom 40400 with 64 KiB, 22500 with 128, 13500 with 256,
- * 8000 with 512, and polls 7700, 4100, 2800, 2000.  256 KiB: the
- * fetchers' CPU 6-18% below 64 KiB's in three interleaved A/B runs of a
- * 2 GiB copy, for at most 4 MiB per client with the default 16
- * connections (16 MiB at MAX_CONNECTIONS; a buffer is allocated once its
- * connection is read). */
+ * for each.  A connection is read until it has nothing, so the buffer's
+ * size decides how many calls a body takes: 256 KiB takes far fewer than
+ * 64 KiB, for at most 4 MiB per client with the default 16 connections
+ * (16 MiB at MAX_CONNECTIONS; a buffer is allocated once its connection
+ * is read). */
 #define DIRECT_TLS_READ_BUFFER    (256u * 1024)
 #define DIRECT_AHEAD_GAIN         4u
 #define DIRECT_RATE_WINDOW_MS     100u
