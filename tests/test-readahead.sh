@@ -48,6 +48,22 @@ elif mode in ("overlap", "gapped"):
         check(offset, count)
         n += 1
     print(n)
+elif mode == "depth3":
+    # 16 KiB reads in order with three in flight, each sent when one
+    # completes (a client such as qemu-img that overlaps a few reads).
+    count, inflight, n = 16384, [], 0
+    for offset in range(0, size, count):
+        buf = nbd.Buffer(count)
+        inflight.append((h.aio_pread(buf, offset), buf, offset))
+        n += 1
+        while len(inflight) >= 3 or (offset + count >= size and inflight):
+            h.poll(-1)
+            for item in list(inflight):
+                if h.aio_command_completed(item[0]):
+                    inflight.remove(item)
+                    if item[1].to_bytearray() != data[item[2]:item[2] + count]:
+                        sys.exit("depth3: wrong data at %d" % item[2])
+    print(n)
 elif mode == "random":
     rnd = random.Random(42)
     n = 200
@@ -140,9 +156,10 @@ echo "sequential: $reads reads, $n range requests"
 [ $((n * 20)) -le "$reads" ] ||
     fail "sequential: $n range requests for $reads reads (expected 20 times fewer)"
 
-# Queue depth 1 again, but each read overlaps the last or leaves a gap:
-# still a forward reader, read ahead.
-for mode in overlap gapped; do
+# Queue depth 1 again, but each read overlaps the last or leaves a gap,
+# and a reader that keeps three reads in flight: still forward readers,
+# read ahead.
+for mode in overlap gapped depth3; do
     cp www/seq.img www/$mode.img
     reads=$("$NBDCURLD" -r "$WEB_URL/good/$mode.img" --run "$PY reader.py $mode \"\$uri\" www/$mode.img")
     n=$(gets $mode)

@@ -337,18 +337,23 @@ static_assert (DATA_AREA_SIZE % DATA_AREA_CHUNK == 0, "data area in chunks");
  * a longer one fails that read. */
 /* Readahead (fetcher-readahead.c): a network fetcher keeps prefetched
  * ranges in its own memory, up to this many bytes (and no more than
- * --client-memory).  After READAHEAD_TRIGGER_READS reads that each
- * continue the last, windows are fetched ahead: the first
- * READAHEAD_MIN_WINDOW (or four reads' worth), each next twice the last,
- * up to READAHEAD_MAX_WINDOW and a quarter of the store; at most
- * READAHEAD_MAX_INFLIGHT prefetches at once, in at most
- * READAHEAD_MAX_SEGMENTS pieces. */
+ * --client-memory).  Once a reader reads forward (forward-reader.h),
+ * windows are fetched ahead: the first READAHEAD_MIN_WINDOW (or four
+ * reads' worth), each next twice the last, up to READAHEAD_MAX_WINDOW and
+ * what the store holds READAHEAD_MAX_INFLIGHT + 2 of; up to
+ * READAHEAD_MAX_INFLIGHT at once, each on its own web connection, so that
+ * a cap per connection or a long round trip does not hold the reader to
+ * one connection's rate; in at most READAHEAD_MAX_SEGMENTS pieces. */
 #define READAHEAD_MAX_BYTES       (16u * 1024 * 1024)
-#define READAHEAD_TRIGGER_READS   2u
 #define READAHEAD_MIN_WINDOW      (128u * 1024)
 #define READAHEAD_MAX_WINDOW      (4u * 1024 * 1024)
-#define READAHEAD_MAX_INFLIGHT    2u
+#define READAHEAD_MAX_INFLIGHT    4u
 #define READAHEAD_MAX_SEGMENTS    16u
+/* Readahead: a forward reader is read ahead while it keeps fewer than
+ * this many other reads in flight.  qemu-img keeps one, now and then up
+ * to six; nbdcopy keeps 64, and is served by coalescing and the direct
+ * path instead. */
+#define READAHEAD_MAX_CLIENT_READS 8u
 #define MAX_RESPONSE_HEADER_BYTES (16u * 1024)
 /* Fetcher: direct reads that may fill the data pipe before they are
  * complete (the server's data in small pieces; each goes to libcurl)

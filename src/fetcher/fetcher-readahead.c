@@ -7,13 +7,14 @@
  * each costs a whole HTTP round trip.  So the reads are watched
  * (forward-reader.c): once a read belongs to a forward run (reads that
  * move forward, each near what was asked before: exact successors,
- * overlaps and small gaps alike) and the client has no other read in
- * flight (a client with several in flight gains nothing from this), a
+ * overlaps and small gaps alike) and the client keeps few reads in
+ * flight (a client with many in flight gains nothing from this), a
  * read that misses the store fetches a window starting at its offset
  * instead of just itself, and waits for it; a read answered from the
- * store that leaves less than a window stored or coming past its run's
- * furthest byte fetches the next window.  Each new window is twice the
- * last, up to the store's quarter.  A read that belongs to no forward run
+ * store fetches the next windows, until READAHEAD_MAX_INFLIGHT windows
+ * are stored or coming past its run's furthest byte, each on its own web
+ * connection.  Each new window is twice the last, up to what the store
+ * holds READAHEAD_MAX_INFLIGHT + 2 of.  A read that belongs to no forward run
  * starts the window small again and fetches nothing ahead, so a random
  * reader pays nothing (its reads go out exactly as before).
  *
@@ -186,12 +187,13 @@ prefetch (uint64_t offset, uint32_t len, uint64_t keep_lo, uint64_t keep_hi)
   return s;
 }
 
-/* The largest window the store allows: two fit, one read while the
- * next is fetched; and what one range GET should carry at most. */
+/* The largest window the store allows: READAHEAD_MAX_INFLIGHT coming,
+ * and two more, the one being read and the one before it; and what one
+ * range GET should carry at most. */
 static uint32_t
 max_window (void)
 {
-  uint32_t w = ra.max / 4;
+  uint32_t w = ra.max / (READAHEAD_MAX_INFLIGHT + 2);
   return w < READAHEAD_MAX_WINDOW ? w : READAHEAD_MAX_WINDOW;
 }
 
@@ -210,17 +212,21 @@ next_window (uint32_t read_length)
   return w;
 }
 
-/* Is a read the only one the client has asked for and not been answered
- * (besides prefetches)?  A client that keeps several in flight is read
- * ahead already, by the coalescing of queued reads (start_read) and the
- * direct reads' splicing; windows through the store would only slow it. */
+/* Does the client keep few reads in flight?  Its reads besides the
+ * newest that are not answered yet: queued, fetched on their own, or
+ * waiting for the store.  A client that keeps many in flight (nbdcopy)
+ * is read ahead already, by the coalescing of queued reads (start_read)
+ * and the direct reads' splicing; windows through the store would only
+ * slow it.  One that keeps a few (qemu-img, now and then two or three)
+ * waits a round trip for each unless it is read ahead here. */
 static bool
-alone (void)
+few_in_flight (void)
 {
+  unsigned others = http.queue_len + (http.active - ra.fetching);
+
   for (unsigned i = 0; i < ra.nwaiters; i++)
-    if (ra.waiters[i].req.type == IPC_READ)
-      return false;
-  return http.queue_len == 0 && http.active == ra.fetching;
+    others += ra.waiters[i].req.type == IPC_READ;
+  return others < READAHEAD_MAX_CLIENT_READS;
 }
 
 /* The segments wholly behind the forward run of the newest read, further
@@ -256,11 +262,11 @@ observe (const struct fetcher_request *req)
 }
 
 /* Fetch ahead for the newest read?  Its run must be forward, and the
- * client must not be pipelining (see alone). */
+ * client must keep few reads in flight (see few_in_flight). */
 static bool
 sequential (void)
 {
-  return ra.verdict.forward && alone ();
+  return ra.verdict.forward && few_in_flight ();
 }
 
 /* The bytes of s that may be read now: all once complete; while it is
@@ -357,24 +363,33 @@ pipe_out (const struct fetcher_request *req)
   return true;
 }
 
-/* Keep the sequential reader ahead: when less than the next window is
- * stored or coming after its read, fetch it (so up to two windows are
- * ahead: a window takes longer to fetch than to read from here). */
+/* Keep the forward reader ahead: up to READAHEAD_MAX_INFLIGHT windows
+ * stored or coming past its furthest byte, fetched at once over as many
+ * web connections.  One at a time would hold the reader to what one
+ * connection brings, which a server's cap per connection or a long round
+ * trip keeps below what a reader such as qemu-img takes. */
 static void
-keep_ahead (uint64_t read_end, unsigned spare_transfers)
+keep_ahead (uint64_t frontier, unsigned spare_transfers)
 {
+  uint64_t keep_lo;
   bool fetching;
-  uint64_t have;
-  uint32_t w;
 
-  if (!sequential () || ra.fetching >= READAHEAD_MAX_INFLIGHT ||
-      free_transfers () <= spare_transfers || read_end >= http.f->size)
+  if (!sequential () || frontier >= http.f->size)
     return;
-  have = covered (read_end, http.f->size - read_end, &fetching);
-  if (have >= ra.window)
-    return;
-  w = next_window (0);
-  (void) prefetch (read_end + have, w, read_end, read_end + have);
+  /* What the run may still read again stays too. */
+  keep_lo = frontier - ra.verdict.run_start > FORWARD_MAX_DISTANCE
+          ? frontier - FORWARD_MAX_DISTANCE : ra.verdict.run_start;
+  /* Each pass starts a window or ends, and at most READAHEAD_MAX_INFLIGHT
+   * start (one that fails at once is not tried again here). */
+  for (unsigned pass = 0; pass < READAHEAD_MAX_INFLIGHT; pass++) {
+    uint64_t have = covered (frontier, http.f->size - frontier, &fetching);
+    uint64_t pos = frontier + have;
+    if (pos >= http.f->size || have >= (uint64_t) ra.window * READAHEAD_MAX_INFLIGHT ||
+        ra.fetching >= READAHEAD_MAX_INFLIGHT || free_transfers () <= spare_transfers)
+      return;
+    if (prefetch (pos, next_window (0), keep_lo, pos) == NULL || segment_at (pos) == NULL)
+      return;
+  }
 }
 
 enum outcome { ANSWERED, WAITING, FETCH };
@@ -402,8 +417,12 @@ try_read (struct fetcher_request *req, bool fresh)
     /* A sequential miss: fetch a window from here and wait for it.  A
      * transfer stays for the reads after it unless this is the only one. */
     uint32_t w = next_window (req->length);
-    if (w >= req->length && prefetch (req->offset, w, req->offset, req->offset) != NULL)
-      return segment_at (req->offset) != NULL ? WAITING : FETCH;
+    if (w >= req->length && prefetch (req->offset, w, req->offset, req->offset) != NULL) {
+      if (segment_at (req->offset) == NULL)
+        return FETCH;
+      keep_ahead (ra.verdict.frontier, 1);
+      return WAITING;
+    }
   }
   if (fetching)
     return WAITING;             /* the stored start is still coming */

@@ -80,21 +80,34 @@ slot_for_new_run (struct forward_reader *fr)
   return oldest;
 }
 
-/* The read [offset, end) continues r: count what it asks for past the
- * frontier.  A read that starts before the run (an overlap at its first
- * byte) moves its start back, so that the span stays what was asked. */
+/* The read [offset, end) continues r: count what it asks for.  A read
+ * that starts before the run (an overlap at its first byte) moves its
+ * start back, so that the span stays what was asked; one past the
+ * frontier moves the frontier.  What it asks for inside the span counts
+ * too, up to the span: a reader may leave a gap and fill it next (qemu-img
+ * reads a table ahead of the clusters before them).  Overlapping reads
+ * count some bytes twice, so asked is a little generous, never more than
+ * the span. */
 static void
 extend_run (struct forward_run *r, uint64_t offset, uint64_t end)
 {
+  uint64_t lo, hi;
+
   if (offset < r->start) {
     r->asked += (end < r->start ? end : r->start) - offset;
     r->start = offset;
   }
+  lo = offset > r->start ? offset : r->start;
+  hi = end < r->frontier ? end : r->frontier;
+  if (lo < hi)
+    r->asked += hi - lo;
   if (end > r->frontier) {
     r->asked += end - (offset > r->frontier ? offset : r->frontier);
     r->frontier = end;
     r->advances++;
   }
+  if (r->asked > r->frontier - r->start)
+    r->asked = r->frontier - r->start;
 }
 
 static bool
