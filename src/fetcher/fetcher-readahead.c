@@ -7,8 +7,8 @@
  * each costs a whole HTTP round trip.  So the reads are watched
  * (forward-reader.c): once a read belongs to a forward run (reads that
  * move forward, each near what was asked before: exact successors,
- * overlaps and small gaps alike) and the client keeps few reads in
- * flight (a client with many in flight gains nothing from this), a
+ * overlaps and small gaps alike) and the client keeps little in flight
+ * (a client with much in flight gains nothing from this), a
  * read that misses the store fetches a window starting at its offset
  * instead of just itself, and waits for it; a read answered from the
  * store fetches the next windows, until READAHEAD_MAX_INFLIGHT windows
@@ -79,6 +79,7 @@ static struct {
   /* Is the client reading forward, and where is it? */
   struct forward_reader reader;
   struct forward_verdict verdict;   /* of the newest read */
+  bool follow;                /* read ahead of it (sequential) */
   uint32_t window;            /* the next window's length, 0: none yet */
 } ra;
 
@@ -212,21 +213,25 @@ next_window (uint32_t read_length)
   return w;
 }
 
-/* Does the client keep few reads in flight?  Its reads besides the
- * newest that are not answered yet: queued, fetched on their own, or
- * waiting for the store.  A client that keeps many in flight (nbdcopy)
- * is read ahead already, by the coalescing of queued reads (start_read)
- * and the direct reads' splicing; windows through the store would only
- * slow it.  One that keeps a few (qemu-img, now and then two or three)
- * waits a round trip for each unless it is read ahead here. */
+/* Does the client keep little in flight besides its newest read (of
+ * length bytes)?  Its other reads not answered yet: queued, fetched on
+ * their own, or waiting for the store; their bytes are taken to be about
+ * as many as the newest's.  A client that keeps much in flight (nbdcopy,
+ * qemu-img converting a raw image: eight reads of 2 MiB) is read ahead
+ * already, by the coalescing of queued reads (start_read) and the direct
+ * reads' splicing; windows through the store would only slow it and
+ * fetch some bytes twice.  One that keeps one small read in flight, or a
+ * few (qemu-img converting a compressed qcow2), waits a round trip for
+ * each unless it is read ahead here. */
 static bool
-few_in_flight (void)
+little_in_flight (uint32_t length)
 {
   unsigned others = http.queue_len + (http.active - ra.fetching);
 
   for (unsigned i = 0; i < ra.nwaiters; i++)
     others += ra.waiters[i].req.type == IPC_READ;
-  return others < READAHEAD_MAX_CLIENT_READS;
+  return others < READAHEAD_MAX_CLIENT_READS &&
+         (uint64_t) others * length < READAHEAD_MAX_CLIENT_BYTES;
 }
 
 /* The segments wholly behind the forward run of the newest read, further
@@ -255,6 +260,7 @@ static void
 observe (const struct fetcher_request *req)
 {
   ra.verdict = forward_reader_observe (&ra.reader, req->offset, req->length);
+  ra.follow = ra.verdict.forward && little_in_flight (req->length);
   if (!ra.verdict.forward)
     ra.window = 0;              /* a jump or a random read: start small again */
   else
@@ -262,11 +268,11 @@ observe (const struct fetcher_request *req)
 }
 
 /* Fetch ahead for the newest read?  Its run must be forward, and the
- * client must keep few reads in flight (see few_in_flight). */
+ * client must have kept little in flight when it came (little_in_flight). */
 static bool
 sequential (void)
 {
-  return ra.verdict.forward && few_in_flight ();
+  return ra.follow;
 }
 
 /* The bytes of s that may be read now: all once complete; while it is
