@@ -297,11 +297,34 @@ def keyholder():
     yield 'empty-packet', bytes([3 | full]) + raw(b'')
 
 
+def forward_reader():
+    # Records as fuzz-forward-reader.c reads them.
+    def at(offset, length):
+        return b'\x00' + struct.pack('<QI', offset, length)
+
+    def after(distance, length):
+        return b'\x01' + struct.pack('<iH', distance, length)
+
+    def again(distance):
+        return b'\x02' + struct.pack('<h', distance)
+
+    yield 'sequential', at(0, 65536) + after(0, 65535) * 12
+    yield 'overlap-gap', at(1 << 30, 19456) + (after(-1024, 19456) + after(4096, 20480)) * 8
+    yield 'qcow2-start', at(0, 112) + at(196608, 8) + at(65536, 65536) + at(112, 8) + \
+        at(262144, 65536) + after(0, 512) + after(-1, 513) * 10
+    yield 'again', at(4096, 4096) + after(0, 4096) * 6 + again(-30000) + again(0) + after(0, 4096)
+    yield 'interleaved', b''.join(at(i * 65536, 65536) + at((1 << 40) + i * 65536, 65536)
+                                  for i in range(8))
+    yield 'top', b'\x03' + struct.pack('<II', 65536, 4096) + after(0, 4096) * 6 + \
+        b'\x03' + struct.pack('<II', 0, 1)
+
+
 HARNESSES = {
     'handshake': handshake, 'transmission': transmission,
     'fetcher-replies': fetcher_replies, 'fetcher-requests': fetcher_requests,
     'config': config, 'url-answer': url_answer, 'wire': wire,
     'web-reply': web_reply, 'direct-reply': direct_reply, 'keyholder': keyholder,
+    'forward-reader': forward_reader,
 }
 
 
