@@ -353,9 +353,10 @@ static_assert (DATA_AREA_SIZE % DATA_AREA_CHUNK == 0, "data area in chunks");
  * this many other reads in flight, of fewer bytes than this in all.
  * qemu-img converting a compressed qcow2 keeps one of about 20 KiB, now
  * and then up to six; converting a raw image, eight of 2 MiB; nbdcopy 64
- * of 256 KiB: those are served by coalescing and the direct path. */
+ * of 256 KiB, or with --requests=2 two of 512 KiB: those are served by
+ * coalescing and the direct path, without the store's copy. */
 #define READAHEAD_MAX_CLIENT_READS 8u
-#define READAHEAD_MAX_CLIENT_BYTES (1024u * 1024)
+#define READAHEAD_MAX_CLIENT_BYTES (256u * 1024)
 #define MAX_RESPONSE_HEADER_BYTES (16u * 1024)
 /* Fetcher: direct reads that may fill the data pipe before they are
  * complete (the server's data in small pieces; each goes to libcurl)
