@@ -41,23 +41,30 @@ refuse (char *why, size_t why_size, const char *fmt, ...)
   return -1;
 }
 
-/* Field order of struct ipc_header. */
 static int
 decode (const uint8_t *raw, struct ipc_header *h)
 {
   struct reader r;
+  uint16_t type, flags;
+  uint32_t payload_len, length, error;
+  uint64_t id, offset, area_offset;
 
   reader_init (&r, raw, IPC_HEADER_SIZE);
-  if (reader_get_u16_ne (&r, &h->type) == -1 ||
-      reader_get_u16_ne (&r, &h->flags) == -1 ||
-      reader_get_u32_ne (&r, &h->payload_len) == -1 ||
-      reader_get_u64_ne (&r, &h->id) == -1 ||
-      reader_get_u64_ne (&r, &h->offset) == -1 ||
-      reader_get_u32_ne (&r, &h->length) == -1 ||
-      reader_get_u32_ne (&r, &h->error) == -1 ||
-      reader_get_u64_ne (&r, &h->area_offset) == -1 ||
+  /* Field order of struct ipc_header. */
+  if (reader_get_u16_ne (&r, &type) == -1 ||
+      reader_get_u16_ne (&r, &flags) == -1 ||
+      reader_get_u32_ne (&r, &payload_len) == -1 ||
+      reader_get_u64_ne (&r, &id) == -1 ||
+      reader_get_u64_ne (&r, &offset) == -1 ||
+      reader_get_u32_ne (&r, &length) == -1 ||
+      reader_get_u32_ne (&r, &error) == -1 ||
+      reader_get_u64_ne (&r, &area_offset) == -1 ||
       reader_end (&r) == -1)
     return -1;
+  *h = (struct ipc_header) {
+    .type = type, .flags = flags, .payload_len = payload_len, .id = id, .offset = offset,
+    .length = length, .error = error, .area_offset = area_offset,
+  };
   return 0;
 }
 
