@@ -1,10 +1,13 @@
 /*
- * fetcher-http.h: private to the network fetcher: fetcher-http.c (libcurl:
- * opening the export, and reads of https, ftp and ftps) and
- * fetcher-direct.c (reads of plain http URLs spliced into the data pipe):
- * the transfers they share (fetcher-transfer.c).  Whether a reply is the
- * one asked for is neither's business but web-reply.c's, which both use.
- * Calls go one way: fetcher-http.c drives fetcher-direct.c, never back.
+ * fetcher-http.h: private to the network fetcher: the libcurl path
+ * (fetcher-http.c and the fetcher-http-*.c below it, sharing
+ * fetcher-curl.h: opening the export, and reads of https, ftp and ftps)
+ * and fetcher-direct.c (reads without libcurl, plain http ones spliced
+ * into the data pipe): the transfers they share (fetcher-transfer.c).
+ * Whether a reply is the one asked for is neither's business but
+ * web-reply.c's, which both use.  Calls go one way: the libcurl path
+ * drives fetcher-direct.c, which calls back only into
+ * fetcher-http-errors.c, which calls neither.
  */
 #ifndef NBDCURLD_FETCHER_HTTP_H
 #define NBDCURLD_FETCHER_HTTP_H
@@ -156,7 +159,7 @@ struct http_state {
 };
 extern struct http_state http;
 
-/* fetcher-http.c */
+/* fetcher-http-errors.c */
 /* libcurl's words what (for rc) about a server certificate that no CA we
  * trust signed, with the next step after them, in t->message; what
  * itself for any other failure. */
@@ -277,9 +280,10 @@ long retry_wait_ms (void);
 /* A read whose retry is due now (it starts through direct_start or
  * libcurl, as t->retry_direct and http.direct say), or NULL. */
 struct transfer *retry_take_due (void);
-/* fetcher-http.c: could a failed libcurl transfer or connection on easy
- * pass if tried again (RETRY_CAUSE_TRANSIENT), or not (a certificate
- * refused, a connection the sandbox refused: RETRY_CAUSE_FINAL)? */
+/* fetcher-http-errors.c: could a failed libcurl transfer or connection
+ * on easy pass if tried again (RETRY_CAUSE_TRANSIENT), or not (a
+ * certificate refused, a connection the sandbox refused:
+ * RETRY_CAUSE_FINAL)? */
 enum retry_cause fetcher_curl_cause (CURL *easy, CURLcode rc);
 /* Drop t's answered parts: t->offset and t->length become those of the
  * parts left (one at least). */

@@ -15,9 +15,10 @@
  * Requests are read without blocking (recv MSG_DONTWAIT) through one
  * buffer, so the HTTP backend can read new requests while its transfers
  * run; replies are written with blocking writes.  Every field of every
- * request is checked here, although the front-end checked it too: a
- * front-end that sends anything malformed is broken or compromised, and
- * this process ends (exit 1), which ends that one client's connection.
+ * request is checked (fetcher-request-parse.c), although the front-end
+ * checked it too: a front-end that sends anything malformed is broken or
+ * compromised, and this process ends (exit 1), which ends that one
+ * client's connection.
  */
 #include <assert.h>
 #include <errno.h>
@@ -35,6 +36,7 @@
 
 #include "config.h"
 #include "fetcher.h"
+#include "fetcher-request-parse.h"
 #include "ipc.h"
 #include "ipc-table.h"
 #include "log.h"
@@ -75,100 +77,18 @@ front_end_violation (const char *fmt, ...)
   exit (EXIT_FAILURE);
 }
 
-static const char *
-type_name (uint16_t type)
-{
-  switch (type) {
-  case IPC_READ: return "READ";
-  case IPC_WRITE: return "WRITE";
-  case IPC_FLUSH: return "FLUSH";
-  case IPC_CACHE: return "CACHE";
-  default: return "unknown";
-  }
-}
-
-/* Decode and check one request header, and point req->data at its part
- * of the data area (checked to lie inside it). */
+/* Decode and check one request header (fetcher-request-parse.c), and
+ * point req->data at its part of the data area. */
 static void
-parse_request (const struct fetcher *f, const uint8_t *raw, struct fetcher_request *req)
+take_request (const struct fetcher *f, const uint8_t *raw, struct fetcher_request *req)
 {
-  struct reader r;
-  uint16_t type, flags;
-  uint32_t payload_len, length, error;
-  uint64_t id, offset, area_offset;
-  uint16_t allowed_flags;
+  const struct fetcher_request_rules rules = {
+    .size = f->size, .can = f->can, .data_area = data_area,
+  };
+  char why[FETCHER_REQUEST_WHY_MAX];
 
-  reader_init (&r, raw, IPC_HEADER_SIZE);
-  /* Field order of struct ipc_header. */
-  if (reader_get_u16_ne (&r, &type) == -1 ||
-      reader_get_u16_ne (&r, &flags) == -1 ||
-      reader_get_u32_ne (&r, &payload_len) == -1 ||
-      reader_get_u64_ne (&r, &id) == -1 ||
-      reader_get_u64_ne (&r, &offset) == -1 ||
-      reader_get_u32_ne (&r, &length) == -1 ||
-      reader_get_u32_ne (&r, &error) == -1 ||
-      reader_get_u64_ne (&r, &area_offset) == -1 ||
-      reader_end (&r) == -1)
-    front_end_violation ("bad request header");   /* cannot happen: fixed size */
-
-  /* Its form (ipc-table.c): a request type, no error, no payload (data
-   * goes through the data area), FLUSH without a range, CACHE without a
-   * place in the area. */
-  {
-    const struct ipc_header h = {
-      .type = type, .flags = flags, .payload_len = payload_len, .id = id, .offset = offset,
-      .length = length, .error = error, .area_offset = area_offset,
-    };
-    const char *why = ipc_check (&h, 0, ROLE_FRONTEND, ROLE_FETCHER);
-    if (why != NULL)
-      front_end_violation ("a message of type %u with %s", type, why);
-  }
-
-  switch (type) {
-  case IPC_READ:
-  case IPC_CACHE:
-    allowed_flags = 0;
-    break;
-  case IPC_WRITE:
-    if (!(f->can & FETCHER_CAN_WRITE))
-      front_end_violation ("WRITE to a read-only export");
-    allowed_flags = (f->can & FETCHER_CAN_FUA) ? IPC_FLAG_FUA : 0;
-    break;
-  case IPC_FLUSH:
-    if (!(f->can & FETCHER_CAN_FLUSH))
-      front_end_violation ("FLUSH on an export that cannot flush");
-    allowed_flags = 0;
-    break;
-  default:
-    front_end_violation ("unknown message type %u", type);
-  }
-
-  if (flags & ~allowed_flags)
-    front_end_violation ("%s with unknown flags 0x%x", type_name (type), flags);
-  if (type != IPC_FLUSH) {
-    if (length < 1 || length > NBD_MAX_REQUEST_SIZE)
-      front_end_violation ("%s of %" PRIu32 " bytes (allowed: 1 to %u)",
-                           type_name (type), length, NBD_MAX_REQUEST_SIZE);
-    /* offset + length <= size, written so that nothing can overflow:
-     * size - offset is computed only once offset <= size. */
-    if (offset > f->size || length > f->size - offset)
-      front_end_violation ("%s of %" PRIu32 " bytes at offset %" PRIu64
-                           " is beyond the end (size %" PRIu64 ")",
-                           type_name (type), length, offset, f->size);
-  }
-  /* The data's place: inside the area, written so nothing can overflow
-   * (length <= NBD_MAX_REQUEST_SIZE < DATA_AREA_SIZE was checked). */
-  if (type != IPC_FLUSH && area_offset > DATA_AREA_SIZE - length)
-    front_end_violation ("%s of %" PRIu32 " bytes at data area offset %" PRIu64
-                         " is outside the area", type_name (type), length, area_offset);
-
-  req->type = type;
-  req->flags = flags;
-  req->id = id;
-  req->offset = offset;
-  req->length = length;
-  req->data = type == IPC_FLUSH || type == IPC_CACHE ? NULL : data_area + area_offset;
-  req->auth_retried = false;
+  if (fetcher_request_parse (&rules, raw, req, why, sizeof why) == -1)
+    front_end_violation ("%s", why);
 }
 
 /* Receive more bytes from the front-end into dst without blocking.
@@ -209,7 +129,7 @@ fetcher_next_request (struct fetcher *f, struct fetcher_request *req)
     ssize_t r;
 
     if (avail >= IPC_HEADER_SIZE) {
-      parse_request (f, input.buf + input.start, req);
+      take_request (f, input.buf + input.start, req);
       input.start += IPC_HEADER_SIZE;
       return 1;
     }
@@ -508,13 +428,43 @@ fetcher_sandbox (const struct fetcher *f)
   }
 }
 
+/* The data area: the supervisor sealed it against resizing; map it whole. */
+static void
+map_data_area (void)
+{
+  data_area = mmap (NULL, DATA_AREA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+                    CHILD_FD_DATA_AREA, 0);
+  if (data_area == MAP_FAILED)
+    fatal_errno ("mapping the data area");
+  close (CHILD_FD_DATA_AREA);
+}
+
+/* What f knows of its export from the configuration.  A URL that cannot
+ * be read fails the open at once. */
+static void
+describe_export (struct fetcher *f, const struct fetcher_config *cfg)
+{
+  char err[256];
+
+  f->cfg = cfg;
+  f->export_name = cfg->export_name;
+  f->log_url = url_for_log (cfg->url);
+  if (f->log_url == NULL)
+    fatal_errno ("malloc");
+  if (url_parse (cfg->url, &f->kind, &f->file_path, err, sizeof err) == -1) {
+    warn ("export \"%s\" (%s): %s", f->export_name, f->log_url, err);
+    send_control (&(struct ipc_header) { .type = IPC_FETCHER_OPENED, .error = EINVAL },
+                  NULL);
+    exit (EXIT_FAILURE);
+  }
+}
+
 int
 fetcher_main (void)
 {
   static struct fetcher_config cfg;
   static struct fetcher f;
   const struct fetcher_backend *backend;
-  char err[256];
 
   child_start (ROLE_FETCHER);
   config_recv_fetcher (CHILD_FD_CONFIG, &cfg);
@@ -537,24 +487,8 @@ fetcher_main (void)
       cfg.stall_timeout > MAX_TIMEOUT)
     fatal ("configuration: timeout out of range");
 
-  /* The supervisor sealed it against resizing; map it whole. */
-  data_area = mmap (NULL, DATA_AREA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-                    CHILD_FD_DATA_AREA, 0);
-  if (data_area == MAP_FAILED)
-    fatal_errno ("mapping the data area");
-  close (CHILD_FD_DATA_AREA);
-
-  f.cfg = &cfg;
-  f.export_name = cfg.export_name;
-  f.log_url = url_for_log (cfg.url);
-  if (f.log_url == NULL)
-    fatal_errno ("malloc");
-  if (url_parse (cfg.url, &f.kind, &f.file_path, err, sizeof err) == -1) {
-    warn ("export \"%s\" (%s): %s", f.export_name, f.log_url, err);
-    send_control (&(struct ipc_header) { .type = IPC_FETCHER_OPENED, .error = EINVAL },
-                  NULL);
-    exit (EXIT_FAILURE);
-  }
+  map_data_area ();
+  describe_export (&f, &cfg);
   take_data_pipe (&f);
   take_ca_bundle (&cfg);
   backend = f.kind == URL_FILE ? &fetcher_file_backend : &fetcher_http_backend;

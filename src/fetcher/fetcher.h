@@ -1,6 +1,7 @@
 /*
- * fetcher.h: private to the fetcher role (fetcher.c, fetcher-file.c,
- * fetcher-http.c).
+ * fetcher.h: private to the fetcher role (fetcher.c and its request
+ * parser fetcher-request-parse.c, fetcher-file.c, and the network
+ * fetcher's files under fetcher-http.h).
  *
  * The fetcher has two peers:
  *   front-end   fd CHILD_FD_PEER, SOCK_STREAM: IPC_READ, IPC_WRITE and
@@ -8,14 +9,15 @@
  *               IPC_REPLY out.
  *               Untrusted: every request is checked here again.
  *   the export  a local file (fetcher-file.c) or a web/FTP server
- *               (fetcher-http.c).  Untrusted: every reply is checked.
+ *               (fetcher-http.c, fetcher-direct.c).  Untrusted: every
+ *               reply is checked.
  *   supervisor  with header-script= or cookie-script= only: the script
  *               channel, fd CHILD_FD_SCRIPTS (fetcher-script.c)
  *
  * fetcher.c owns the role's main, the configuration, the request reader
- * and its validation, and sending replies; a backend only opens its export
- * and serves requests that are already known to be well formed and in
- * bounds.
+ * (its validation: fetcher-request-parse.c), and sending replies; a
+ * backend only opens its export and serves requests that are already
+ * known to be well formed and in bounds.
  */
 #ifndef NBDCURLD_FETCHER_H
 #define NBDCURLD_FETCHER_H

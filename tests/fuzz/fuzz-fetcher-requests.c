@@ -1,10 +1,13 @@
 /*
  * fuzz-fetcher-requests: the fetcher's reading of requests from the
- * front-end (fetcher_next_request and parse_request in src/fetcher/fetcher.c).
+ * front-end (fetcher_next_request in src/fetcher/fetcher.c, over the
+ * checks of fetcher_request_parse in src/fetcher/fetcher-request-parse.c,
+ * which tests/unit/unit-fetcher-request-parse.c tests case by case).
  *
  * fetcher.c is compiled into this file, so that its static input buffer
  * can be emptied between inputs and its exit() (a front-end that breaks
- * the rules ends the fetcher, on purpose) returns here instead.
+ * the rules ends the fetcher, on purpose) returns here instead; the
+ * parser is linked as it is.
  *
  * Input: the export's size (a choice of interesting ones), what it can do
  * (FETCHER_CAN_*), then the bytes the front-end sends, read through a
