@@ -208,7 +208,7 @@ wait_for_part (struct transfer *t)
 }
 
 /* Is the pipe full of nothing but the owner's own unannounced bytes?
- * Then it can never drain (see the top of the file). */
+ * Then it can never drain (see fetcher-direct.c, at its top). */
 static bool
 pipe_stuck (const struct transfer *t)
 {

@@ -93,8 +93,8 @@ direct_to_libcurl (struct transfer *t, const char *why, bool just_this_read)
   t->dstate = DIRECT_HANDED;
 }
 
-/* This server's replies are not the plain case (see the top of the
- * file): this read and every later one go to libcurl. */
+/* This server's replies are not the plain case (direct-head-parse.h):
+ * this read and every later one go to libcurl. */
 void
 direct_give_up (struct transfer *t, const char *why)
 {

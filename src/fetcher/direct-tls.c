@@ -78,7 +78,7 @@ tls_connect (struct transfer *t)
     curl_easy_setopt (easy, CURLOPT_ERRORBUFFER, t->errbuf) == CURLE_OK &&
     curl_easy_setopt (easy, CURLOPT_HEADERDATA, t) == CURLE_OK &&
     curl_easy_setopt (easy, CURLOPT_WRITEDATA, t) == CURLE_OK &&
-    /* The connect deadline is this file's (set_deadline). */
+    /* The connect deadline is the direct path's (set_deadline). */
     curl_easy_setopt (easy, CURLOPT_TIMEOUT_MS, 0L) == CURLE_OK &&
     (!tls_read_ahead_possible () ||
      curl_easy_setopt (easy, CURLOPT_SSL_CTX_FUNCTION, tls_context) == CURLE_OK) &&

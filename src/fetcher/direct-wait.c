@@ -125,6 +125,62 @@ direct_wait_fds (struct curl_waitfd *fds, unsigned max, long *timeout_ms)
   return n;
 }
 
+/* Is t's socket among the descriptors a wait found ready? */
+static bool
+sock_ready (const struct transfer *t, const struct curl_waitfd *fds, unsigned n)
+{
+  unsigned j;
+
+  for (j = 0; j < n; j++)
+    if (fds[j].fd == t->sock && fds[j].revents != 0)
+      return true;
+  return false;
+}
+
+/* A read in the owner queue is polled only with its part all here
+ * (start_waiting): it may go before an owner whose server is slow. */
+static void
+queued_ready (struct transfer *t)
+{
+  if (!part_here (t)) {
+    /* Readable without its part: the server closed or reset the
+     * connection.  Polled no more (it would be ready for ever); its turn
+     * finds out. */
+    (void) set_wake_mark (t, 1);
+    t->wake_on_part = false;
+  }
+  else
+    run_owners ();
+}
+
+/* One slot after a wait: past its deadline, or its descriptor ready. */
+static void
+slot_progress (struct transfer *t, const struct curl_waitfd *fds, unsigned n, uint64_t now)
+{
+  if (tls_connecting_slot (t)) {
+    if (now >= t->deadline_ms)
+      (void) deadline_passed (t, now);
+    return;
+  }
+  if (!t->direct || t->sock < 0)
+    return;
+  if (t->dstate == DIRECT_QUEUED) {
+    if (sock_ready (t, fds, n))
+      queued_ready (t);
+    return;
+  }
+  if (now >= t->deadline_ms &&
+      !(t->dstate == DIRECT_BODY && direct.owner_wants_pipe && !t->to_area) &&
+      !deadline_passed (t, now))
+    return;
+  if (!sock_ready (t, fds, n))
+    return;
+  if (t->dstate == DIRECT_BODY && !t->to_area)
+    run_owners ();
+  else
+    step (t);
+}
+
 void
 direct_progress (const struct curl_waitfd *fds, unsigned n)
 {
@@ -138,48 +194,8 @@ direct_progress (const struct curl_waitfd *fds, unsigned n)
   /* Reads past their deadline (checked first, so that a server sending
    * a little all the time cannot keep it from coming), then reads whose
    * descriptor is ready. */
-  for (i = 0; i < http.f->cfg->connections; i++) {
-    struct transfer *t = &http.pool[i];
-    bool ready = false;
-
-    if (tls_connecting_slot (t)) {
-      if (now >= t->deadline_ms)
-        (void) deadline_passed (t, now);
-      continue;
-    }
-    if (!t->direct || t->sock < 0)
-      continue;
-    if (t->dstate == DIRECT_QUEUED) {
-      /* Polled only with its part all here (start_waiting): it may
-       * go before an owner whose server is slow. */
-      for (j = 0; j < n; j++)
-        if (fds[j].fd == t->sock && fds[j].revents != 0) {
-          if (!part_here (t)) {
-            /* Readable without its part: the server closed or reset
-             * the connection.  Polled no more (it would be ready for
-             * ever); its turn finds out. */
-            (void) set_wake_mark (t, 1);
-            t->wake_on_part = false;
-          }
-          else
-            run_owners ();
-        }
-      continue;
-    }
-    if (now >= t->deadline_ms &&
-        !(t->dstate == DIRECT_BODY && direct.owner_wants_pipe && !t->to_area) &&
-        !deadline_passed (t, now))
-      continue;
-    for (j = 0; j < n; j++)
-      if (fds[j].fd == t->sock && fds[j].revents != 0)
-        ready = true;
-    if (ready) {
-      if (t->dstate == DIRECT_BODY && !t->to_area)
-        run_owners ();
-      else
-        step (t);
-    }
-  }
+  for (i = 0; i < http.f->cfg->connections; i++)
+    slot_progress (&http.pool[i], fds, n, now);
   for (j = 0; j < n; j++)
     if (fds[j].fd == fetcher_pipe_fd && fds[j].revents != 0)
       run_owners ();
