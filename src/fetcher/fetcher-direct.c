@@ -18,7 +18,7 @@
  *     GET path HTTP/1.1, Host, User-Agent, Range, If-Match or
  *     If-Unmodified-Since
  * The reply's header section is read into one bounded buffer and parsed
- * line by line; the checker of libcurl's replies decides whether it is
+ * line by line (direct-head-parse.c); the checker of libcurl's replies decides whether it is
  * the range asked for (web-reply.c), and on top of that Content-Length
  * must be exactly the range's length.  Anything this
  * parser does not handle (chunked or other transfer codings, no
@@ -113,8 +113,9 @@ direct_start (struct transfer *t)
   /* The parts are all of one kind (start_read): the first says which. */
   t->to_area = direct.tls || t->parts[0].length > fetcher_pipe_read_max;
   if (t->head == NULL) {
-    /* Grown when a reply needs more (step): most header sections
-     * fit, and sixteen slots' worth of 16 KiB would be touched memory. */
+    /* Grown when a reply needs more (receive_headers): most header
+     * sections fit, and sixteen slots' worth of 16 KiB would be touched
+     * memory. */
     t->head_cap = HEADER_READ_STEP;
     t->head = malloc (t->head_cap);
     if (t->head == NULL)
