@@ -1,12 +1,15 @@
 /*
  * fuzz-direct-reply: the direct read path's reading of a web server's
- * replies (src/fetcher/fetcher-direct.c): the header section read from the
- * socket (header_section_end, parse_header_section, headers_done, interim
- * replies), then the body moved into the data pipe, over kept-alive
- * connections that serve one read after another, with the server's bytes
- * arriving in segments the input cuts.
+ * replies (src/fetcher/fetcher-direct.c and the direct-*.c beside it): the
+ * header section read from the socket (header_section_end,
+ * parse_header_section, headers_done, interim replies), then the body
+ * moved into the data pipe, over kept-alive connections that serve one
+ * read after another, with the server's bytes arriving in segments the
+ * input cuts.
  *
- * fetcher-direct.c is compiled into this file, driven through its entry
+ * The direct path's files are compiled into this file (but its header
+ * parser, direct-head-parse.c, which has nothing to stand in for and is
+ * linked), driven through its entry
  * points as fetcher-http.c's loop drives them (direct_prepare, then
  * direct_start per read, direct_wait_fds, a poll, direct_progress,
  * direct_take_handed), with fetcher-transfer.c and web-reply.c as they
@@ -50,7 +53,7 @@
  * body is the other version's bytes (every byte differs from the
  * object's): a client must refuse it.
  *
- * Checked, against this model and not fetcher-direct.c's code:
+ * Checked, against this model and not the direct path's code:
  *   - every read ends exactly once: all its bytes announced in the pipe,
  *     EIO, or handed to libcurl (then with its offset, length and parts
  *     being exactly what is left of it);
@@ -114,7 +117,7 @@ static CURLcode fuzz_easy_recv (CURL *easy, void *buf, size_t len, size_t *n);
 #define curl_easy_setopt(easy, option, ...) ((void) (easy), (void) (__VA_ARGS__), CURLE_OK)
 #endif
 
-/* The clock fetcher-direct.c reads: moved by the harness only. */
+/* The clock the direct path reads: moved by the harness only. */
 static uint64_t fake_ms;
 static int
 fuzz_clock_gettime (clockid_t clock, struct timespec *ts)
@@ -155,6 +158,13 @@ fuzz_getinfo (CURL *easy, CURLINFO info, void *arg)
 #undef curl_easy_getinfo
 #define curl_easy_getinfo(easy, info, arg) fuzz_getinfo ((easy), (info), (arg))
 #include "fetcher-direct.c"
+#include "direct-body.c"
+#include "direct-conn.c"
+#include "direct-fail.c"
+#include "direct-prepare.c"
+#include "direct-sizing.c"
+#include "direct-tls.c"
+#include "direct-wait.c"
 #undef clock_gettime
 #undef curl_easy_getinfo
 
