@@ -26,6 +26,7 @@ no_keys (struct fetch_settings *k)
              CURL_KEY_SKIP, CURL_KEY_SKIP)
 }
 
+/* The options before any is taken: what a line that gives none gets. */
 void
 options_defaults (struct options *o)
 {
@@ -272,6 +273,8 @@ check_listening (const struct options *o)
     usage_error ("-4 and -6 choose TCP addresses: not with -U or -s");
 }
 
+/* Once every option is taken, in this order (which decides the message
+ * a line with several problems gets). */
 void
 options_check (struct parse_state *p)
 {
