@@ -1,5 +1,5 @@
 /*
- * supervisor.h: the supervisor's view of the command line (options.c):
+ * supervisor.h: the supervisor's view of the command line (options*.c):
  * the parsed options, which supervisor.c holds and its other files read
  * (after the start's steps that fill them in: urlcheck-client.c,
  * exports.c).
@@ -16,7 +16,8 @@
 
 /* nbdkit curl parameters (key=value) for one export, or for all when
  * given before the first --export: a field per key (curl-keys.h), NULL,
- * 0 or -1 when not given, and then the long options decide (options.c). */
+ * 0 or -1 when not given, and then the long options decide
+ * (options-check.c). */
 #define SETTING_TEXT(name, field, check, max, fallback, sent, conf, help) const char *field;
 #define SETTING_NUMBER(name, field, parse, min, max, fallback, help) uint32_t field;
 #define SETTING_CHOICE(name, field, parse, min, max, fallback, help) int64_t field;
@@ -125,7 +126,7 @@ struct options {
 };
 
 /* Why a header line (header=, a header-script's) is refused, or NULL
- * (options.c). */
+ * (options-nbdkit.c). */
 const char *header_line_problem (const char *line);
 
 /* Parse argv into o; prints a message and exits 1 on any usage error,
