@@ -78,6 +78,12 @@
 #include "clock.h"
 #include "config-build.h"
 #include "fetcher-http.h"
+#include "fetcher-wire.h"
+#include "ipc-messages.h"
+#include "limits-direct.h"
+#include "limits-reply.h"
+#include "limits-strings.h"
+#include "limits-transfer.h"
 #include "web-reply.h"
 #include "wire.h"
 

@@ -31,9 +31,15 @@
 
 #include <curl/curl.h>
 
+#include "child-fds.h"
 #include "clock.h"
 #include "config-build.h"
 #include "fetcher-http.h"
+#include "fetcher-wire.h"
+#include "ipc-messages.h"
+#include "limits-reply.h"
+#include "limits-transfer.h"
+#include "limits-web.h"
 
 static size_t
 header_callback (char *buffer, size_t size, size_t nitems, void *opaque)

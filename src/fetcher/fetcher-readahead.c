@@ -41,6 +41,8 @@
 #include <sys/uio.h>
 
 #include "fetcher-http.h"
+#include "ipc-messages.h"
+#include "limits-readahead-windows.h"
 
 enum segment_state { SEG_FREE, SEG_FETCHING, SEG_READY };
 

@@ -33,13 +33,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "child.h"
+#include "child-fds.h"
 #include "config.h"
+#include "data-path.h"
 #include "fetcher.h"
+#include "fetcher-wire.h"
 #include "ipc.h"
+#include "ipc-messages.h"
 #include "ipc-table.h"
+#include "limits-nbd.h"
+#include "limits-web.h"
 #include "log.h"
+#include "roles.h"
 #include "sandbox.h"
-#include "nbdcurld.h"
 #include "url.h"
 #include "wire.h"
 

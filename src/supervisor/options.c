@@ -14,11 +14,22 @@
 #include <unistd.h>
 
 #include "config-build.h"
+#include "access-rules.h"
 #include "conffile.h"
 #include "config.h"
+#include "data-path.h"
+#include "fetcher-wire.h"
+#include "keyholder-wire.h"
+#include "limits-nbd.h"
+#include "limits-server.h"
+#include "limits-spares.h"
+#include "limits-strings.h"
+#include "limits-transfer.h"
+#include "limits-web.h"
 #include "log.h"
 #include "secret.h"
 #include "supervisor.h"
+#include "tls-modes.h"
 
 enum {
   OPT_EXPORT = 256, OPT_EXPORT_RO, OPT_DESCRIPTION, OPT_RUN, OPT_EXIT_WITH_PARENT,
