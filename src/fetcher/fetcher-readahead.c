@@ -2,16 +2,19 @@
  * fetcher-readahead.c: the network fetcher's prefetch store: readahead
  * for sequential readers, and NBD_CMD_CACHE (IPC_CACHE).
  *
- * A reader at queue depth 1 (dd, a booting VM) asks for one small range
- * at a time; without this each costs a whole HTTP round trip.  So the
- * reads are watched: after READAHEAD_TRIGGER_READS reads that each start
- * where the last ended, each asked for once the one before was answered
- * (a client with several reads in flight gains nothing from this), a read that misses the store fetches a window
- * starting at its offset instead of just itself, and waits for it; a read
- * answered from the store that comes near the end of what is stored or
- * coming fetches the next window.  Each new window is twice the last, up
- * to the store's quarter.  A read anywhere else ends the run: the window
- * starts small again and nothing more is fetched ahead, so a random
+ * A reader at queue depth 1 (dd, a booting VM, qemu-img converting a
+ * compressed qcow2) asks for one small range at a time; without this
+ * each costs a whole HTTP round trip.  So the reads are watched
+ * (forward-reader.c): once a read belongs to a forward run (reads that
+ * move forward, each near what was asked before: exact successors,
+ * overlaps and small gaps alike) and the client has no other read in
+ * flight (a client with several in flight gains nothing from this), a
+ * read that misses the store fetches a window starting at its offset
+ * instead of just itself, and waits for it; a read answered from the
+ * store that leaves less than a window stored or coming past its run's
+ * furthest byte fetches the next window.  Each new window is twice the
+ * last, up to the store's quarter.  A read that belongs to no forward run
+ * starts the window small again and fetches nothing ahead, so a random
  * reader pays nothing (its reads go out exactly as before).
  *
  * The store is a few segments in the fetcher's own memory, at most
@@ -31,8 +34,9 @@
  * A read is answered from the store by copying into its place in the
  * data area; a read whose start is stored but not its end gets the stored
  * part copied and fetches the rest through libcurl into the data area.
- * A segment is freed once reads took as many bytes as it holds; when room
- * is needed, the oldest complete segments go first.
+ * A segment is freed once its run's reads have moved further past it than
+ * a read that continues the run may start back; when room is needed, the
+ * oldest complete segments go first.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -41,6 +45,7 @@
 #include <sys/uio.h>
 
 #include "fetcher-http.h"
+#include "forward-reader.h"
 #include "ipc-messages.h"
 #include "limits-readahead-windows.h"
 
@@ -51,7 +56,6 @@ struct ra_segment {
   uint64_t offset;
   uint32_t length;
   uint64_t serial;            /* when made: the oldest is evicted first */
-  uint64_t taken;             /* bytes copied out: at length, it is freed */
   uint32_t arrived;           /* fetching: body bytes in data, from a reply
                                  that passed its checks */
   uint8_t *data;              /* length bytes (malloc'd) */
@@ -73,9 +77,9 @@ static struct {
   unsigned fetching;          /* segments in flight */
   struct waiter waiters[QUEUE_SIZE];
   unsigned nwaiters;
-  /* The sequential run: reads that each started where the last ended. */
-  uint64_t run_start, run_end;
-  unsigned run_reads;
+  /* Is the client reading forward, and where is it? */
+  struct forward_reader reader;
+  struct forward_verdict verdict;   /* of the newest read */
   uint32_t window;            /* the next window's length, 0: none yet */
 } ra;
 
@@ -83,6 +87,7 @@ void
 readahead_init (uint32_t max)
 {
   ra.max = max;
+  forward_reader_init (&ra.reader);
 }
 
 static unsigned
@@ -175,7 +180,6 @@ prefetch (uint64_t offset, uint32_t len, uint64_t keep_lo, uint64_t keep_hi)
   s->offset = offset;
   s->length = len;
   s->serial = ++ra.serial;
-  s->taken = 0;
   s->arrived = 0;
   ra.used += len;
   ra.fetching++;
@@ -221,36 +225,44 @@ alone (void)
   return http.queue_len == 0 && http.active == ra.fetching;
 }
 
-/* Watch a new read: is it part of a sequential run? */
+/* The segments wholly behind the forward run of the newest read, further
+ * back than any read that continues the run may start: they will not be
+ * read again, and go before they are evicted.  (Not by counting the bytes
+ * read out of them: a reader whose reads overlap reads some twice, and
+ * one that leaves gaps never reads them all.) */
 static void
-observe (const struct fetcher_request *req)
+release_behind (void)
 {
-  uint64_t end = req->offset + req->length;
+  uint64_t lo = ra.verdict.run_start, hi;
 
-  if (!alone ()) {
-    ra.run_reads = 0;           /* a pipelining client: no readahead */
-    ra.window = 0;
-  }
-  else if (ra.run_reads > 0 && req->offset == ra.run_end) {
-    ra.run_reads++;
-    ra.run_end = end;
-  }
-  else if (ra.run_reads > 0 && req->offset >= ra.run_start && end <= ra.run_end) {
-    /* Inside the run (a read handed back by the direct path): neither
-     * breaks it nor moves it on. */
-  }
-  else {
-    ra.run_start = req->offset;
-    ra.run_end = end;
-    ra.run_reads = 1;
-    ra.window = 0;
+  if (ra.verdict.frontier - lo <= FORWARD_MAX_DISTANCE)
+    return;
+  hi = ra.verdict.frontier - FORWARD_MAX_DISTANCE;
+  for (unsigned i = 0; i < READAHEAD_MAX_SEGMENTS; i++) {
+    struct ra_segment *s = &ra.seg[i];
+    if (s->state == SEG_READY && s->offset >= lo && s->length <= hi - lo &&
+        s->offset - lo <= hi - lo - s->length)
+      segment_free (s);
   }
 }
 
+/* Watch a new read: does it belong to a forward run? */
+static void
+observe (const struct fetcher_request *req)
+{
+  ra.verdict = forward_reader_observe (&ra.reader, req->offset, req->length);
+  if (!ra.verdict.forward)
+    ra.window = 0;              /* a jump or a random read: start small again */
+  else
+    release_behind ();
+}
+
+/* Fetch ahead for the newest read?  Its run must be forward, and the
+ * client must not be pipelining (see alone). */
 static bool
 sequential (void)
 {
-  return ra.run_reads > READAHEAD_TRIGGER_READS;
+  return ra.verdict.forward && alone ();
 }
 
 /* The bytes of s that may be read now: all once complete; while it is
@@ -299,19 +311,6 @@ piece (uint64_t pos, uint64_t end, uint64_t *in, uint64_t *take)
   return s;
 }
 
-/* Count a piece as read; free its segment once read through (a byte
- * read twice counts twice: then it goes a little early, and is fetched
- * again if it is read once more). */
-static void
-consume (struct ra_segment *s, uint64_t take)
-{
-  s->taken += take;
-  /* Never while it is fetched: its transfer writes into it
-   * (readahead_finished frees it then). */
-  if (s->taken >= s->length && s->state == SEG_READY)
-    segment_free (s);
-}
-
 /* Copy [offset, offset + n) from the store to dst. */
 static void
 copy_out (uint8_t *dst, uint64_t offset, uint64_t n)
@@ -322,7 +321,6 @@ copy_out (uint8_t *dst, uint64_t offset, uint64_t n)
     struct ra_segment *s = piece (pos, end, &in, &take);
     memcpy (dst + (pos - offset), s->data + in, take);
     pos += take;
-    consume (s, take);
   }
 }
 
@@ -357,8 +355,6 @@ pipe_out (const struct fetcher_request *req)
       fetcher_pipe_discard ((uint32_t) r);
     return false;
   }
-  for (pos = req->offset; pos < end; pos += take)
-    consume (piece (pos, end, &in, &take), take);
   fetcher_reply_piped (req->id);
   return true;
 }
@@ -401,7 +397,7 @@ try_read (struct fetcher_request *req, bool fresh)
       fetcher_reply (req->id, 0);
     }
     if (fresh)
-      keep_ahead (req->offset + req->length, 0);
+      keep_ahead (ra.verdict.frontier, 0);
     return ANSWERED;
   }
   if (have == 0 && fresh && sequential () && ra.fetching < READAHEAD_MAX_INFLIGHT) {
@@ -552,8 +548,6 @@ readahead_finished (struct ra_segment *s, const char *why)
   ra.fetching--;
   if (why == NULL) {
     s->state = SEG_READY;
-    if (s->taken >= s->length)
-      segment_free (s);         /* read through while it came */
     return;
   }
   warn ("export \"%s\" (%s): readahead of %" PRIu32 " bytes at offset %" PRIu64
@@ -567,7 +561,6 @@ readahead_finished (struct ra_segment *s, const char *why)
   }
   segment_free (s);
   /* A failing server: start small again. */
-  ra.run_reads = 0;
   ra.window = 0;
 }
 
