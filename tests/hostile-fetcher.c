@@ -41,10 +41,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "child-fds.h"
 #include "config.h"
+#include "data-path.h"
 #include "ipc.h"
+#include "ipc-messages.h"
 #include "log.h"
-#include "nbdcurld.h"
+#include "script-values.h"
 
 #define HOSTILE_EXPORT_SIZE (1024u * 1024)
 

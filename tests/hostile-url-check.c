@@ -21,8 +21,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "nbdcurld.h"
+#include "ipc-messages.h"
 #include "url.h"
+#include "url-check-wire.h"
 
 void hostile_url_answer (const char *mode, struct ipc_header *h, uint8_t *buf,
                          size_t *len, size_t cap);

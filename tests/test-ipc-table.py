@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Every internal message type (enum ipc_type in src/common/nbdcurld.h)
+"""Every internal message type (enum ipc_type in src/common/ipc-messages.h)
 has its row in the message table (src/common/ipc-table.c), and the table
 has no row for a type the enum lacks.  TAP output."""
 import os
@@ -14,9 +14,9 @@ def read(*path):
         return f.read()
 
 
-header = read("src", "common", "nbdcurld.h")
+header = read("src", "common", "ipc-messages.h")
 enum = re.search(r"enum ipc_type \{(.*?)\n\};", header, re.S)
-assert enum, "no enum ipc_type in nbdcurld.h"
+assert enum, "no enum ipc_type in ipc-messages.h"
 body = re.sub(r"/\*.*?\*/", "", enum.group(1), flags=re.S)
 types = set(re.findall(r"\b(IPC_[A-Z_]+)\b", body))
 rows = set(re.findall(r"^  \{ (IPC_[A-Z_]+), \"\1\"", read("src", "common", "ipc-table.c"), re.M))
@@ -30,7 +30,7 @@ for name in sorted(types | rows):
     else:
         failed = True
         print("not ok %d - %s: %s" % (n, name, "no row in ipc-table.c" if name in types
-                                      else "a row for a type nbdcurld.h does not have"))
+                                      else "a row for a type ipc-messages.h does not have"))
 n += 1
 print(("ok" if len(types) >= 30 else "not ok") + " %d - the enum has its %d types" % (n, len(types)))
 failed = failed or len(types) < 30

@@ -11,7 +11,7 @@ at /proc:
   address) but a stack guard of its own (the test binary's stack-guard
   probe, tests/sandbox-probe.c); with --exec-fetchers there is no
   launcher and each fetcher has its own layout;
-- after LAUNCHER_GENERATION_FETCHERS fetchers (src/common/nbdcurld.h) a new
+- after LAUNCHER_GENERATION_FETCHERS fetchers (src/supervisor/limits-launcher.h) a new
   launcher (a new layout) takes over, not before;
 - a fetcher killed by SIGSEGV makes a new launcher take over at once;
 - a killed launcher costs no client (fetchers are exec'd meanwhile) and
@@ -42,10 +42,10 @@ N.make_image(IMG, IMG_SIZE)
 
 
 def header_constant(name):
-    """A constant of src/common/nbdcurld.h, so the test follows the code."""
-    with open(os.path.join(HERE, "..", "src", "common", "nbdcurld.h")) as f:
+    """A constant of src/supervisor/limits-launcher.h, so the test follows the code."""
+    with open(os.path.join(HERE, "..", "src", "supervisor", "limits-launcher.h")) as f:
         m = re.search(r"#define %s\s+(\d+)u?" % name, f.read())
-    assert m, "%s not in nbdcurld.h" % name
+    assert m, "%s not in limits-launcher.h" % name
     return int(m.group(1))
 
 

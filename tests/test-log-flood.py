@@ -11,7 +11,7 @@ and checks that:
   - after a pause, the next line is preceded by the number of lines
     dropped, and that number accounts for every client;
   - a good client still reads right.
-The limits are read from src/common/nbdcurld.h.  TAP output.
+The limits are read from src/common/limits-log.h.  TAP output.
 """
 
 import os
@@ -27,7 +27,7 @@ WARNING = "unsupported client flags"
 
 
 def limit(name):
-    with open(os.path.join(HERE, "..", "src", "common", "nbdcurld.h")) as f:
+    with open(os.path.join(HERE, "..", "src", "common", "limits-log.h")) as f:
         m = re.search(r"#define %s\s+(\d+)u" % name, f.read())
     return int(m.group(1))
 

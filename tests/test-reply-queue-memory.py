@@ -2,7 +2,7 @@
 """Replies queued towards a client that does not read are bounded in memory.
 
 Defect covered (issue 10, 2): the front-end stopped reading a client only
-once MAX_QUEUED_BYTES (src/common/nbdcurld.h, 64 MiB) of reply bytes were queued
+once MAX_QUEUED_BYTES (src/frontend/limits-queues.h, 64 MiB) of reply bytes were queued
 towards it, but counted only the bytes of each reply, not the memory that
 holds it: a client that pipelines tiny requests answered by 16-byte
 replies (here NBD_CMD_READ of length 0: EINVAL, simple replies) and never
@@ -45,7 +45,7 @@ STALL_SECONDS = 2.0         # nothing taken for this long: slowed
 
 
 def limit(name):
-    with open(os.path.join(HERE, "..", "src", "common", "nbdcurld.h")) as f:
+    with open(os.path.join(HERE, "..", "src", "frontend", "limits-queues.h")) as f:
         m = re.search(r"#define %s\s+\((\d+)u \* 1024 \* 1024\)" % name, f.read())
     return int(m.group(1)) * MIB
 

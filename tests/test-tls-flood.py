@@ -102,9 +102,9 @@ SERVERS = {}
 
 
 def header_constant(name):
-    """A limit from src/common/nbdcurld.h, where every limit is."""
+    """A limit from src/frontend/limits-frontend-tls.h."""
     import re
-    with open(os.path.join(HERE, "..", "src", "common", "nbdcurld.h")) as f:
+    with open(os.path.join(HERE, "..", "src", "frontend", "limits-frontend-tls.h")) as f:
         m = re.search(r"#define\s+%s\s+(\d+)u" % name, f.read())
     assert m, name
     return int(m.group(1))

@@ -6,8 +6,9 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "child.h"
+#include "child-fds.h"
 #include "log.h"
-#include "nbdcurld.h"
 #include "roles.h"
 #include "sandbox.h"
 

@@ -4,9 +4,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "access-rules.h"
 #include "config.h"
+#include "config-wire.h"
+#include "data-path.h"
+#include "fetcher-wire.h"
 #include "ipc.h"
+#include "ipc-messages.h"
+#include "keyholder-wire.h"
+#include "limits-ca.h"
+#include "limits-nbd.h"
+#include "limits-readahead.h"
+#include "limits-server.h"
+#include "limits-strings.h"
+#include "limits-web.h"
 #include "log.h"
+#include "tls-modes.h"
 #include "wire.h"
 
 static int

@@ -11,8 +11,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config-wire.h"
 #include "curl-keys.h"
-#include "nbdcurld.h"
+#include "limits-nbd.h"
+#include "limits-strings.h"
+#include "limits-web.h"
 
 struct export_info {          /* what the front-end knows of an export */
   char *name;

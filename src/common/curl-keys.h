@@ -27,7 +27,7 @@
  *     "int64_t field", -1 when not given; parse (key, value, min, max).
  *   SWITCH (name, field, fallback, flag_when_false, help)
  *     true or false, "int field", -1 when not given; a fetcher whose key
- *     is false gets flag_when_false (a FETCHER_* flag of nbdcurld.h) set.
+ *     is false gets flag_when_false (a FETCHER_* flag of fetcher-wire.h) set.
  *   ALSO (name, field, parse, min, max)
  *     another name for a CHOICE row's field (nbdkit's retry-request
  *     filter's names); errors name the key as given.
@@ -50,7 +50,9 @@
 #ifndef NBDCURLD_CURL_KEYS_H
 #define NBDCURLD_CURL_KEYS_H
 
-#include "nbdcurld.h"
+#include "fetcher-wire.h"
+#include "limits-strings.h"
+#include "limits-web.h"
 
 #define CURL_KEYS(TEXT, NUMBER, CHOICE, SWITCH, ALSO, LIST, NAME_ONLY)                \
   NAME_ONLY ("url", take_url)                                                         \

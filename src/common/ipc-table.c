@@ -1,7 +1,14 @@
 /* ipc-table.c: the table of internal messages (see ipc-table.h). */
 #include <stddef.h>
 
+#include "child-fds.h"
+#include "fetcher-wire.h"
+#include "ipc-messages.h"
 #include "ipc-table.h"
+#include "keyholder-wire.h"
+#include "limits-strings.h"
+#include "script-values.h"
+#include "url-check-wire.h"
 
 /* Short names for the rows. */
 #define SUP ROLE_SUPERVISOR

@@ -7,7 +7,7 @@
  * before they look at what it means; what a value means (a request id
  * they sent, an export number in range, the state a type is allowed in)
  * is theirs to check after.  The types and their payloads are described
- * in nbdcurld.h.
+ * in ipc-messages.h.
  */
 #ifndef NBDCURLD_IPC_TABLE_H
 #define NBDCURLD_IPC_TABLE_H
@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "nbdcurld.h"
+#include "ipc-messages.h"
 #include "roles.h"
 
 /* Header fields a form may use (every other is 0). */

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "ipc.h"
+#include "ipc-messages.h"
 #include "wire.h"
 
 int

@@ -10,7 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "nbdcurld.h"
+#include "child-fds.h"
+#include "ipc-messages.h"
+#include "keyholder-wire.h"
+#include "script-values.h"
 
 /* Write all of buf (blocking fd), retrying on EINTR and short writes. */
 int write_full (int fd, const void *buf, size_t len);

@@ -9,8 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "limits-log.h"
 #include "log.h"
-#include "nbdcurld.h"
 #include "token-bucket.h"
 
 static const char *log_role = NULL;

@@ -9,7 +9,7 @@
  * Every line goes to standard error in one write(2), prefixed with the
  * program and role, so lines of different processes never interleave.
  * Warnings and notices are rate-limited per process (LOG_BURST,
- * LOG_LINES_PER_SECOND in nbdcurld.h): a flood of misbehaving clients or
+ * LOG_LINES_PER_SECOND in limits-log.h): a flood of misbehaving clients or
  * replies cannot fill the disk; dropped lines are counted and the count
  * is logged before the next line.
  * Callers name the client, export and URL (never credentials: see

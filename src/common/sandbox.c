@@ -27,8 +27,8 @@
 #include <cap-ng.h>
 
 #include "file-read.h"
+#include "limits-sandbox.h"
 #include "log.h"
-#include "nbdcurld.h"
 #include "sandbox.h"
 #include "wire.h"
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "direct.h"
+#include "limits-direct.h"
 
 /* Room kept free in a socket that waits for a part (socket_can_hold):
  * a segment or two of loopback's. */

@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "direct.h"
+#include "fetcher-wire.h"
+#include "limits-transfer.h"
 
 void
 close_connection (struct transfer *t)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "direct.h"
+#include "ipc-messages.h"
 
 /* This attempt of the read failed: the bytes of the current part already
  * in the pipe are dropped (IPC_PIPE_DISCARD: the front-end throws them

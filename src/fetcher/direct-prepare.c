@@ -16,6 +16,8 @@
 
 #include "config-build.h"
 #include "direct.h"
+#include "fetcher-wire.h"
+#include "limits-strings.h"
 
 /* Visible ASCII only: nothing that could end a request line or header. */
 static bool

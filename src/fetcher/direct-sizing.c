@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 
 #include "direct.h"
+#include "limits-direct.h"
 
 /* ---- Sizing to the link ----
  *

@@ -9,6 +9,7 @@
 #include <openssl/ssl.h>
 
 #include "direct.h"
+#include "limits-direct.h"
 
 /* ---- TLS ----
  *

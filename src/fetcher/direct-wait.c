@@ -7,6 +7,7 @@
 #include <inttypes.h>
 
 #include "direct.h"
+#include "limits-transfer.h"
 
 /* The next wait on the server may last this long, and never past the
  * read's --timeout. */

@@ -40,6 +40,8 @@
 #include <curl/curl.h>
 
 #include "fetcher-http.h"
+#include "fetcher-wire.h"
+#include "limits-web.h"
 #include "url.h"
 
 /* The ports of one export, found once (fetcher_connect_ports). */

@@ -68,6 +68,7 @@
 
 #include "direct-head-parse.h"
 #include "direct.h"
+#include "limits-reply.h"
 
 /* Bytes asked for by each read of a reply's header section. */
 #define HEADER_READ_STEP 1024

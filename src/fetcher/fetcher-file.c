@@ -16,7 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "child-fds.h"
 #include "fetcher.h"
+#include "fetcher-wire.h"
+#include "ipc-messages.h"
 #include "log.h"
 
 static int image_fd = -1;

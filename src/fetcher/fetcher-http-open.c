@@ -18,6 +18,7 @@
 #include <curl/curl.h>
 
 #include "fetcher-curl.h"
+#include "fetcher-wire.h"
 
 /* Run one transfer to its end (while opening: nothing else runs).  The
  * loop ends because every transfer ends: the connect timeout, the stall

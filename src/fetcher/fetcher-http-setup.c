@@ -15,6 +15,9 @@
 
 #include "config-build.h"
 #include "fetcher-curl.h"
+#include "fetcher-wire.h"
+#include "limits-reply.h"
+#include "limits-transfer.h"
 
 #define SETOPT(easy, opt, val)                                          \
   do {                                                                  \

@@ -35,8 +35,11 @@
 
 #include <curl/curl.h>
 
+#include "child-fds.h"
 #include "clock.h"
 #include "fetcher-curl.h"
+#include "ipc-messages.h"
+#include "limits-web.h"
 
 /* --timeout bounds the read, its retries and a hand-over from the direct
  * path included: what is left of it for this attempt, at least 1 ms

@@ -17,8 +17,12 @@
 
 #include <curl/curl.h>
 
+#include "data-path.h"
 #include "fetcher.h"
+#include "fetcher-wire.h"
+#include "limits-transfer.h"
 #include "log.h"
+#include "url-check-wire.h"
 #include "web-reply.h"
 
 /* Requests waiting for a free transfer.  A well-behaved front-end keeps

@@ -6,7 +6,6 @@
  * launcher that forks them (launcher.c), or at start the URL checker
  * (url-check.c).
  */
-#include "nbdcurld.h"
 #include "roles.h"
 
 int

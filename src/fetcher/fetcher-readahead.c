@@ -47,6 +47,8 @@
 
 #include "fetcher-http.h"
 #include "forward-reader.h"
+#include "ipc-messages.h"
+#include "limits-readahead-windows.h"
 
 enum segment_state { SEG_FREE, SEG_FETCHING, SEG_READY };
 

@@ -10,10 +10,12 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "data-path.h"
 #include "fetcher-request-parse.h"
+#include "ipc-messages.h"
 #include "ipc-table.h"
+#include "limits-nbd.h"
 #include "log.h"
-#include "nbdcurld.h"
 #include "wire.h"
 
 static const char *

@@ -22,10 +22,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "child-fds.h"
 #include "clock.h"
 #include "fetcher-http.h"
+#include "fetcher-wire.h"
 #include "ipc.h"
+#include "ipc-messages.h"
 #include "ipc-table.h"
+#include "limits-scripts.h"
+#include "limits-strings.h"
+#include "script-values.h"
 #include "wire.h"
 
 static struct {

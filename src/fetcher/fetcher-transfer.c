@@ -13,6 +13,8 @@
 
 #include "clock.h"
 #include "fetcher-http.h"
+#include "fetcher-wire.h"
+#include "limits-web.h"
 
 struct http_state http;
 

@@ -34,14 +34,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "child-fds.h"
+#include "child.h"
 #include "config.h"
+#include "data-path.h"
+#include "fetcher-wire.h"
 #include "fetcher.h"
 #include "fetcher-request-parse.h"
+#include "ipc-messages.h"
 #include "ipc.h"
 #include "ipc-table.h"
+#include "limits-web.h"
 #include "log.h"
+#include "roles.h"
 #include "sandbox.h"
-#include "nbdcurld.h"
 #include "url.h"
 #include "wire.h"
 

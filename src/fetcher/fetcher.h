@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 #include "config.h"
-#include "nbdcurld.h"
+#include "ipc-messages.h"
 #include "url.h"
 
 /* What every part of the fetcher knows about its export. */
@@ -113,7 +113,7 @@ bool fetcher_front_end_gone (void);
 void fetcher_reply (uint64_t id, uint32_t error);
 void fetcher_flush_replies (void);
 
-/* The data pipe (nbdcurld.h) of a network export: its write end, made
+/* The data pipe (data-path.h) of a network export: its write end, made
  * non-blocking, or -1 when the supervisor gave none; and the largest read
  * that may go through it (0 when none may). */
 extern int fetcher_pipe_fd;

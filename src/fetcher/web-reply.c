@@ -16,6 +16,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "limits-reply.h"
 #include "web-reply.h"
 
 /* Copy a server's text into dst for a log line: printable ASCII only,

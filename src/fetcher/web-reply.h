@@ -23,7 +23,6 @@
 #include <stdint.h>
 
 #include "log.h"
-#include "nbdcurld.h"
 
 /* How much of a server's header value a log line quotes. */
 #define LOG_QUOTE_MAX 128

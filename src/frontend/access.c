@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "access-rules.h"
 #include "frontend.h"
 
 /* Do the first `bits` bits of a and b agree? */

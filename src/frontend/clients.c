@@ -11,8 +11,11 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "data-path.h"
 #include "frontend.h"
 #include "ipc.h"
+#include "ipc-messages.h"
+#include "limits-clients.h"
 #include "log.h"
 
 uint64_t

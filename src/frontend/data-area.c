@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 
 #include "data-area.h"
+#include "data-path.h"
 #include "log.h"
 
 int

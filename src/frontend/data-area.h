@@ -8,9 +8,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "nbdcurld.h"
+#include "data-path.h"
 
-/* A fetcher's data area (nbdcurld.h).  Counted references: the client
+/* A fetcher's data area (data-path.h).  Counted references: the client
  * while the fetcher is attached, and each queued read reply that points
  * into it, so a reply still being written survives its fetcher. */
 struct data_area {

@@ -5,7 +5,6 @@
  * with the role argument users never type and everything else on its
  * fixed fds (nbdcurld.h).
  */
-#include "nbdcurld.h"
 #include "roles.h"
 
 int

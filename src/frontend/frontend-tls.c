@@ -42,12 +42,19 @@
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
 
+#include "access-rules.h"
+#include "child-fds.h"
 #include "clock.h"
+#include "config-wire.h"
 #include "frontend.h"
 #include "ipc.h"
+#include "ipc-messages.h"
 #include "ipc-table.h"
 #include "key-schemes.h"
+#include "keyholder-wire.h"
+#include "limits-frontend-tls.h"
 #include "log.h"
+#include "tls-modes.h"
 #include "token-bucket.h"
 
 /* Certificates of the server's chain the front-end presents. */

@@ -31,9 +31,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "child.h"
+#include "child-fds.h"
+#include "config-wire.h"
+#include "data-path.h"
 #include "frontend.h"
 #include "ipc.h"
+#include "ipc-messages.h"
 #include "ipc-table.h"
+#include "limits-clients.h"
+#include "limits-queues.h"
+#include "limits-server.h"
 #include "log.h"
 #include "sandbox.h"
 

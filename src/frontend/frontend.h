@@ -34,8 +34,10 @@
 
 #include "config.h"
 #include "data-area.h"
+#include "data-path.h"
+#include "ipc-messages.h"
+#include "limits-nbd.h"
 #include "nbd-protocol.h"
-#include "nbdcurld.h"
 #include "output-queue.h"
 
 enum client_state {

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "handshake-parse.h"
+#include "limits-handshake.h"
+#include "limits-nbd.h"
 #include "wire.h"
 
 bool

@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "limits-nbd.h"
 #include "nbd-protocol.h"
-#include "nbdcurld.h"
 
 /* The client's flags, after the greeting: fixed newstyle, and nothing we
  * do not know. */

@@ -17,8 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config-wire.h"
 #include "frontend.h"
 #include "handshake-parse.h"
+#include "ipc-messages.h"
+#include "limits-handshake.h"
+#include "limits-nbd.h"
+#include "limits-server.h"
 #include "log.h"
 #include "wire.h"
 

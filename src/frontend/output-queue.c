@@ -16,8 +16,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "limits-queues.h"
 #include "log.h"
-#include "nbdcurld.h"
 #include "output-queue.h"
 
 /* Memory a chunk holds, as counted in outq.mem. */

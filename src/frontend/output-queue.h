@@ -12,7 +12,7 @@
 
 #include "data-area.h"
 
-/* A fetcher's data pipe (nbdcurld.h), read end.  Counted references like
+/* A fetcher's data pipe (data-path.h), read end.  Counted references like
  * the data area: the client while the fetcher is attached, and each queued
  * chunk that reads from it. */
 struct data_pipe {

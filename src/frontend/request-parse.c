@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 
+#include "limits-nbd.h"
 #include "request-parse.h"
 #include "wire.h"
 

@@ -12,7 +12,6 @@
 #include <stdint.h>
 
 #include "nbd-protocol.h"
-#include "nbdcurld.h"
 
 struct client_request {
   uint32_t magic;

@@ -12,9 +12,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "data-path.h"
 #include "frontend.h"
 #include "ipc.h"
+#include "ipc-messages.h"
 #include "ipc-table.h"
+#include "limits-nbd.h"
 #include "log.h"
 #include "request-parse.h"
 #include "wire.h"

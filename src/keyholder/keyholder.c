@@ -35,13 +35,19 @@
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
 
+#include "child.h"
+#include "child-fds.h"
 #include "config.h"
 #include "file-read.h"
 #include "ipc.h"
+#include "ipc-messages.h"
 #include "ipc-table.h"
 #include "key-schemes.h"
+#include "keyholder-wire.h"
+#include "limits-keyholder.h"
 #include "log.h"
 #include "sandbox.h"
+#include "tls-modes.h"
 #include "token-bucket.h"
 #include "wire.h"
 

@@ -42,8 +42,12 @@
 #include <cap-ng.h>
 #include <curl/curl.h>
 
+#include "child.h"
+#include "child-fds.h"
 #include "config.h"
+#include "config-wire.h"
 #include "ipc.h"
+#include "ipc-messages.h"
 #include "ipc-table.h"
 #include "log.h"
 #include "sandbox.h"

@@ -23,10 +23,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "child-fds.h"
 #include "config.h"
+#include "config-wire.h"
+#include "limits-strings.h"
 #include "log.h"
-#include "nbdcurld.h"
 #include "policy.h"
+#include "roles.h"
 #include "sandbox.h"
 
 /* The directory of absolute path into dir; -1 if there is none. */

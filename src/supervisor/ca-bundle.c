@@ -12,7 +12,8 @@
 
 #include "ca-bundle.h"
 #include "ipc.h"
-#include "nbdcurld.h"
+#include "limits-ca.h"
+#include "limits-strings.h"
 #include "secret.h"
 
 /* Does text hold a PEM certificate, as libcurl's CAINFO_BLOB reads them

@@ -17,9 +17,10 @@
 #include <linux/close_range.h>
 
 #include "config-build.h"
+#include "child.h"
 #include "children.h"
 #include "log.h"
-#include "nbdcurld.h"
+#include "roles.h"
 
 static int fetcher_exe_fd = -1;       /* FETCHER_EXE, for fexecve */
 static int frontend_exe_fd = -1;      /* FRONTEND_EXE */

@@ -18,7 +18,7 @@
 
 #include "conffile.h"
 #include "file-read.h"
-#include "nbdcurld.h"
+#include "limits-conffile.h"
 #include "wire.h"
 
 /* The file may say where passwords are read from and which URLs are

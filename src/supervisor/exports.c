@@ -21,6 +21,8 @@
 
 #include "ca-bundle.h"
 #include "exports.h"
+#include "fetcher-wire.h"
+#include "limits-strings.h"
 #include "log.h"
 #include "secret.h"
 #include "sockets.h"

@@ -20,9 +20,13 @@
 #include <sys/wait.h>
 
 #include "config.h"
+#include "data-path.h"
+#include "fetcher-wire.h"
 #include "fetchers.h"
 #include "ipc.h"
+#include "ipc-messages.h"
 #include "launcher-client.h"
+#include "limits-readahead.h"
 #include "log.h"
 #include "scripts.h"
 

@@ -21,9 +21,12 @@
 #include "children.h"
 #include "clock.h"
 #include "config.h"
+#include "config-wire.h"
 #include "ipc.h"
+#include "ipc-messages.h"
 #include "ipc-table.h"
 #include "launcher-client.h"
+#include "limits-launcher.h"
 #include "log.h"
 
 /* The parsed options, read-only here (launcher_begin). */

@@ -7,7 +7,6 @@
  */
 #include <string.h>
 
-#include "nbdcurld.h"
 #include "roles.h"
 
 int

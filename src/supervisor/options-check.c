@@ -10,9 +10,17 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+#include "access-rules.h"
 #include "config.h"
+#include "data-path.h"
+#include "limits-nbd.h"
+#include "limits-server.h"
+#include "limits-spares.h"
+#include "limits-strings.h"
+#include "limits-transfer.h"
 #include "log.h"
 #include "options-internal.h"
+#include "tls-modes.h"
 
 /* Every key not given: NULL and 0, and -1 for the kinds where 0 is a
  * value. */

@@ -13,6 +13,8 @@
 #include <sys/socket.h>
 
 #include "config.h"
+#include "fetcher-wire.h"
+#include "limits-strings.h"
 #include "log.h"
 #include "options-internal.h"
 

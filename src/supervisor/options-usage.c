@@ -7,6 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data-path.h"
+#include "limits-server.h"
+#include "limits-spares.h"
+#include "limits-transfer.h"
 #include "options-internal.h"
 
 /* --help gives the default delay in whole seconds. */

@@ -11,10 +11,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "access-rules.h"
 #include "config-build.h"
+#include "data-path.h"
+#include "keyholder-wire.h"
+#include "limits-nbd.h"
+#include "limits-server.h"
+#include "limits-spares.h"
+#include "limits-strings.h"
+#include "limits-web.h"
 #include "log.h"
 #include "options-internal.h"
 #include "secret.h"
+#include "tls-modes.h"
 
 /* "-": other arguments come in order, as option 1 (the URL, and
  * key=value parameters that apply to the --export before them).  -u and

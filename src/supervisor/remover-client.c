@@ -16,7 +16,9 @@
 
 #include "children.h"
 #include "config.h"
+#include "config-wire.h"
 #include "launcher-client.h"
+#include "limits-strings.h"
 #include "log.h"
 #include "remover-client.h"
 #include "sockets.h"

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "run-command.h"
 #include "sockets.h"
+#include "tls-modes.h"
 
 /* The parsed options, read-only here (start_run_command). */
 static const struct options *options;

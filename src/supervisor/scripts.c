@@ -43,9 +43,15 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "fetcher-wire.h"
 #include "ipc.h"
+#include "ipc-messages.h"
 #include "ipc-table.h"
+#include "limits-script-runs.h"
+#include "limits-scripts.h"
+#include "limits-strings.h"
 #include "log.h"
+#include "script-values.h"
 #include "scripts.h"
 #include "wire.h"
 

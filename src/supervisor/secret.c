@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "file-read.h"
-#include "nbdcurld.h"
+#include "limits-strings.h"
 #include "secret.h"
 
 /* One line typed on the terminal, into buf (cap bytes at most): returns

@@ -23,6 +23,7 @@
 
 #include "log.h"
 #include "sockets.h"
+#include "tls-modes.h"
 
 /* The parsed options, read-only here (sockets_listen). */
 static const struct options *options;

@@ -15,6 +15,8 @@
 
 #include "clock.h"
 #include "fetchers.h"
+#include "ipc-messages.h"
+#include "limits-spares.h"
 #include "log.h"
 #include "scripts.h"
 #include "spares.h"

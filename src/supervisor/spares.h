@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "ipc.h"
+#include "ipc-messages.h"
 #include "supervisor.h"
 
 /* Once every export has been opened (or needed no check): the spares

@@ -35,14 +35,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "access-rules.h"
 #include "children.h"
 #include "clock.h"
 #include "config.h"
+#include "config-wire.h"
 #include "exports.h"
 #include "fetchers.h"
 #include "ipc.h"
+#include "ipc-messages.h"
 #include "ipc-table.h"
 #include "launcher-client.h"
+#include "limits-server.h"
+#include "limits-shutdown.h"
 #include "log.h"
 #include "open-checks.h"
 #include "remover-client.h"
@@ -53,6 +58,7 @@
 #include "spares.h"
 #include "supervisor.h"
 #include "tls-files.h"
+#include "tls-modes.h"
 #include "urlcheck-client.h"
 #include "wire.h"
 

@@ -10,8 +10,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "access-rules.h"
 #include "curl-keys.h"
-#include "nbdcurld.h"
+#include "limits-server.h"
+#include "limits-web.h"
 #include "url.h"
 
 /* nbdkit curl parameters (key=value) for one export, or for all when
@@ -71,7 +73,7 @@ struct export_spec {
 #define ALL_EXPORTS UINT32_MAX
 struct access_spec {
   uint32_t export;
-  uint32_t kind;             /* ACCESS_* (nbdcurld.h) */
+  uint32_t kind;             /* ACCESS_* (access-rules.h) */
   uint32_t prefix;
   uint8_t addr[16];
   const char *name;          /* identities */

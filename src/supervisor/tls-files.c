@@ -17,9 +17,12 @@
 #include <sys/socket.h>
 
 #include "file-read.h"
+#include "keyholder-wire.h"
 #include "launcher-client.h"
+#include "limits-strings.h"
 #include "log.h"
 #include "tls-files.h"
+#include "tls-modes.h"
 
 /* The parsed options, read-only here (prepare_tls). */
 static const struct options *options;

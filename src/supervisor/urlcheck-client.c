@@ -22,9 +22,13 @@
 
 #include "children.h"
 #include "config-build.h"
+#include "fetcher-wire.h"
 #include "ipc.h"
+#include "ipc-messages.h"
 #include "ipc-table.h"
+#include "limits-strings.h"
 #include "log.h"
+#include "url-check-wire.h"
 #include "urlcheck-client.h"
 #include "wire.h"
 

@@ -27,12 +27,18 @@
 
 #include <curl/curl.h>
 
+#include "child.h"
+#include "child-fds.h"
+#include "fetcher-wire.h"
 #include "ipc.h"
+#include "ipc-messages.h"
+#include "limits-strings.h"
 #include "log.h"
-#include "nbdcurld.h"
 #include "policy.h"
+#include "roles.h"
 #include "sandbox.h"
 #include "url.h"
+#include "url-check-wire.h"
 #include "wire.h"
 
 #ifdef NBDCURLD_TEST_HOOKS

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "nbdcurld.h"
+#include "limits-strings.h"
 #include "url.h"
 
 static const struct {

@@ -8,8 +8,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "config-wire.h"
+#include "data-path.h"
 #include "frontend-fuzz.h"
 #include "ipc.h"
+#include "ipc-messages.h"
+#include "limits-clients.h"
+#include "limits-handshake.h"
+#include "limits-nbd.h"
+#include "limits-queues.h"
 
 struct frontend fe;
 struct fz_world fz;

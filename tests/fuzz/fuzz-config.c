@@ -16,8 +16,18 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "access-rules.h"
 #include "config.h"
+#include "data-path.h"
+#include "fetcher-wire.h"
 #include "fuzz.h"
+#include "ipc-messages.h"
+#include "limits-ca.h"
+#include "limits-nbd.h"
+#include "limits-readahead.h"
+#include "limits-server.h"
+#include "limits-web.h"
+#include "tls-modes.h"
 
 static int fd_in = -1, fd_out = -1;
 

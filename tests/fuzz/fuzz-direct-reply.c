@@ -73,7 +73,11 @@
 #include <curl/curl.h>
 #include <time.h>
 
+#include "data-path.h"
+#include "fetcher-wire.h"
 #include "fuzz.h"
+#include "ipc-messages.h"
+#include "limits-reply.h"
 
 #ifdef FUZZ_DIRECT_TLS
 /* https (fuzz-direct-reply-tls.c): libcurl's connect-only connections are

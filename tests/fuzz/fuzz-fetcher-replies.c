@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "frontend-fuzz.h"
+#include "ipc-messages.h"
 
 enum op { OP_REQUEST, OP_RAW, OP_HEADER, OP_ANSWER, OP_EXIT, OP_COUNT };
 

@@ -21,7 +21,11 @@
  */
 #include <stdlib.h>
 
+#include "child-fds.h"
+#include "data-path.h"
 #include "fuzz.h"
+#include "ipc-messages.h"
+#include "limits-nbd.h"
 
 /* fetcher.c's exit() comes here. */
 static int exit_status;

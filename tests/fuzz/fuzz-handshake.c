@@ -13,7 +13,10 @@
  * is asked for only for an export that exists and at most
  * NBD_MAX_FETCHER_SPAWNS times; no fatal(); references are balanced.
  */
+#include "config-wire.h"
+#include "data-path.h"
 #include "frontend-fuzz.h"
+#include "ipc-messages.h"
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)

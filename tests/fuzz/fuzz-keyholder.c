@@ -55,8 +55,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "child.h"
+#include "child-fds.h"
 #include "fuzz.h"
-#include "nbdcurld.h"
+#include "ipc-messages.h"
+#include "keyholder-wire.h"
+#include "limits-keyholder.h"
+#include "roles.h"
 
 /* keyholder.c's socket to the front-end, its clock and its exit() (at
  * end of file) are the harness's. */

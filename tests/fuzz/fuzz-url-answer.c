@@ -14,6 +14,9 @@
  * password flag.
  */
 #include "fuzz.h"
+#include "ipc-messages.h"
+#include "limits-strings.h"
+#include "url-check-wire.h"
 #include "urlcheck-client.c"
 
 static int sock = -1;

@@ -44,6 +44,8 @@
 #include <strings.h>
 
 #include "fuzz.h"
+#include "limits-nbd.h"
+#include "limits-reply.h"
 #include "web-reply.h"
 
 static const uint64_t sizes[] = {

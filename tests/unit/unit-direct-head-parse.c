@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "direct-head-parse.h"
+#include "limits-reply.h"
 #include "unit.h"
 
 /* The range every case's reply must answer: bytes 0-9 of a 100-byte

@@ -8,8 +8,11 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "data-path.h"
 #include "fetcher-request-parse.h"
+#include "ipc-messages.h"
 #include "ipc.h"
+#include "limits-nbd.h"
 #include "unit.h"
 #include "wire.h"
 

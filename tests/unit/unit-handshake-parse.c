@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "handshake-parse.h"
+#include "limits-handshake.h"
+#include "limits-nbd.h"
 #include "unit.h"
 #include "wire.h"
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipc-messages.h"
 #include "ipc-table.h"
 
 static int tests, failures;

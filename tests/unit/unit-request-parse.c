@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "limits-nbd.h"
 #include "request-parse.h"
 #include "unit.h"
 #include "wire.h"
