@@ -123,7 +123,8 @@ MAX_OPTIONS = 32
 
 DEFAULT_TIMEOUT = 5.0
 
-DEFAULT_NBDCURLD = "/work/main/build/src/nbdcurld"
+# By hand, the usual build directory of this tree (meson passes $NBDCURLD).
+DEFAULT_NBDCURLD = os.path.join(ROOT, "build", "src", "nbdcurld")
 
 
 class Closed(Exception):
