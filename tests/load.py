@@ -5,7 +5,7 @@
                   [--idle N] [--disconnects N] [--size MIB] [--read-kib K]
 
 Serves a random image (--size MiB, default 256) with a private nginx on
-127.0.0.1 (tests/web-server.py when nginx is missing) and measures, for
+127.0.0.1 (tests/lib/web-server.py when nginx is missing) and measures, for
 nbdcurld -r and, where installed, nbdkit -r curl side by side:
 
   serial   --serial (100) clients one after the other, 50 ms apart (as
@@ -52,7 +52,7 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "lib"))
 import nbdraw as N                                       # noqa: E402
 
 MIB = 1024 * 1024
@@ -74,12 +74,12 @@ class Nbdkit(N.Server):
 
 
 def start_nginx(tmp, www):
-    """A private nginx (tests/nginx.sh) serving www; returns (pid, port) or
+    """A private nginx (tests/lib/nginx.sh) serving www; returns (pid, port) or
     None."""
     if not os.access("/usr/sbin/nginx", os.X_OK):
         return None
     script = r'''
-source "$1/nginx.sh"
+source "$1/lib/nginx.sh"
 d=$2 www=$3
 conf() {
     nginx_main_conf "$d"
@@ -352,7 +352,7 @@ def main():
     else:
         web, port = N.start_web_server(www)
         url = "http://127.0.0.1:%d/good/img" % port
-        served_by = "tests/web-server.py"
+        served_by = "tests/lib/web-server.py"
     print("nbdcurld load figures: %s; %d MiB image served by %s; %d CPUs; "
           "load average %s" % (N.nbdcurld_path(), args.size, served_by,
                                os.cpu_count(), os.getloadavg()[0]))

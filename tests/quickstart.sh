@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 # What every private nginx shares (nginx_launch), and stop_pid.
-source "$root/tests/nginx.sh"
+source "$root/tests/lib/nginx.sh"
 
 PACKAGES=(
     meson ninja-build pkg-config gcc

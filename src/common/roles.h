@@ -3,7 +3,7 @@
  * runs a role, the argument the supervisor starts it with, its process
  * name, its log name, its seccomp policy and its entry point are read
  * from here by every executable's main, by each child's start, by the
- * supervisor when it starts one, and by the tests (tests/nbdraw.py reads
+ * supervisor when it starts one, and by the tests (tests/lib/nbdraw.py reads
  * the rows of roles.c), so that a role's facts are written once.
  */
 #ifndef NBDCURLD_ROLES_H

@@ -479,8 +479,8 @@ fetcher_main (void)
   log_init (roles[ROLE_FETCHER].name, (cfg.flags & FETCHER_VERBOSE) != 0);
 
 #ifdef NBDCURLD_TEST_HOOKS
-  /* Test binary only (tests/hostile-fetcher.c): a fetcher that breaks the
-   * protocol on purpose.  Release builds do not contain this. */
+  /* Test binary only (tests/hooks/hostile-fetcher.c): a fetcher that breaks
+   * the protocol on purpose.  Release builds do not contain this. */
   {
     const char *mode = strstr (cfg.url, "#hostile=");
     if (mode)
@@ -515,7 +515,7 @@ fetcher_main (void)
     open_or_exit (&f, backend);
 
 #ifdef NBDCURLD_TEST_HOOKS
-  /* Test binary only (tests/sandbox-probe.c): try what the sandbox must
+  /* Test binary only (tests/hooks/sandbox-probe.c): try what the sandbox must
    * refuse, from inside the real fetcher. */
   {
     const char *probe = strstr (cfg.url, "#probe=");

@@ -395,7 +395,7 @@ option_info_go (struct client *c, uint32_t option, const uint8_t *data, uint32_t
   c->want_name = req.want_name;
   c->want_description = req.want_description;
 #ifdef NBDCURLD_TEST_HOOKS
-  /* Test binary only (tests/sandbox-probe.c): try what the sandbox must
+  /* Test binary only (tests/hooks/sandbox-probe.c): try what the sandbox must
    * refuse, from inside the real front-end. */
   if (strncmp (name, "probe:", 6) == 0)
     sandbox_probe (name + 6);

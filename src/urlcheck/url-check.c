@@ -127,7 +127,7 @@ answer (const char *url, uint32_t flags)
     fatal ("an answer does not fit its buffer");   /* sized above: a bug */
   h.payload_len = (uint32_t) out.pos;
 #ifdef NBDCURLD_TEST_HOOKS
-  /* Test binary only (tests/hostile-url-check.c): a wrong answer. */
+  /* Test binary only (tests/hooks/hostile-url-check.c): a wrong answer. */
   {
     const char *lie = strstr (url, "#checker-lie=");
     if (lie)
@@ -199,7 +199,7 @@ url_check_main (void)
     explicit_bzero (payload, h.payload_len);
     free (payload);
 #ifdef NBDCURLD_TEST_HOOKS
-    /* Test binary only (tests/sandbox-probe.c): try what the sandbox
+    /* Test binary only (tests/hooks/sandbox-probe.c): try what the sandbox
      * must refuse, from inside the real checker. */
     {
       const char *probe = strstr (url, "#checker-probe=");

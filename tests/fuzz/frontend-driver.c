@@ -1289,7 +1289,7 @@ fz_end (void)
 
 /* ---- TLS (frontend-tls.c): off in these harnesses. ----
  * GnuTLS's own parsers are GnuTLS's to fuzz; what the front-end decides
- * around STARTTLS is in tests/test-tls-handshake.py. */
+ * around STARTTLS is in tests/tls/test-tls-handshake.py. */
 
 bool tls_offered (void) { return false; }
 bool tls_required (void) { return false; }
