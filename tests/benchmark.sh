@@ -1177,44 +1177,35 @@ fetched_bytes() {
     awk '{ n++; b += $1 } END { printf "%d %d\n", n, b }' "$tmp/bytes.log"
 }
 
-# import_peers SECTION URL: qemu-img convert -f qcow2 -O raw of the
-# qcow2 at URL through nbdkit, plain and with its cache filter, and
-# through qemu-img's own curl driver.
-import_peers() {
-    local section=$1 url=$2 conv="qemu-img convert -f qcow2 -O raw" out=$tmp/out.raw
-    if [ "$has_nbdkit" -eq 1 ]; then
-        timed "$section" "nbdkit $nbdkit_ver curl" \
-            "nbdkit -r -U - curl $url --run '$conv \"\$uri\" $out'"
+# timed_if HAS SECTION NAME COMMAND: timed when HAS is 1, else a row
+# saying the tool is not installed.
+timed_if() {
+    if [ "$1" -eq 1 ]; then
+        timed "$2" "$3" "$4"
     else
-        skipped "$section" "nbdkit curl" "nbdkit not installed"
-    fi
-    if [ "$has_nbdkit_cache" -eq 1 ]; then
-        timed "$section" "nbdkit $nbdkit_ver curl, cache filter" \
-            "nbdkit -r -U - --filter=cache curl $url cache-on-read=true --run '$conv \"\$uri\" $out'"
-    else
-        skipped "$section" "nbdkit curl, cache filter" "not installed"
-    fi
-    if [ "$has_qemu_img_curl" -eq 1 ]; then
-        timed "$section" "qemu-img curl driver, -m 1" \
-            "$conv -m 1 'json:{\"file\":{\"driver\":\"http\",\"url\":\"$url\"}}' $out"
-    else
-        skipped "$section" "qemu-img curl driver" "not installed"
+        skipped "$2" "$3" "not installed"
     fi
 }
 
-# import_ways SECTION URL: the same through nbdcurld, the peers, and with
-# the whole file downloaded first.  Through the proxy --smoke times only
-# nbdcurld and the download, what its targets compare.
+# import_ways SECTION URL: qemu-img convert -f qcow2 -O raw of the qcow2
+# at URL through nbdcurld, through nbdkit plain and with its cache
+# filter, through qemu-img's own curl driver, and with the whole file
+# downloaded first.  Through the proxy --smoke times only nbdcurld and
+# the download, what its targets compare.
 import_ways() {
     local section=$1 url=$2 conv="qemu-img convert -f qcow2 -O raw" out=$tmp/out.raw
+    local kit="nbdkit${nbdkit_ver:+ $nbdkit_ver} curl"
     timed "$section" nbdcurld "$NBDCURLD -r $url --run '$conv \"\$uri\" $out'"
-    [ "$smoke" -eq 1 ] && [ "$section" != import-lan ] || import_peers "$section" "$url"
-    if [ "$has_curl" -eq 1 ]; then
-        timed "$section" "curl -o, then convert" \
-            "sh -c 'curl -sSf -o $tmp/scratch.qcow2 $url && $conv $tmp/scratch.qcow2 $out'"
-    else
-        skipped "$section" "curl -o, then convert" "not installed"
+    if [ "$smoke" -eq 0 ] || [ "$section" = import-lan ]; then
+        timed_if "$has_nbdkit" "$section" "$kit" \
+            "nbdkit -r -U - curl $url --run '$conv \"\$uri\" $out'"
+        timed_if "$has_nbdkit_cache" "$section" "$kit, cache filter" \
+            "nbdkit -r -U - --filter=cache curl $url cache-on-read=true --run '$conv \"\$uri\" $out'"
+        timed_if "$has_qemu_img_curl" "$section" "qemu-img curl driver, -m 1" \
+            "$conv -m 1 'json:{\"file\":{\"driver\":\"http\",\"url\":\"$url\"}}' $out"
     fi
+    timed_if "$has_curl" "$section" "curl -o, then convert" \
+        "sh -c 'curl -sSf -o $tmp/scratch.qcow2 $url && $conv $tmp/scratch.qcow2 $out'"
 }
 
 # import_raw_rows URL: qemu-img convert -f raw of the disk itself at URL
@@ -1222,12 +1213,8 @@ import_ways() {
 import_raw_rows() {
     local url=$1 conv="qemu-img convert -f raw -O raw" out=$tmp/out.raw
     timed import-raw nbdcurld "$NBDCURLD -r $url --run '$conv \"\$uri\" $out'"
-    if [ "$has_nbdkit" -eq 1 ]; then
-        timed import-raw "nbdkit $nbdkit_ver curl" \
-            "nbdkit -r -U - curl $url --run '$conv \"\$uri\" $out'"
-    else
-        skipped import-raw "nbdkit curl" "nbdkit not installed"
-    fi
+    timed_if "$has_nbdkit" import-raw "nbdkit${nbdkit_ver:+ $nbdkit_ver} curl" \
+        "nbdkit -r -U - curl $url --run '$conv \"\$uri\" $out'"
 }
 
 # import_twice URL: two imports of URL (under /counted/) through one
@@ -1299,21 +1286,29 @@ per_byte() {
         if (l != "") printf " (target <= %s: %s)", l, (r <= l) ? "met" : "NOT met" }')"
 }
 
+# counted_run WHAT CLIENT_BYTES DETAIL LIMIT URL COMMAND: nbdcurld -r URL
+# --run COMMAND, then per_byte of what it fetched.
+counted_run() {
+    local what=$1 client=$2 detail=$3 limit=$4 url=$5 cmd=$6
+    : > "$tmp/bytes.log"
+    say "import: counting the bytes of $what"
+    if timeout -k 10 "$(( import_timeout + copy_timeout ))" \
+            "$NBDCURLD" -r "$url" --run "$cmd" >&2; then
+        per_byte "$what" "$client" "$detail" "$limit"
+    else
+        report "bytes fetched per byte read, $what: FAILED"
+        broken+=("import: nbdcurld $what (bytes counted)")
+    fi
+}
+
 # import_per_byte: bytes nginx sent per byte the client read, through
 # nbdcurld on the LAN: qemu-img's import, fio's 4 KiB random reads and
 # a sequential nbdcopy.
 import_per_byte() {
     local base=http://127.0.0.1:$bench_port/counted reads saved=$URL line spid
     if [ "$has_nbdkit" -eq 1 ] && reads=$(import_client_reads); then
-        : > "$tmp/bytes.log"
-        say "import: counting the bytes of one LAN import"
-        if timeout -k 10 "$import_timeout" "$NBDCURLD" -r "$base/import.qcow2" \
-                --run "qemu-img convert -f qcow2 -O raw \"\$uri\" $tmp/out.raw" >&2; then
-            per_byte "qemu-img import" "${reads#* }" " in ${reads% *} reads"
-        else
-            report "bytes fetched per byte read, qemu-img import: the import FAILED"
-            broken+=("import: nbdcurld import (bytes counted)")
-        fi
+        counted_run "qemu-img import" "${reads#* }" " in ${reads% *} reads" "" \
+            "$base/import.qcow2" "qemu-img convert -f qcow2 -O raw \"\$uri\" $tmp/out.raw"
     else
         report "bytes fetched per byte read, qemu-img import: not measured (nbdkit's log filter counts the reads)"
     fi
@@ -1332,15 +1327,7 @@ import_per_byte() {
             broken+=("import: nbdcurld random reads (bytes counted)")
         fi
     fi
-    : > "$tmp/bytes.log"
-    say "import: counting the bytes of one nbdcopy"
-    if timeout -k 10 "$copy_timeout" "$NBDCURLD" -r "$base/disk.img" \
-            --run 'nbdcopy "$uri" null:' >&2; then
-        per_byte "nbdcopy" "$size_bytes" ""
-    else
-        report "bytes fetched per byte read, nbdcopy: the copy FAILED"
-        broken+=("import: nbdcurld copy (bytes counted)")
-    fi
+    counted_run nbdcopy "$size_bytes" "" "" "$base/disk.img" 'nbdcopy "$uri" null:'
 }
 
 # The import table: medians, ratios against the local convert and
