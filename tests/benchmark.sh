@@ -23,6 +23,24 @@
 #            and the CPU seconds per GiB of all nbdcurld processes
 #   random   4 KiB random reads at queue depth 32 with fio's nbd engine:
 #            IOPS and 99th percentile completion latency
+#   import   qemu-img convert -f qcow2 -O raw of a compressed qcow2, as a
+#            cloud image's importer does it (one small read after the
+#            other, each near where the last ended): an ext4 disk of
+#            --import-size made with mkfs.ext4 -d from --import-fill of
+#            this machine's files (/usr/lib, /usr/share), compressed with
+#            qemu-img convert -c, kept in --import-cache for later runs;
+#            timed on the LAN and through tests/wan-proxy without and
+#            with the cap, through nbdcurld, nbdkit curl plain and with
+#            its cache filter (cache-on-read=true, as virt-v2v), qemu-img's
+#            own curl driver, curl -o to a scratch file then a local
+#            convert, and the local convert (the ceiling), with ratios to
+#            the local convert and to download-then-convert; the disk
+#            itself as raw (qemu-img convert -f raw) through the capped
+#            link, nbdcurld against nbdkit; two imports through one
+#            nbdcurld (with --cache once nbdcurld has it); and the bytes
+#            nginx sent per byte the client read, for an import, fio's
+#            4 KiB random reads and an nbdcopy.  The WAN imports run once
+#            unless --import-wan-runs says otherwise.
 #   readahead  sequential reads at queue depth 1 (one read after the
 #            other, as dd or a booting VM) with fio's nbd engine, 4 KiB,
 #            64 KiB and 1 MiB requests, one connection: MiB/s through
@@ -55,6 +73,12 @@
 #   hangs is stopped by a timeout and reported as failed.
 # - nbdkit and nbdcurld are started by nbdcopy's side of the timing
 #   (--run), so their start-up is included (a few milliseconds).
+# - qemu-img's own curl driver (7.2) hangs in most imports with its
+#   default of 8 coroutines, so its import row runs with -m 1 (one);
+#   qemu-img keeps one read of a compressed qcow2 in flight most of the
+#   time anyway.
+# - NBDKIT=PATH puts that nbdkit (a newer build's in-place wrapper) in
+#   every section instead of the one on PATH.
 #
 # Runs from any directory; uses build/src/nbdcurld or $NBDCURLD.
 set -euo pipefail
@@ -74,22 +98,32 @@ usage: $0 [OPTIONS]
   --warmup N       warm-up runs per command (default 1)
   --random-time S  seconds per fio run (default 10)
   --only LIST      comma-separated sections: copy,copy1,tls,wan,https,random,
-                   readahead,latency,memory,stall
+                   import,readahead,latency,memory,stall
                    (default: all)
   --wan-size SIZE  image size of the wan sections (default 512M; the
                    main image's size with --smoke)
   --wan-rtt MS     milliseconds added to the round trip (default 20)
   --wan-cap MBPS   the per-connection cap of wan-cap, 10^6 bytes/s
                    (default 50)
+  --import-size SIZE  the import section's ext4 disk (default 4G)
+  --import-fill SIZE  bytes of this machine's files (/usr/lib, /usr/share)
+                   copied onto it (default 2G)
+  --import-runs N  timed runs of the local and LAN imports (default: --runs)
+  --import-wan-runs N  timed runs of the imports through tests/wan-proxy
+                   and of the raw-image rows (default 1)
+  --import-cache DIR  where the import section keeps the disks it makes,
+                   for later runs (default \${TMPDIR:-/var/tmp}/nbdcurld-import-images)
   --smoke          a quick check: 64M image, 1 run, no warm-up, fio for 1 s,
-                   4 clients in the memory section, 2 copies and 2 random
+                   a 32M import disk holding 4M of files (through the
+                   proxy only nbdcurld's import and the download), 4
+                   clients in the memory section, 2 copies and 2 random
                    runs in the stall section
   --out FILE       also write the results to FILE
   --install        install missing tools (hyperfine, fio, nbdkit,
                    qemu-block-extra, ...) with apt-get first
   -h, --help       this text
 The binary is \$NBDCURLD, or build/src/nbdcurld; the proxy \$WAN_PROXY, or
-build/tests/wan-proxy.
+build/tests/wan-proxy; nbdkit \$NBDKIT (a newer build, say), or PATH's.
 EOF
 }
 
@@ -100,6 +134,7 @@ say() { printf '==> %s\n' "$*" >&2; }
 
 size="" image="" runs="" warmup="" random_time="" only="" smoke=0 out=""
 install=0 wan_size="" wan_rtt=20 wan_cap=50
+import_size="" import_fill="" import_runs="" import_wan_runs=1 import_cache=""
 while [ $# -gt 0 ]; do
     case $1 in
         --size) size=${2:?--size needs a value}; shift ;;
@@ -122,6 +157,16 @@ while [ $# -gt 0 ]; do
         --wan-rtt=*) wan_rtt=${1#*=} ;;
         --wan-cap) wan_cap=${2:?--wan-cap needs a value}; shift ;;
         --wan-cap=*) wan_cap=${1#*=} ;;
+        --import-size) import_size=${2:?--import-size needs a value}; shift ;;
+        --import-size=*) import_size=${1#*=} ;;
+        --import-fill) import_fill=${2:?--import-fill needs a value}; shift ;;
+        --import-fill=*) import_fill=${1#*=} ;;
+        --import-runs) import_runs=${2:?--import-runs needs a value}; shift ;;
+        --import-runs=*) import_runs=${1#*=} ;;
+        --import-wan-runs) import_wan_runs=${2:?--import-wan-runs needs a value}; shift ;;
+        --import-wan-runs=*) import_wan_runs=${1#*=} ;;
+        --import-cache) import_cache=${2:?--import-cache needs a value}; shift ;;
+        --import-cache=*) import_cache=${1#*=} ;;
         --smoke) smoke=1 ;;
         --install) install=1 ;;
         -h|--help) usage; exit 0 ;;
@@ -132,19 +177,25 @@ done
 
 if [ "$smoke" -eq 1 ]; then
     : "${size:=64M}" "${runs:=1}" "${warmup:=0}" "${random_time:=1}"
+    : "${import_size:=32M}" "${import_fill:=4M}"
     mem_clients=4 growth_copies=2 stall_copies=2 stall_random=2
 else
     : "${size:=2G}" "${runs:=5}" "${warmup:=1}" "${random_time:=10}"
+    : "${import_size:=4G}" "${import_fill:=2G}"
     mem_clients=64 growth_copies=10 stall_copies=50 stall_random=20
 fi
-for n in "$runs" "$warmup" "$random_time" "$wan_rtt" "$wan_cap"; do
+: "${import_runs:=$runs}"
+for n in "$runs" "$warmup" "$random_time" "$wan_rtt" "$wan_cap" \
+         "$import_runs" "$import_wan_runs"; do
     [[ $n =~ ^[0-9]+$ ]] || die "not a number: $n"
 done
 [ "$runs" -ge 1 ] || die "--runs must be at least 1"
+[ "$import_runs" -ge 1 ] && [ "$import_wan_runs" -ge 1 ] ||
+    die "--import-runs and --import-wan-runs must be at least 1"
 [ "$random_time" -ge 1 ] || die "--random-time must be at least 1"
-: "${only:=copy,copy1,tls,wan,https,random,readahead,latency,memory,stall}"
+: "${only:=copy,copy1,tls,wan,https,random,import,readahead,latency,memory,stall}"
 for s in ${only//,/ }; do
-    case $s in copy|copy1|tls|wan|https|random|readahead|latency|memory|stall) ;;
+    case $s in copy|copy1|tls|wan|import|https|random|readahead|latency|memory|stall) ;;
         *) die "unknown section: $s" ;;
     esac
 done
@@ -168,12 +219,60 @@ else
     [ "$wan_bytes" -ge 1048576 ] || die "--wan-size must be at least 1M"
 fi
 wan_size=$(( wan_bytes / 1048576 ))M
+import_bytes=$(numfmt --from=iec "${import_size%B}" 2>/dev/null) ||
+    die "bad size: $import_size"
+fill_bytes=$(numfmt --from=iec "${import_fill%B}" 2>/dev/null) ||
+    die "bad size: $import_fill"
+[ "$import_bytes" -ge 16777216 ] || die "--import-size must be at least 16M"
+# ext4's own metadata (inode tables, journal) takes the rest.
+[ $(( fill_bytes * 10 )) -le $(( import_bytes * 7 )) ] ||
+    die "--import-fill must be at most 70% of --import-size"
+: "${import_cache:=${TMPDIR:-/var/tmp}/nbdcurld-import-images}"
+import_cache=$(realpath -m "$import_cache")
 WAN_PROXY=${WAN_PROXY:-$root/build/tests/wan-proxy}
 
 NBDCURLD=${NBDCURLD:-$root/build/src/nbdcurld}
 [ -x "$NBDCURLD" ] ||
     die "nbdcurld not found at $NBDCURLD (ninja -C build, or set NBDCURLD)"
 NBDCURLD=$(realpath "$NBDCURLD")
+
+# ---- temporary directory, processes, cleanup ----
+
+tmp=$(mktemp -d "${TMPDIR:-/var/tmp}/nbdcurld-bench.XXXXXX")
+bg_pids=()
+nginx_pid=""
+ca_dir=""
+import_parts=()    # the import section's half-made disks
+
+cleanup() {
+    local status=$? p
+    set +e
+    trap '' HUP INT PIPE TERM
+    for p in "${bg_pids[@]}"; do
+        stop_pid "$p"
+    done
+    [ -z "$nginx_pid" ] || stop_pid "$nginx_pid"
+    cd /
+    rm -rf "$tmp" "${import_parts[@]}"
+    [ -z "$ca_dir" ] || rm -rf "$ca_dir"
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 141' PIPE
+trap 'exit 143' TERM
+cd "$tmp"
+
+# NBDKIT=PATH: every section compares against that nbdkit (a newer
+# build's in-place wrapper, say) instead of the one on PATH; hyperfine's
+# commands find it on PATH too.
+if [ -n "${NBDKIT:-}" ]; then
+    [ -x "$NBDKIT" ] || die "NBDKIT=$NBDKIT is not an executable"
+    mkdir "$tmp/bin"
+    ln -s "$(realpath "$NBDKIT")" "$tmp/bin/nbdkit"
+    export PATH="$tmp/bin:$PATH"
+fi
 
 # ---- tools ----
 
@@ -188,7 +287,7 @@ qemu_curl_so() {
 
 if [ "$install" -eq 1 ]; then
     pkgs=(hyperfine fio nbdkit qemu-utils qemu-block-extra libnbd-bin gnutls-bin
-          python3-libnbd nginx-light curl openssl procps)
+          python3-libnbd nginx-light curl openssl procps e2fsprogs)
     missing=()
     for p in "${pkgs[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
@@ -210,7 +309,8 @@ for t in nbdcopy /usr/sbin/nginx; do
 done
 have() { command -v "$1" >/dev/null 2>&1; }
 has_hyperfine=0 has_fio=0 has_nbdkit=0 has_multiconn=0 has_nbdkit_ra=0 has_qemu=0
-has_curl=0 has_pynbd=0 has_nbdkit_conns=0
+has_curl=0 has_pynbd=0 has_nbdkit_conns=0 has_nbdkit_cache=0 has_import=0
+has_qemu_img_curl=0 nbdkit_ver=""
 missing_tools=()
 if have hyperfine; then has_hyperfine=1
 else missing_tools+=("hyperfine (copy, copy1)"); fi
@@ -226,42 +326,25 @@ if have nbdkit && nbdkit curl --dump-plugin >/dev/null 2>&1; then
     [ "$has_nbdkit_ra" -eq 1 ] || missing_tools+=("nbdkit's readahead filter")
     # connections= (nbdkit 1.34 on): one curl handle pool for all clients.
     nbdkit curl --help 2>&1 | grep -q 'connections=' && has_nbdkit_conns=1
+    nbdkit_ver=$(nbdkit --version | awk '{ print $2 }')
+    nbdkit --filter=cache curl --dump-plugin >/dev/null 2>&1 &&
+        has_nbdkit_cache=1
+    [ "$has_nbdkit_cache" -eq 1 ] || missing_tools+=("nbdkit's cache filter (import)")
 else missing_tools+=("nbdkit with its curl plugin"); fi
 if have qemu-nbd && qemu_curl_so; then has_qemu=1
 else missing_tools+=("qemu-nbd with the curl driver (qemu-utils, qemu-block-extra)"); fi
 if have curl; then has_curl=1; else missing_tools+=("curl"); fi
+# mkfs.ext4 lives in /usr/sbin, which a user's PATH may leave out.
+MKFS_EXT4=$(command -v mkfs.ext4 || echo /usr/sbin/mkfs.ext4)
+if [ -x "$MKFS_EXT4" ] && have qemu-img; then has_import=1
+else missing_tools+=("mkfs.ext4 and qemu-img (import: e2fsprogs, qemu-utils)"); fi
+if have qemu-img && qemu_curl_so; then has_qemu_img_curl=1
+else missing_tools+=("qemu-img's curl driver (import: qemu-block-extra)"); fi
 if "$PY" -c 'import nbd' 2>/dev/null; then has_pynbd=1
 else missing_tools+=("python3-libnbd (memory: many clients)"); fi
 for t in "${missing_tools[@]}"; do
     say "missing, skipped: $t"
 done
-
-# ---- temporary directory, processes, cleanup ----
-
-tmp=$(mktemp -d "${TMPDIR:-/var/tmp}/nbdcurld-bench.XXXXXX")
-bg_pids=()
-nginx_pid=""
-ca_dir=""
-
-cleanup() {
-    local status=$? p
-    set +e
-    trap '' HUP INT PIPE TERM
-    for p in "${bg_pids[@]}"; do
-        stop_pid "$p"
-    done
-    [ -z "$nginx_pid" ] || stop_pid "$nginx_pid"
-    cd /
-    rm -rf "$tmp"
-    [ -z "$ca_dir" ] || rm -rf "$ca_dir"
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 129' HUP
-trap 'exit 130' INT
-trap 'exit 141' PIPE
-trap 'exit 143' TERM
-cd "$tmp"
 
 # Results: printed as each section ends, and kept for --out.
 # report LINE...: print each line.
@@ -299,6 +382,8 @@ fi
 size_mib=$(( size_bytes / 1048576 ))
 
 # The benchmark's nginx: two workers, keep-alive for the whole run.
+# Under /counted/ the same files are served with every request's body
+# bytes logged to bytes.log (fetched_bytes); elsewhere nothing is logged.
 bench_nginx_conf() {
     cat <<EOF
 $(nginx_head "$tmp" 2 1024)
@@ -308,9 +393,14 @@ $(nginx_http_conf "$tmp")
     tcp_nopush on;
     keepalive_requests 100000;
     keepalive_timeout 300s;
+    log_format body_bytes '\$body_bytes_sent';
     server {
         listen 127.0.0.1:$1;
         root $tmp/www;
+        location /counted/ {
+            alias $tmp/www/;
+            access_log $tmp/bytes.log body_bytes;
+        }
     }
 }
 EOF
@@ -318,7 +408,9 @@ EOF
 nginx_launch "$tmp" bench_nginx_conf ||
     die "nginx did not start: $(tail -n 5 "$tmp/nginx-error.log" 2>/dev/null)"
 nginx_pid=$NGINX_PID
-URL=http://127.0.0.1:$NGINX_PORT/disk.img
+# The https section's nginx_launch sets NGINX_PORT again.
+bench_port=$NGINX_PORT
+URL=http://127.0.0.1:$bench_port/disk.img
 say "nginx serves $URL"
 say "warming the page cache"
 cat "$image" > /dev/null
@@ -332,6 +424,10 @@ copy_timeout=$(( 120 + 30 * size_bytes / 1073741824 ))
 # curl driver does, now and then) must not eat the smoke test's time.
 [ "$smoke" -eq 0 ] || copy_timeout=30
 random_timeout=$(( random_time + 30 ))
+# An import over a capped link takes minutes: 5 minutes plus 2 per GiB
+# of disk; the smoke test's tiny disk, half a minute.
+import_timeout=$(( 300 + 120 * import_bytes / 1073741824 ))
+[ "$smoke" -eq 0 ] || import_timeout=30
 
 # start_bg NAME SOCKET COMMAND...: run a server in the background until
 # SOCKET appears; sets bg_pid.  Its output goes to NAME.log.
@@ -506,14 +602,17 @@ fi
 # Results, one line per command: section<TAB>name<TAB>status<TAB>json.
 : > "$tmp/copy.tsv"
 
-# timed SECTION NAME COMMAND: hyperfine one command.
+# timed SECTION NAME COMMAND: hyperfine one command.  timed_runs,
+# timed_warmup and timed_limit, set for one call, replace --runs,
+# --warmup and the copies' timeout.
 timed() {
     local section=$1 name=$2 cmd=$3 json status=ok
     json=$tmp/hf-$section-$(( $(wc -l < "$tmp/copy.tsv") + 1 )).json
     say "$section: $name: $cmd"
-    if ! hyperfine --style basic --warmup "$warmup" --runs "$runs" \
+    if ! hyperfine --style basic --warmup "${timed_warmup:-$warmup}" \
+            --runs "${timed_runs:-$runs}" \
             --export-json "$json" --command-name "$name" \
-            "timeout -k 10 $copy_timeout $cmd" >&2; then
+            "timeout -k 10 ${timed_limit:-$copy_timeout} $cmd" >&2; then
         status=failed
         say "$section: $name FAILED"
     fi
@@ -705,7 +804,7 @@ wan_proxy() {
         # rate MB/s x delay ms x 2 = rate x delay x 2000 bytes
         queue=(--queue-kib $(( rate * delay * 2000 / 1024 > 1024 ? rate * delay * 2000 / 1024 : 1024 )))
     fi
-    "$WAN_PROXY" --listen 127.0.0.1:0 --target "127.0.0.1:$NGINX_PORT" \
+    "$WAN_PROXY" --listen 127.0.0.1:0 --target "127.0.0.1:$bench_port" \
         --delay-ms "$delay" ${rate:+--rate-mbps "$rate"} "${queue[@]}" \
         --port-file "$tmp/$name.port" </dev/null >"$tmp/$name.log" 2>&1 &
     bg_pid=$!
@@ -993,6 +1092,349 @@ EOF
     else
         report "" "== random: skipped (fio with the nbd engine is not installed) =="
     fi
+fi
+
+# ---- import: a compressed qcow2 disk image converted to raw ----
+
+# What a cloud image's importer does (KubeVirt's CDI, virt-v2v): qemu-img
+# reading a compressed qcow2 asks for one small read after another, each
+# near where the last one ended, rarely exactly there, one in flight.
+
+# import_fill DEST BYTES ROOT...: copy ordinary files of the ROOTs into
+# DEST until about BYTES are there; prints "BYTES FILES".
+import_fill() {
+    "$PY" - "$@" <<'EOF'
+import os, shutil, sys
+dest, want, roots = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+# No single file may fill much of a small disk.
+biggest = min(16 << 20, want // 8)
+total = files = 0
+def copy(src):
+    global total, files
+    if os.path.islink(src) or not os.path.isfile(src):
+        return
+    size = os.path.getsize(src)
+    if size > biggest or total + size > want:
+        return
+    to = os.path.join(dest, os.path.relpath(src, '/'))
+    os.makedirs(os.path.dirname(to), exist_ok=True)
+    shutil.copyfile(src, to)
+    total += size
+    files += 1
+def walk():
+    for root in roots:
+        for d, subdirs, names in os.walk(root):
+            subdirs.sort()
+            for n in sorted(names):
+                try:
+                    copy(os.path.join(d, n))
+                except OSError:
+                    continue
+                # Close enough: the rest of the walk would only add crumbs.
+                if total >= want * 0.99:
+                    return
+walk()
+if files == 0:
+    sys.exit('no files copied')
+print(total, files)
+EOF
+}
+
+# import_make: the section's disks, made once per --import-size and
+# --import-fill and kept in $import_cache: an ext4 disk holding copies of
+# this machine's files (.raw) and its compressed qcow2 (.qcow2), as a
+# cloud image is shipped.  Sets import_raw, import_qcow2, import_files.
+import_make() {
+    local base=$import_cache/ext4-$import_bytes-$fill_bytes stage=$tmp/import-files
+    import_raw=$base.raw import_qcow2=$base.qcow2
+    if [ -s "$import_raw" ] && [ -s "$import_qcow2" ] && [ -s "$base.files" ]; then
+        say "import: reusing $import_qcow2"
+        import_files=$(cat "$base.files")
+        return 0
+    fi
+    mkdir -p "$import_cache" || return 1
+    say "import: copying $import_fill of /usr/lib and /usr/share"
+    import_files=$(import_fill "$stage" "$fill_bytes" /usr/lib /usr/share) || return 1
+    import_parts=("$base.raw.part" "$base.qcow2.part")
+    rm -f "${import_parts[@]}"
+    say "import: mkfs.ext4 -d of a $import_size disk"
+    truncate -s "$import_bytes" "$base.raw.part" &&
+        "$MKFS_EXT4" -q -F -d "$stage" "$base.raw.part" >&2 || return 1
+    rm -rf "$stage"
+    say "import: qemu-img convert -c to qcow2"
+    qemu-img convert -c -f raw -O qcow2 "$base.raw.part" "$base.qcow2.part" || return 1
+    mv "$base.raw.part" "$import_raw"
+    mv "$base.qcow2.part" "$import_qcow2"
+    printf '%s\n' "$import_files" > "$base.files"
+    import_parts=()
+}
+
+# fetched_bytes: "REQUESTS BYTES" that nginx logged under /counted/
+# since bytes.log was last emptied.
+fetched_bytes() {
+    # A request's line is written once its last byte is sent.
+    sleep 0.3
+    awk '{ n++; b += $1 } END { printf "%d %d\n", n, b }' "$tmp/bytes.log"
+}
+
+# timed_if HAS SECTION NAME COMMAND: timed when HAS is 1, else a row
+# saying the tool is not installed.
+timed_if() {
+    if [ "$1" -eq 1 ]; then
+        timed "$2" "$3" "$4"
+    else
+        skipped "$2" "$3" "not installed"
+    fi
+}
+
+# import_ways SECTION URL: qemu-img convert -f qcow2 -O raw of the qcow2
+# at URL through nbdcurld, through nbdkit plain and with its cache
+# filter, through qemu-img's own curl driver, and with the whole file
+# downloaded first.  Through the proxy --smoke times only nbdcurld and
+# the download, what its targets compare.
+import_ways() {
+    local section=$1 url=$2 conv="qemu-img convert -f qcow2 -O raw" out=$tmp/out.raw
+    local kit="nbdkit${nbdkit_ver:+ $nbdkit_ver} curl"
+    timed "$section" nbdcurld "$NBDCURLD -r $url --run '$conv \"\$uri\" $out'"
+    if [ "$smoke" -eq 0 ] || [ "$section" = import-lan ]; then
+        timed_if "$has_nbdkit" "$section" "$kit" \
+            "nbdkit -r -U - curl $url --run '$conv \"\$uri\" $out'"
+        timed_if "$has_nbdkit_cache" "$section" "$kit, cache filter" \
+            "nbdkit -r -U - --filter=cache curl $url cache-on-read=true --run '$conv \"\$uri\" $out'"
+        timed_if "$has_qemu_img_curl" "$section" "qemu-img curl driver, -m 1" \
+            "$conv -m 1 'json:{\"file\":{\"driver\":\"http\",\"url\":\"$url\"}}' $out"
+    fi
+    timed_if "$has_curl" "$section" "curl -o, then convert" \
+        "sh -c 'curl -sSf -o $tmp/scratch.qcow2 $url && $conv $tmp/scratch.qcow2 $out'"
+}
+
+# import_raw_rows URL: qemu-img convert -f raw of the disk itself at URL
+# (nbdcopy's kind of reader): nbdcurld against nbdkit.
+import_raw_rows() {
+    local url=$1 conv="qemu-img convert -f raw -O raw" out=$tmp/out.raw
+    timed import-raw nbdcurld "$NBDCURLD -r $url --run '$conv \"\$uri\" $out'"
+    timed_if "$has_nbdkit" import-raw "nbdkit${nbdkit_ver:+ $nbdkit_ver} curl" \
+        "nbdkit -r -U - curl $url --run '$conv \"\$uri\" $out'"
+}
+
+# import_twice URL: two imports of URL (under /counted/) through one
+# nbdcurld server, each timed, with the bytes nginx sent for it: with a
+# read cache the second fetches nothing.
+import_twice() {
+    local url=$1 saved=$URL args=() what="no read cache" pid i t0 t1 n b line=""
+    if "$NBDCURLD" --help 2>&1 | grep -q -- '--cache='; then
+        args=(--cache="$(( $(stat -c %s "$import_qcow2") / 1048576 + 1 ))M")
+        what=${args[0]}
+    fi
+    URL=$url
+    serve_nbdcurld "${args[@]}" || {
+        URL=$saved
+        report "second import: nbdcurld did not start"
+        broken+=("import: nbdcurld did not start")
+        return 0
+    }
+    URL=$saved pid=$bg_pid
+    for i in 1 2; do
+        # The first import's last replies are logged before the second starts.
+        sleep 0.5
+        : > "$tmp/bytes.log"
+        say "import: import $i of 2 through one nbdcurld ($what)"
+        t0=$(date +%s.%N)
+        if ! timeout -k 10 "$import_timeout" qemu-img convert -f qcow2 -O raw \
+                "$buri" "$tmp/out.raw"; then
+            report "second import: import $i FAILED"
+            broken+=("import: nbdcurld import $i of 2 through one server")
+            stop_bg "$pid"
+            return 0
+        fi
+        t1=$(date +%s.%N)
+        read -r n b < <(fetched_bytes)
+        line+=$(awk -v i="$i" -v t="$t1" -v s="$t0" -v n="$n" -v b="$b" 'BEGIN {
+            printf "%s import %.2f s, %.1f MiB in %d requests", (i == 1) ? "first" : "; second", t - s, b / 1048576, n }')
+    done
+    stop_bg "$pid"
+    report "two imports through one nbdcurld ($what), WAN capped: $line (target: the second fetches 0 bytes: $([ "$b" -eq 0 ] && echo met || echo 'NOT met'))"
+}
+
+# import_client_reads: "READS BYTES" that qemu-img's import of the
+# qcow2 asks for, counted by nbdkit's log filter over the local file
+# (no extents, as over a web server).
+import_client_reads() {
+    nbdkit -r -U - --filter=log --filter=noextents file "$import_qcow2" \
+        logfile="$tmp/import-reads.log" \
+        --run "qemu-img convert -f qcow2 -O raw \"\$uri\" $tmp/out.raw" >&2 || return 1
+    "$PY" - "$tmp/import-reads.log" <<'EOF'
+import re, sys
+n = b = 0
+for line in open(sys.argv[1]):
+    m = re.search(r' Read id=\d+ offset=0x[0-9a-f]+ count=(0x[0-9a-f]+) ', line)
+    if m:
+        n += 1
+        b += int(m.group(1), 16)
+print(n, b)
+EOF
+}
+
+# per_byte WHAT CLIENT_BYTES DETAIL [LIMIT]: report the bytes logged
+# since bytes.log was emptied per byte the client read.
+per_byte() {
+    local what=$1 client=$2 detail=$3 limit=${4:-} n b
+    read -r n b < <(fetched_bytes)
+    report "$(awk -v w="$what" -v c="$client" -v d="$detail" -v n="$n" -v b="$b" -v l="$limit" 'BEGIN {
+        r = (c > 0) ? b / c : 0
+        printf "bytes fetched per byte read, %s: %.3f (%.1f MiB fetched in %d requests for %.1f MiB read%s)", w, r, b / 1048576, n, c / 1048576, d
+        if (l != "") printf " (target <= %s: %s)", l, (r <= l) ? "met" : "NOT met" }')"
+}
+
+# counted_run WHAT CLIENT_BYTES DETAIL LIMIT URL COMMAND: nbdcurld -r URL
+# --run COMMAND, then per_byte of what it fetched.
+counted_run() {
+    local what=$1 client=$2 detail=$3 limit=$4 url=$5 cmd=$6
+    : > "$tmp/bytes.log"
+    say "import: counting the bytes of $what"
+    if timeout -k 10 "$(( import_timeout + copy_timeout ))" \
+            "$NBDCURLD" -r "$url" --run "$cmd" >&2; then
+        per_byte "$what" "$client" "$detail" "$limit"
+    else
+        report "bytes fetched per byte read, $what: FAILED"
+        broken+=("import: nbdcurld $what (bytes counted)")
+    fi
+}
+
+# import_per_byte: bytes nginx sent per byte the client read, through
+# nbdcurld on the LAN: qemu-img's import, fio's 4 KiB random reads and
+# a sequential nbdcopy.
+import_per_byte() {
+    local base=http://127.0.0.1:$bench_port/counted reads saved=$URL line spid
+    if [ "$has_nbdkit" -eq 1 ] && reads=$(import_client_reads); then
+        counted_run "qemu-img import" "${reads#* }" " in ${reads% *} reads" "" \
+            "$base/import.qcow2" "qemu-img convert -f qcow2 -O raw \"\$uri\" $tmp/out.raw"
+    else
+        report "bytes fetched per byte read, qemu-img import: not measured (nbdkit's log filter counts the reads)"
+    fi
+    if [ "$has_fio" -eq 1 ]; then
+        URL=$base/disk.img
+        serve_nbdcurld && spid=$bg_pid || spid=""
+        URL=$saved
+        : > "$tmp/bytes.log"
+        say "import: counting the bytes of fio's 4 KiB random reads"
+        if [ -n "$spid" ] && line=$(fio_run "$buri" "$tmp/fio-bytes.json" "$random_time"); then
+            stop_bg "$spid"
+            per_byte "fio 4 KiB random reads, QD32, ${random_time}s" "$(( ${line##* } * 4096 ))" "" 1.05
+        else
+            [ -z "$spid" ] || stop_bg "$spid"
+            report "bytes fetched per byte read, fio random reads: the run FAILED"
+            broken+=("import: nbdcurld random reads (bytes counted)")
+        fi
+    fi
+    counted_run nbdcopy "$size_bytes" "" "" "$base/disk.img" 'nbdcopy "$uri" null:'
+}
+
+# The import table: medians, ratios against the local convert and
+# against download-then-convert on the same link, and the targets.
+import_table() {
+    "$PY" - "$tmp/copy.tsv" <<'EOF' > "$tmp/table.txt"
+import json, sys
+rows = {}
+for line in open(sys.argv[1]):
+    sec, name, status, js = line.rstrip('\n').split('\t')
+    if not sec.startswith('import-'):
+        continue
+    med = n = None
+    if status == 'ok':
+        r = json.load(open(js))['results'][0]
+        med, n = r['median'], len(r['times'])
+    rows.setdefault(sec, []).append((name, status, med, n))
+def med(sec, pick):
+    return next((r[2] for r in rows.get(sec, []) if pick(r[0]) and r[2]), None)
+local = med('import-local', lambda n: True)
+links = [('import-local', 'local'), ('import-lan', 'LAN'), ('import-wan', 'WAN'),
+         ('import-wan-cap', 'WAN capped'), ('import-raw', 'raw, WAN capped')]
+print('%-16s %-34s %9s %5s %8s %11s' % ('link', 'way', 'median s', 'runs',
+      'x local', 'x download'))
+for sec, link in links:
+    down = med(sec, lambda n: n == 'curl -o, then convert')
+    for name, status, m, n in rows.get(sec, []):
+        if m is None:
+            print('%-16s %-34s %s' % (link, name, status))
+            continue
+        # The raw rows read another image: no qcow2 ratios.
+        qcow2 = sec != 'import-raw'
+        rl = '%8.2f' % (m / local) if local and qcow2 else '%8s' % '-'
+        rd = '%11.2f' % (m / down) if down and qcow2 else '%11s' % '-'
+        print('%-16s %-34s %9.2f %5d %s %s' % (link, name, m, n, rl, rd))
+def target(text, sec, peer, limit):
+    base = med(sec, lambda n: n == 'nbdcurld')
+    if not base or not peer:
+        print('target %s: not measured' % text)
+        return
+    ratio = base / peer
+    print('target %s: %.2f (%s)' % (text, ratio, 'met' if ratio <= limit else 'NOT met'))
+target('LAN: nbdcurld <= 1.15 x local', 'import-lan', local, 1.15)
+target('WAN: nbdcurld <= 1.5 x local', 'import-wan', local, 1.5)
+target('WAN capped: nbdcurld <= 1.5 x local', 'import-wan-cap', local, 1.5)
+target('WAN capped: nbdcurld <= 0.5 x download-then-convert', 'import-wan-cap',
+       med('import-wan-cap', lambda n: n == 'curl -o, then convert'), 0.5)
+kit = next((r for r in rows.get('import-raw', []) if r[0].startswith('nbdkit') and r[2]), None)
+target('raw, WAN capped: nbdcurld <= 0.5 x %s' % (kit[0] if kit else 'nbdkit'),
+       'import-raw', kit[2] if kit else None, 0.5)
+EOF
+    report_file "$tmp/table.txt"
+}
+
+# megabytes BYTES: BYTES in MiB, for headings.
+megabytes() { awk -v b="$1" 'BEGIN { printf "%.0f MiB", b / 1048576 }'; }
+
+import_section() {
+    local kind p cap_pid=""
+    if [ "$has_hyperfine" -eq 0 ] || [ "$has_import" -eq 0 ]; then
+        report "" "== import: skipped (hyperfine, mkfs.ext4 or qemu-img is not installed) =="
+        return 0
+    fi
+    if ! import_make; then
+        report "" "== import: skipped (the image could not be made: see stderr) =="
+        return 0
+    fi
+    ln -sf "$import_qcow2" "$tmp/www/import.qcow2"
+    ln -sf "$import_raw" "$tmp/www/import.raw"
+    cat "$import_qcow2" "$import_raw" > /dev/null
+    timed_runs=$import_runs timed_warmup=0 timed_limit=$import_timeout \
+        timed import-local "qemu-img convert of a local copy" \
+        "qemu-img convert -f qcow2 -O raw $import_qcow2 $tmp/out.raw"
+    timed_runs=$import_runs timed_warmup=0 timed_limit=$import_timeout \
+        import_ways import-lan "http://127.0.0.1:$bench_port/import.qcow2"
+    for kind in wan wan-cap; do
+        [ -x "$WAN_PROXY" ] || break
+        if [ "$kind" = wan ]; then
+            wan_proxy "import-$kind" "$wan_rtt" || continue
+        else
+            wan_proxy "import-$kind" "$wan_rtt" "$wan_cap" || continue
+        fi
+        p=$bg_pid
+        timed_runs=$import_wan_runs timed_warmup=0 timed_limit=$import_timeout \
+            import_ways "import-$kind" "http://127.0.0.1:$WAN_PORT/import.qcow2"
+        if [ "$kind" = wan ]; then
+            stop_bg "$p"
+        else
+            timed_runs=$import_wan_runs timed_warmup=0 timed_limit=$import_timeout \
+                import_raw_rows "http://127.0.0.1:$WAN_PORT/import.raw"
+            cap_pid=$p
+        fi
+    done
+    report ""
+    report "== import: qemu-img convert -f qcow2 -O raw of a compressed qcow2 ($(megabytes "$(stat -c %s "$import_qcow2")") for a $(megabytes "$import_bytes") ext4 disk holding $(megabytes "${import_files% *}") in ${import_files#* } files of this machine); local and LAN: median of $import_runs run(s), WAN: median of $import_wan_runs run(s), no warm-up; WAN: tests/wan-proxy, RTT +$wan_rtt ms, capped: $wan_cap MB/s per TCP connection =="
+    [ -x "$WAN_PROXY" ] || report "WAN rows skipped: tests/wan-proxy is missing (ninja -C build)"
+    import_table
+    if [ -n "$cap_pid" ]; then
+        import_twice "http://127.0.0.1:$WAN_PORT/counted/import.qcow2"
+        stop_bg "$cap_pid"
+    fi
+    import_per_byte
+    rm -f "$tmp/out.raw" "$tmp/scratch.qcow2"
+}
+
+if want import; then
+    import_section
 fi
 
 # ---- sequential reads at queue depth 1 (readahead) ----

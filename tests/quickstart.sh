@@ -24,7 +24,7 @@ PACKAGES=(
     meson ninja-build pkg-config gcc
     libcurl4-openssl-dev libssl-dev libseccomp-dev libcap-ng-dev libgnutls28-dev
     libnbd-bin python3-libnbd nbdkit nginx-light qemu-utils
-    mandoc openssl curl jq procps iproute2 gnutls-bin
+    mandoc openssl curl jq procps iproute2 gnutls-bin e2fsprogs
     hyperfine fio qemu-block-extra python3-pyftpdlib tinyproxy
     clang libclang-rt-14-dev
     dpkg-dev debhelper lintian

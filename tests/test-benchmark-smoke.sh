@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The benchmark's smoke mode: tests/benchmark.sh --smoke runs every section
-# on a 64 MiB image, exits 0 and prints nbdcurld's lines.  (The benchmark
-# itself is not part of the suite: it takes many minutes.)
+# on a 64 MiB image (the import section on a 32 MiB disk holding 4 MiB of
+# files), exits 0 and prints nbdcurld's lines.  (The benchmark itself is
+# not part of the suite: it takes many minutes.)
 source "$(dirname "$0")/functions.sh"
 
 requires hyperfine nbdkit nbdcopy /usr/sbin/nginx
@@ -56,6 +57,24 @@ if fio --enghelp 2>/dev/null | grep -qw nbd; then
     done
     grep -Eq '^target 256 KiB seq QD16 p99 <= nbdkit curl: [0-9]+ vs [0-9]+ us' \
         "$tmp/stdout.log" || fail "no latency target line"
+fi
+# The import table: a row per link, the targets, the second import and
+# the bytes fetched per byte read.
+if command -v qemu-img >/dev/null && [ -x "$(command -v mkfs.ext4 || echo /usr/sbin/mkfs.ext4)" ]; then
+    grep -q '^== import: qemu-img convert -f qcow2 -O raw of a compressed qcow2 ' \
+        "$tmp/stdout.log" || fail "no import table"
+    for link in 'local +qemu-img convert of a local copy' 'LAN +nbdcurld' \
+                'WAN +nbdcurld' 'WAN capped +nbdcurld' 'raw, WAN capped +nbdcurld'; do
+        grep -Eq "^$link +$n +1 " "$tmp/stdout.log" || fail "no import row: $link"
+    done
+    grep -Eq '^target WAN capped: nbdcurld <= 0.5 x download-then-convert: [0-9.]+ ' \
+        "$tmp/stdout.log" || fail "no import target line"
+    grep -Eq '^two imports through one nbdcurld .*: first import [0-9.]+ s, .*; second import [0-9.]+ s' \
+        "$tmp/stdout.log" || fail "no second-import line"
+    for what in 'qemu-img import' 'nbdcopy'; do
+        grep -Eq "^bytes fetched per byte read, $what: [0-9.]+ " "$tmp/stdout.log" ||
+            fail "no bytes-per-byte line for $what"
+    done
 fi
 grep -Eq '^nbdcurld peak PSS, all processes \([0-9]+\): +[0-9.]+ MiB' "$tmp/stdout.log" ||
     fail "no memory line for nbdcurld"
