@@ -85,7 +85,7 @@ set -euo pipefail
 
 srcdir=$(cd "$(dirname "$0")" && pwd)
 # What every private nginx shares (nginx_launch, free_port), and stop_pid.
-source "$srcdir/nginx.sh"
+source "$srcdir/lib/nginx.sh"
 root=$(cd "$srcdir/.." && pwd)
 PY=/usr/bin/python3
 

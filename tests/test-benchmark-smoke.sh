@@ -3,7 +3,7 @@
 # on a 64 MiB image (the import section on a 32 MiB disk holding 4 MiB of
 # files), exits 0 and prints nbdcurld's lines.  (The benchmark itself is
 # not part of the suite: it takes many minutes.)
-source "$(dirname "$0")/functions.sh"
+source "$(dirname "$0")/lib/functions.sh"
 
 requires hyperfine nbdkit nbdcopy /usr/sbin/nginx
 
