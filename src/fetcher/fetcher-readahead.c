@@ -82,6 +82,8 @@ static struct {
   struct forward_reader reader;
   struct forward_verdict verdict;   /* of the newest read */
   bool follow;                /* read ahead of it (sequential) */
+  uint64_t pipelining_until;  /* the reader's clock until which the client
+                                 counts as keeping much in flight */
   uint32_t window;            /* the next window's length, 0: none yet */
 } ra;
 
@@ -228,7 +230,9 @@ next_window (uint32_t read_length)
 static bool
 little_in_flight (uint32_t length)
 {
-  unsigned others = http.queue_len + (http.active - ra.fetching);
+  /* A prefetch that ended is still counted in ra.fetching until
+   * readahead_finished: active may be the smaller for a moment. */
+  unsigned others = http.queue_len + (http.active > ra.fetching ? http.active - ra.fetching : 0);
 
   for (unsigned i = 0; i < ra.nwaiters; i++)
     others += ra.waiters[i].req.type == IPC_READ;
@@ -262,7 +266,13 @@ static void
 observe (const struct fetcher_request *req)
 {
   ra.verdict = forward_reader_observe (&ra.reader, req->offset, req->length);
-  ra.follow = ra.verdict.forward && little_in_flight (req->length);
+  /* How much a client keeps in flight varies from read to read (two
+   * reads that complete together leave the next one alone for a moment):
+   * one that came with much in flight marks the client for the next
+   * READAHEAD_PIPELINING_READS reads. */
+  if (!little_in_flight (req->length))
+    ra.pipelining_until = ra.reader.clock + READAHEAD_PIPELINING_READS;
+  ra.follow = ra.verdict.forward && ra.reader.clock >= ra.pipelining_until;
   if (!ra.verdict.forward)
     ra.window = 0;              /* a jump or a random read: start small again */
   else

@@ -28,5 +28,9 @@
  * coalescing and the direct path, without the store's copy. */
 #define READAHEAD_MAX_CLIENT_READS 8u
 #define READAHEAD_MAX_CLIENT_BYTES (256u * 1024)
+/* A client that had more in flight than that, at any of its last this
+ * many reads, is not read ahead: a pipelining client's reads complete in
+ * bunches, and the one after a bunch finds itself alone. */
+#define READAHEAD_PIPELINING_READS 32u
 
 #endif
