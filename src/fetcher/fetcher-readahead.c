@@ -49,6 +49,7 @@
 #include "forward-reader.h"
 #include "ipc-messages.h"
 #include "limits-readahead-windows.h"
+#include "limits-web.h"
 
 enum segment_state { SEG_FREE, SEG_FETCHING, SEG_READY };
 
@@ -82,8 +83,6 @@ static struct {
   struct forward_reader reader;
   struct forward_verdict verdict;   /* of the newest read */
   bool follow;                /* read ahead of it (sequential) */
-  uint64_t pipelining_until;  /* the reader's clock until which the client
-                                 counts as keeping much in flight */
   uint32_t window;            /* the next window's length, 0: none yet */
 } ra;
 
@@ -217,27 +216,42 @@ next_window (uint32_t read_length)
   return w;
 }
 
-/* Does the client keep little in flight besides its newest read (of
- * length bytes)?  Its other reads not answered yet: queued, fetched on
- * their own, or waiting for the store; their bytes are taken to be about
- * as many as the newest's.  A client that keeps much in flight (nbdcopy,
- * qemu-img converting a raw image: eight reads of 2 MiB) is read ahead
- * already, by the coalescing of queued reads (start_read) and the direct
- * reads' splicing; windows through the store would only slow it and
- * fetch some bytes twice.  One that keeps one small read in flight, or a
- * few (qemu-img converting a compressed qcow2), waits a round trip for
- * each unless it is read ahead here. */
+/* Does the client keep little in flight besides its newest read?  Its
+ * other reads not answered yet: queued, fetched on their own, or waiting
+ * for the store.  A client that keeps much in flight (nbdcopy, qemu-img
+ * converting a raw image: eight reads of 2 MiB) is read ahead already,
+ * by the coalescing of queued reads (start_read) and the direct reads'
+ * splicing; windows through the store would only slow it and fetch some
+ * bytes twice.  One that keeps one small read in flight, or a few
+ * (qemu-img converting a compressed qcow2), waits a round trip for each
+ * unless it is read ahead here. */
 static bool
-little_in_flight (uint32_t length)
+little_in_flight (void)
 {
-  /* A prefetch that ended is still counted in ra.fetching until
-   * readahead_finished: active may be the smaller for a moment. */
-  unsigned others = http.queue_len + (http.active > ra.fetching ? http.active - ra.fetching : 0);
+  bool is_free[MAX_CONNECTIONS] = { false };
+  uint64_t bytes = 0;
+  unsigned reads = 0;
 
-  for (unsigned i = 0; i < ra.nwaiters; i++)
-    others += ra.waiters[i].req.type == IPC_READ;
-  return others < READAHEAD_MAX_CLIENT_READS &&
-         (uint64_t) others * length < READAHEAD_MAX_CLIENT_BYTES;
+  for (unsigned i = 0; i < http.queue_len; i++) {
+    const struct fetcher_request *r = &http.queue[(http.queue_head + i) % QUEUE_SIZE];
+    reads += r->type == IPC_READ;
+    bytes += r->type == IPC_READ ? r->length : 0;
+  }
+  for (unsigned i = 0; i < ra.nwaiters; i++) {
+    reads += ra.waiters[i].req.type == IPC_READ;
+    bytes += ra.waiters[i].req.type == IPC_READ ? ra.waiters[i].req.length : 0;
+  }
+  /* The transfers at work for reads (not prefetches): those not free. */
+  for (struct transfer *t = http.free_list; t != NULL; t = t->next_free)
+    is_free[t - http.pool] = true;
+  for (unsigned i = 0; i < http.f->cfg->connections; i++) {
+    const struct transfer *t = &http.pool[i];
+    if (!is_free[i] && t->mode == MODE_READ && t->prefetch == NULL) {
+      reads += t->nparts - t->next_part;
+      bytes += t->length - t->received;
+    }
+  }
+  return reads < READAHEAD_MAX_CLIENT_READS && bytes < READAHEAD_MAX_CLIENT_BYTES;
 }
 
 /* The segments wholly behind the forward run of the newest read, further
@@ -266,13 +280,7 @@ static void
 observe (const struct fetcher_request *req)
 {
   ra.verdict = forward_reader_observe (&ra.reader, req->offset, req->length);
-  /* How much a client keeps in flight varies from read to read (two
-   * reads that complete together leave the next one alone for a moment):
-   * one that came with much in flight marks the client for the next
-   * READAHEAD_PIPELINING_READS reads. */
-  if (!little_in_flight (req->length))
-    ra.pipelining_until = ra.reader.clock + READAHEAD_PIPELINING_READS;
-  ra.follow = ra.verdict.forward && ra.reader.clock >= ra.pipelining_until;
+  ra.follow = ra.verdict.forward && little_in_flight ();
   if (!ra.verdict.forward)
     ra.window = 0;              /* a jump or a random read: start small again */
   else

@@ -21,16 +21,13 @@
 #define READAHEAD_MAX_SEGMENTS    16u
 
 /* A forward reader is read ahead while it keeps fewer than this many
- * other reads in flight, of fewer bytes than this in all.  qemu-img
+ * other reads in flight, of fewer bytes than this in all, when its read
+ * comes.  qemu-img
  * converting a compressed qcow2 keeps one of about 20 KiB, now and then
  * up to six; converting a raw image, eight of 2 MiB; nbdcopy 64 of
  * 256 KiB, or with --requests=2 two of 512 KiB: those are served by
  * coalescing and the direct path, without the store's copy. */
 #define READAHEAD_MAX_CLIENT_READS 8u
 #define READAHEAD_MAX_CLIENT_BYTES (256u * 1024)
-/* A client that had more in flight than that, at any of its last this
- * many reads, is not read ahead: a pipelining client's reads complete in
- * bunches, and the one after a bunch finds itself alone. */
-#define READAHEAD_PIPELINING_READS 32u
 
 #endif
