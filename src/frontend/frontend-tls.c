@@ -43,6 +43,7 @@
 #include <gnutls/x509.h>
 
 #include "clock.h"
+#include "event.h"
 #include "frontend.h"
 #include "ipc.h"
 #include "ipc-table.h"
@@ -356,12 +357,6 @@ key_wait_ends (struct client *c, int error, const uint8_t *answer, uint32_t len)
   fiber_resume (c);
 }
 
-int
-tls_keyholder_poll_fd (void)
-{
-  return key_waits > 0 ? keyholder_fd : -1;
-}
-
 bool
 tls_key_waiting (const struct client *c)
 {
@@ -377,7 +372,7 @@ tls_key_deadline (const struct client *c)
 /* The key holder's answers: each resumes the fiber that waits for it.
  * A late answer (its wait timed out, or its client went) is dropped; a
  * malformed one ends the front-end, as a broken key holder should. */
-void
+static void
 tls_keyholder_read (void)
 {
   for (;;) {
@@ -409,6 +404,19 @@ tls_keyholder_read (void)
     if (waiter->tls->fiber->step_done)
       finish_step (waiter);
   }
+}
+
+static void
+keyholder_ready (int fd, short revents, void *cookie)
+{
+  (void) fd, (void) revents, (void) cookie;
+  tls_keyholder_read ();
+}
+
+int
+tls_keyholder_register (struct event_loop *ev)
+{
+  return key_waits > 0 ? event_add (ev, keyholder_fd, POLLIN, keyholder_ready, NULL) : 0;
 }
 
 void

@@ -91,6 +91,7 @@ struct client_address {
 };
 
 struct client_tls;                     /* frontend-tls.c */
+struct event_loop;                     /* event.h */
 
 struct client {
   uint64_t token;               /* unique; names the client to the supervisor */
@@ -217,14 +218,14 @@ bool client_in_tls (const struct client *c);
 int tls_start (struct client *c);
 bool tls_handshake_begun (const struct client *c);
 /* A handshake whose fiber waits for the key holder (frontend-tls.c): its
- * socket is not polled meanwhile; the key holder's socket is (its
- * descriptor, or -1 when no one waits), and each answer resumes the
- * handshake it belongs to.  A wait ends by KEY_ANSWER_TIMEOUT_MS. */
+ * socket is not polled meanwhile; the key holder's socket is (registered
+ * in ev while one waits: 0, or -1 when ev is full), and each answer
+ * resumes the handshake it belongs to.  A wait ends by
+ * KEY_ANSWER_TIMEOUT_MS. */
 bool tls_key_waiting (const struct client *c);
 uint64_t tls_key_deadline (const struct client *c);
 void tls_key_deadline_check (struct client *c, uint64_t now);
-int tls_keyholder_poll_fd (void);
-void tls_keyholder_read (void);
+int tls_keyholder_register (struct event_loop *ev);
 short tls_handshake_events (const struct client *c);
 /* Go on with the handshake; once it ends, tls_setup's function. */
 void tls_handshake_step (struct client *c);
