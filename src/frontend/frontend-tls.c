@@ -49,7 +49,6 @@
 #include "ipc-table.h"
 #include "key-schemes.h"
 #include "log.h"
-#include "token-bucket.h"
 
 /* Certificates of the server's chain the front-end presents. */
 #define MAX_CHAIN_CERTS 16
@@ -143,64 +142,6 @@ bool
 client_in_tls (const struct client *c)
 {
   return c->tls != NULL && c->tls->established;
-}
-
-/* ---- Each address's share of the key holder. ---- */
-
-struct tls_start_share {
-  struct client_address from;
-  struct token_bucket starts;
-};
-
-static struct tls_start_share start_shares[TLS_START_SHARES];
-
-static uint32_t
-address_hash (const struct client_address *a)
-{
-  uint32_t h = 2166136261u ^ (uint32_t) a->family;   /* FNV-1a */
-  size_t i;
-
-  for (i = 0; i < sizeof a->addr; i++)
-    h = (h ^ a->addr[i]) * 16777619u;
-  return h;
-}
-
-/* May this client begin a TLS handshake now?  Its address's bucket
- * (TLS_STARTS_PER_ADDRESS_*), found among TLS_START_SHARE_PROBES slots
- * or put in the one of them whose bucket is the fullest (an unused one is
- * full).  Clients without an address (Unix socket, -s) always may. */
-static bool
-tls_start_allowed (const struct client *c)
-{
-  const uint64_t now = monotonic_ms ();
-  uint32_t h = address_hash (&c->from), i;
-  struct tls_start_share *share = NULL, *fullest = NULL;
-  uint64_t fullest_level = 0;
-
-  if (c->from.family != AF_INET && c->from.family != AF_INET6)
-    return true;
-  for (i = 0; i < TLS_START_SHARE_PROBES; i++) {
-    struct tls_start_share *s = &start_shares[(h + i) % TLS_START_SHARES];
-    uint64_t level;
-    if (s->starts.filled_ms != 0 && s->from.family == c->from.family &&
-        memcmp (s->from.addr, c->from.addr, sizeof s->from.addr) == 0) {
-      share = s;
-      break;
-    }
-    level = token_bucket_level (&s->starts, now, TLS_STARTS_PER_ADDRESS_BURST,
-                                TLS_STARTS_PER_ADDRESS_PER_SECOND);
-    if (fullest == NULL || level > fullest_level) {
-      fullest = s;
-      fullest_level = level;
-    }
-  }
-  if (share == NULL) {
-    share = fullest;
-    share->from = c->from;
-    share->starts = (struct token_bucket) { 0 };
-  }
-  return token_bucket_take (&share->starts, now, TLS_STARTS_PER_ADDRESS_BURST,
-                            TLS_STARTS_PER_ADDRESS_PER_SECOND);
 }
 
 /* ---- Fibers. ---- */

@@ -5,6 +5,8 @@
  *   handshake.c     NBD fixed-newstyle negotiation (one client's options)
  *   transmission.c  NBD requests and replies, and the fetcher's replies
  *   frontend-tls.c  NBD over TLS (STARTTLS), keys through the key holder
+ *   frontend-tls-starts.c
+ *                   each client address's share of TLS handshakes
  *   access.c        --allow: who may use which export
  *   handshake-parse.c, request-parse.c
  *                   the client's options and requests, parsed and checked:
@@ -240,6 +242,10 @@ bool tls_input_pending (const struct client *c);
 const char *tls_psk_user (const struct client *c);
 const char *tls_cert_dn (const struct client *c);
 bool tls_cert_has_san (const struct client *c, const char *name);
+
+/* frontend-tls-starts.c */
+/* May this client begin a TLS handshake now (its address's share)? */
+bool tls_start_allowed (const struct client *c);
 
 /* access.c */
 bool export_allowed (const struct client *c, uint32_t export_index);
