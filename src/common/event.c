@@ -46,6 +46,8 @@ struct event_loop {
   unsigned npolled;             /* entries dispatching now; 0 between rounds */
   struct event_timer *timers;
   unsigned max_timers;
+  unsigned timers_end;          /* no timer set at or past this slot: the
+                                   passes over them stop here */
   uint64_t timer_serial;
 };
 
@@ -87,8 +89,9 @@ event_clear (struct event_loop *ev)
   unsigned i;
 
   ev->nfds = 0;
-  for (i = 0; i < ev->max_timers; i++)
+  for (i = 0; i < ev->timers_end; i++)
     ev->timers[i].set = false;
+  ev->timers_end = 0;
 }
 
 /* Close the gaps removed entries left, keeping the order (between
@@ -134,18 +137,23 @@ event_remove (struct event_loop *ev, int fd)
 int
 event_timer (struct event_loop *ev, uint64_t at_ms, event_timer_fn *fn, void *cookie)
 {
-  unsigned i;
+  /* Past the last slot in use, else the first free one: a loop that
+   * sets every deadline anew each round only ever appends. */
+  unsigned i = ev->timers_end;
 
-  for (i = 0; i < ev->max_timers; i++)
-    if (!ev->timers[i].set) {
-      ev->timers[i] = (struct event_timer) {
-        .set = true, .at_ms = at_ms, .serial = ev->timer_serial++, .fn = fn,
-        .cookie = cookie,
-      };
-      return (int) i;                   /* i < max_timers, an unsigned */
-    }
-  errno = ENOSPC;
-  return -1;
+  if (i == ev->max_timers)
+    for (i = 0; i < ev->max_timers && ev->timers[i].set; i++)
+      ;
+  if (i == ev->max_timers) {
+    errno = ENOSPC;
+    return -1;
+  }
+  ev->timers[i] = (struct event_timer) {
+    .set = true, .at_ms = at_ms, .serial = ev->timer_serial++, .fn = fn, .cookie = cookie,
+  };
+  if (i >= ev->timers_end)
+    ev->timers_end = i + 1;
+  return (int) i;                       /* i < max_timers, an unsigned */
 }
 
 void
@@ -162,7 +170,7 @@ wait_ms (const struct event_loop *ev, uint64_t now)
   uint64_t next = UINT64_MAX;
   unsigned i;
 
-  for (i = 0; i < ev->max_timers; i++)
+  for (i = 0; i < ev->timers_end; i++)
     if (ev->timers[i].set && ev->timers[i].at_ms < next)
       next = ev->timers[i].at_ms;
   if (next == UINT64_MAX)
@@ -191,7 +199,7 @@ run_due (struct event_loop *ev, uint64_t now)
 {
   unsigned i;
 
-  for (i = 0; i < ev->max_timers; i++) {
+  for (i = 0; i < ev->timers_end; i++) {
     struct event_timer *t = &ev->timers[i];
     t->due = t->set && t->at_ms <= now;
     if (t->due && t->fn == NULL)
@@ -199,7 +207,7 @@ run_due (struct event_loop *ev, uint64_t now)
   }
   for (;;) {
     struct event_timer *first = NULL;
-    for (i = 0; i < ev->max_timers; i++) {
+    for (i = 0; i < ev->timers_end; i++) {
       struct event_timer *t = &ev->timers[i];
       if (t->set && t->due && (first == NULL || t->at_ms < first->at_ms ||
                                (t->at_ms == first->at_ms && t->serial < first->serial)))
