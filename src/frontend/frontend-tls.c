@@ -46,6 +46,7 @@
 #include "child-fds.h"
 #include "clock.h"
 #include "config-wire.h"
+#include "event.h"
 #include "frontend.h"
 #include "ipc.h"
 #include "ipc-messages.h"
@@ -55,7 +56,6 @@
 #include "limits-frontend-tls.h"
 #include "log.h"
 #include "tls-modes.h"
-#include "token-bucket.h"
 
 /* Certificates of the server's chain the front-end presents. */
 #define MAX_CHAIN_CERTS 16
@@ -149,64 +149,6 @@ bool
 client_in_tls (const struct client *c)
 {
   return c->tls != NULL && c->tls->established;
-}
-
-/* ---- Each address's share of the key holder. ---- */
-
-struct tls_start_share {
-  struct client_address from;
-  struct token_bucket starts;
-};
-
-static struct tls_start_share start_shares[TLS_START_SHARES];
-
-static uint32_t
-address_hash (const struct client_address *a)
-{
-  uint32_t h = 2166136261u ^ (uint32_t) a->family;   /* FNV-1a */
-  size_t i;
-
-  for (i = 0; i < sizeof a->addr; i++)
-    h = (h ^ a->addr[i]) * 16777619u;
-  return h;
-}
-
-/* May this client begin a TLS handshake now?  Its address's bucket
- * (TLS_STARTS_PER_ADDRESS_*), found among TLS_START_SHARE_PROBES slots
- * or put in the one of them whose bucket is the fullest (an unused one is
- * full).  Clients without an address (Unix socket, -s) always may. */
-static bool
-tls_start_allowed (const struct client *c)
-{
-  const uint64_t now = monotonic_ms ();
-  uint32_t h = address_hash (&c->from), i;
-  struct tls_start_share *share = NULL, *fullest = NULL;
-  uint64_t fullest_level = 0;
-
-  if (c->from.family != AF_INET && c->from.family != AF_INET6)
-    return true;
-  for (i = 0; i < TLS_START_SHARE_PROBES; i++) {
-    struct tls_start_share *s = &start_shares[(h + i) % TLS_START_SHARES];
-    uint64_t level;
-    if (s->starts.filled_ms != 0 && s->from.family == c->from.family &&
-        memcmp (s->from.addr, c->from.addr, sizeof s->from.addr) == 0) {
-      share = s;
-      break;
-    }
-    level = token_bucket_level (&s->starts, now, TLS_STARTS_PER_ADDRESS_BURST,
-                                TLS_STARTS_PER_ADDRESS_PER_SECOND);
-    if (fullest == NULL || level > fullest_level) {
-      fullest = s;
-      fullest_level = level;
-    }
-  }
-  if (share == NULL) {
-    share = fullest;
-    share->from = c->from;
-    share->starts = (struct token_bucket) { 0 };
-  }
-  return token_bucket_take (&share->starts, now, TLS_STARTS_PER_ADDRESS_BURST,
-                            TLS_STARTS_PER_ADDRESS_PER_SECOND);
 }
 
 /* ---- Fibers. ---- */
@@ -363,12 +305,6 @@ key_wait_ends (struct client *c, int error, const uint8_t *answer, uint32_t len)
   fiber_resume (c);
 }
 
-int
-tls_keyholder_poll_fd (void)
-{
-  return key_waits > 0 ? keyholder_fd : -1;
-}
-
 bool
 tls_key_waiting (const struct client *c)
 {
@@ -384,7 +320,7 @@ tls_key_deadline (const struct client *c)
 /* The key holder's answers: each resumes the fiber that waits for it.
  * A late answer (its wait timed out, or its client went) is dropped; a
  * malformed one ends the front-end, as a broken key holder should. */
-void
+static void
 tls_keyholder_read (void)
 {
   for (;;) {
@@ -416,6 +352,19 @@ tls_keyholder_read (void)
     if (waiter->tls->fiber->step_done)
       finish_step (waiter);
   }
+}
+
+static void
+keyholder_ready (int fd, short revents, void *cookie)
+{
+  (void) fd, (void) revents, (void) cookie;
+  tls_keyholder_read ();
+}
+
+int
+tls_keyholder_register (struct event_loop *ev)
+{
+  return key_waits > 0 ? event_add (ev, keyholder_fd, POLLIN, keyholder_ready, NULL) : 0;
 }
 
 void

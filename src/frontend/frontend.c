@@ -1,14 +1,14 @@
 /*
  * frontend.c: the front-end role: one process, one poll loop, every client.
  *
- * Peers and their handlers (dispatch_ready):
- *   listening sockets   accept_clients()
+ * Peers and their handlers (watch_peers):
+ *   listening sockets   listener_ready() -> accept_clients()
  *   supervisor          frontend_dispatch_supervisor(): IPC_FETCHER_SPAWNED,
  *                       and IPC_STOP_ACCEPTING (frontend_stop_accepting())
- *   key holder          tls_keyholder_read() (frontend-tls.c)
- *   each client         client_ready() -> client_read() -> handshake.c /
+ *   key holder          tls_keyholder_register() (frontend-tls.c)
+ *   each client         client_socket_ready() -> client_read() -> handshake.c /
  *                       transmission.c
- *   each fetcher        fetcher_ready() -> transmission_read_fetcher()
+ *   each fetcher        fetcher_socket_ready() -> transmission_read_fetcher()
  *
  * Nothing here blocks: every socket is non-blocking, and what cannot be
  * written now waits in an output queue.  Queues and in-flight requests are
@@ -19,7 +19,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -31,10 +30,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "child.h"
 #include "child-fds.h"
+#include "child.h"
 #include "config-wire.h"
 #include "data-path.h"
+#include "event.h"
 #include "frontend.h"
 #include "ipc.h"
 #include "ipc-messages.h"
@@ -543,99 +543,28 @@ take_listeners (void)
   }
 }
 
-/* pollfd roles, to find the peer again after poll. */
-enum poll_kind { POLL_LISTENER, POLL_CONTROL, POLL_KEYHOLDER, POLL_CLIENT_R, POLL_CLIENT_W,
-                 POLL_FETCHER };
-
-/* One round's poll set: each descriptor, and the peer it belongs to. */
-static struct {
-  struct pollfd *pfd;
-  struct { enum poll_kind kind; struct client *c; } *who;
-  size_t n;
-} ps;
-
+/* The loop's table is sized for every client at once (run_loop): a full
+ * one is a broken invariant. */
 static void
-poll_add (int fd, short events, enum poll_kind kind, struct client *c)
+watch (struct event_loop *ev, int fd, short events, event_fd_fn *fn, void *cookie)
 {
-  ps.pfd[ps.n] = (struct pollfd) { .fd = fd, .events = events };
-  ps.who[ps.n].kind = kind;
-  ps.who[ps.n++].c = c;
+  if (event_add (ev, fd, events, fn, cookie) == -1)
+    fatal ("more descriptors to poll than the loop holds");
 }
 
-/* A client's descriptors, and its deadlines in *next. */
+/* A deadline that only ends the wait: the pass over every client after
+ * the round's events (client_round_end) does what is due. */
 static void
-poll_client (struct client *c, uint64_t now, uint64_t *next)
+wake_at (struct event_loop *ev, uint64_t at_ms)
 {
-  bool wants = client_wants_input (c);
-  short ev = wants ? POLLIN : 0, out = client_unsent (c) ? POLLOUT : 0;
-
-  if (c->deadline_ms && c->deadline_ms < *next)
-    *next = c->deadline_ms;
-  if (tls_key_deadline (c) && tls_key_deadline (c) < *next)
-    *next = tls_key_deadline (c);
-  /* Decrypted bytes inside GnuTLS: poll would not wake us for them. */
-  if (wants && tls_input_pending (c))
-    *next = now;
-  if (c->state == CLIENT_TLS_HANDSHAKE && !out) {
-    short hev = tls_handshake_events (c);
-    ev = hev & POLLIN;
-    out = hev & POLLOUT;
-  }
-  /* Waiting for the key holder: nothing of the client's until then. */
-  if (tls_key_waiting (c))
-    ev = out = 0;
-  if (c->rfd == c->wfd)
-    poll_add (c->rfd, ev | out, POLL_CLIENT_R, c);
-  else {
-    poll_add (c->rfd, ev, POLL_CLIENT_R, c);
-    poll_add (c->wfd, out, POLL_CLIENT_W, c);
-  }
-  if (c->fetcher_fd >= 0) {
-    short fev = c->to_fetcher.bytes ? POLLOUT : 0;
-    /* Read the fetcher only while the client drains its replies. */
-    if (c->out.bytes < MAX_QUEUED_BYTES)
-      fev |= POLLIN;
-    poll_add (c->fetcher_fd, fev, POLL_FETCHER, c);
-  }
+  if (event_timer (ev, at_ms, NULL, NULL) == -1)
+    fatal ("more deadlines than the loop holds");
 }
 
-/* This round's poll set; returns the earliest deadline, UINT64_MAX for
- * none. */
-static uint64_t
-build_poll_set (uint64_t now)
-{
-  uint64_t next = UINT64_MAX;
-  /* Accepting even when full: a newcomer takes a handshake's slot or
-   * is refused at once, rather than left hanging in the backlog. */
-  bool accepting = now >= fe.accept_paused_until;
-  size_t i;
-
-  ps.n = 0;
-  if (!accepting)
-    next = fe.accept_paused_until;
-  fe.accepts_left = ACCEPTS_PER_ROUND;
-  for (i = 0; i < fe.nlisteners; i++)
-    poll_add (fe.listeners[i], accepting ? POLLIN : 0, POLL_LISTENER, NULL);
-  poll_add (fe.control_fd, POLLIN, POLL_CONTROL, NULL);
-  if (tls_keyholder_poll_fd () >= 0)
-    poll_add (tls_keyholder_poll_fd (), POLLIN, POLL_KEYHOLDER, NULL);
-  for (i = 0; i < fe.nclients; i++)
-    poll_client (fe.clients[i], now, &next);
-  return next;
-}
-
-/* poll's timeout in ms until a deadline (UINT64_MAX: none). */
-static int
-poll_timeout (uint64_t deadline, uint64_t now)
-{
-  if (deadline == UINT64_MAX)
-    return -1;
-  return deadline <= now ? 0 : (int) (deadline - now < INT_MAX ? deadline - now : INT_MAX);
-}
-
-/* A client's socket is ready (kind: its read or its write end). */
+/* A client's socket is ready (read_end: its read end, which is its write
+ * end too but with -s). */
 static void
-client_ready (struct client *c, enum poll_kind kind, short re)
+client_ready (struct client *c, bool read_end, short re)
 {
   if (c->state == CLIENT_TLS_HANDSHAKE) {
     /* STARTTLS's answer goes in clear; then GnuTLS reads and writes the
@@ -651,11 +580,21 @@ client_ready (struct client *c, enum poll_kind kind, short re)
     return;
   }
   if (re & (POLLIN | POLLHUP | POLLERR)) {
-    if (kind == POLL_CLIENT_R)
+    if (read_end)
       client_read (c);
     else if (!(re & POLLOUT))
       client_close (c, "hang-up");
   }
+}
+
+static void
+client_socket_ready (int fd, short re, void *cookie)
+{
+  struct client *c = cookie;
+
+  /* A client handled earlier in this round may have been closed. */
+  if (!c->dead)
+    client_ready (c, fd == c->rfd, re);
 }
 
 /* A client's fetcher socket (fd, as polled) is ready. */
@@ -672,40 +611,89 @@ fetcher_ready (struct client *c, int fd, short re)
     transmission_read_fetcher (c);
 }
 
-/* Each ready descriptor to its peer's handler. */
 static void
-dispatch_ready (void)
+fetcher_socket_ready (int fd, short re, void *cookie)
 {
+  struct client *c = cookie;
+
+  if (!c->dead)
+    fetcher_ready (c, fd, re);
+}
+
+/* A client's descriptors, and its deadlines. */
+static void
+watch_client (struct event_loop *ev, struct client *c, uint64_t now)
+{
+  bool wants = client_wants_input (c);
+  short in = wants ? POLLIN : 0, out = client_unsent (c) ? POLLOUT : 0;
+
+  if (c->deadline_ms)
+    wake_at (ev, c->deadline_ms);
+  if (tls_key_deadline (c))
+    wake_at (ev, tls_key_deadline (c));
+  /* Decrypted bytes inside GnuTLS: poll would not wake us for them. */
+  if (wants && tls_input_pending (c))
+    wake_at (ev, now);
+  if (c->state == CLIENT_TLS_HANDSHAKE && !out) {
+    short hev = tls_handshake_events (c);
+    in = hev & POLLIN;
+    out = hev & POLLOUT;
+  }
+  /* Waiting for the key holder: nothing of the client's until then. */
+  if (tls_key_waiting (c))
+    in = out = 0;
+  if (c->rfd == c->wfd)
+    watch (ev, c->rfd, in | out, client_socket_ready, c);
+  else {
+    watch (ev, c->rfd, in, client_socket_ready, c);
+    watch (ev, c->wfd, out, client_socket_ready, c);
+  }
+  if (c->fetcher_fd >= 0) {
+    short fev = c->to_fetcher.bytes ? POLLOUT : 0;
+    /* Read the fetcher only while the client drains its replies. */
+    if (c->out.bytes < MAX_QUEUED_BYTES)
+      fev |= POLLIN;
+    watch (ev, c->fetcher_fd, fev, fetcher_socket_ready, c);
+  }
+}
+
+static void
+listener_ready (int fd, short re, void *cookie)
+{
+  (void) re, (void) cookie;
+  accept_clients (fd);
+}
+
+static void
+control_ready (int fd, short re, void *cookie)
+{
+  (void) fd, (void) cookie;
+  if (re & (POLLIN | POLLHUP | POLLERR))
+    frontend_dispatch_supervisor ();
+}
+
+/* This round's descriptors and deadlines, in the order their handlers
+ * run: the listeners, the supervisor, the key holder, then each client's
+ * socket and its fetcher's. */
+static void
+watch_peers (struct event_loop *ev, uint64_t now)
+{
+  /* Accepting even when full: a newcomer takes a handshake's slot or
+   * is refused at once, rather than left hanging in the backlog. */
+  bool accepting = now >= fe.accept_paused_until;
   size_t i;
 
-  for (i = 0; i < ps.n; i++) {
-    struct client *c = ps.who[i].c;
-    short re = ps.pfd[i].revents;
-
-    /* A client handled earlier in this round may have been closed. */
-    if (re == 0 || (c && c->dead))
-      continue;
-
-    switch (ps.who[i].kind) {
-    case POLL_LISTENER:
-      accept_clients (ps.pfd[i].fd);
-      break;
-    case POLL_CONTROL:
-      if (re & (POLLIN | POLLHUP | POLLERR))
-        frontend_dispatch_supervisor ();
-      break;
-    case POLL_KEYHOLDER:
-      tls_keyholder_read ();
-      break;
-    case POLL_CLIENT_R:
-    case POLL_CLIENT_W:
-      client_ready (c, ps.who[i].kind, re);
-      break;
-    case POLL_FETCHER:
-      fetcher_ready (c, ps.pfd[i].fd, re);
-      break;
-    }
-  }
+  event_clear (ev);
+  if (!accepting)
+    wake_at (ev, fe.accept_paused_until);
+  fe.accepts_left = ACCEPTS_PER_ROUND;
+  for (i = 0; i < fe.nlisteners; i++)
+    watch (ev, fe.listeners[i], accepting ? POLLIN : 0, listener_ready, NULL);
+  watch (ev, fe.control_fd, POLLIN, control_ready, NULL);
+  if (tls_keyholder_register (ev) == -1)
+    fatal ("more descriptors to poll than the loop holds");
+  for (i = 0; i < fe.nclients; i++)
+    watch_client (ev, fe.clients[i], now);
 }
 
 /* Send what is queued and take the input that waited, alternately, while
@@ -775,25 +763,27 @@ client_round_end (struct client *c, uint64_t now)
 static void
 run_loop (void)
 {
-  /* Each client: its socket (or two with -s) and its fetcher. */
-  size_t cap = 3 + fe.nlisteners + 3 * ((size_t) fe.max_clients + ACCEPTS_PER_ROUND);
+  /* Each client: its socket (or two with -s) and its fetcher; its
+   * handshake's or its export's deadline, its key holder's, and GnuTLS's
+   * input.  Then the listeners, the supervisor and the key holder, and
+   * the listeners' rest. */
+  const size_t nclients = (size_t) fe.max_clients + ACCEPTS_PER_ROUND;
+  struct event_loop *ev = event_new ((unsigned) (3 + fe.nlisteners + 3 * nclients),
+                                     (unsigned) (1 + 3 * nclients));
 
-  ps.pfd = calloc (cap, sizeof *ps.pfd);
-  ps.who = calloc (cap, sizeof *ps.who);
-  if (ps.pfd == NULL || ps.who == NULL)
+  if (ev == NULL)
     fatal_errno ("calloc");
-
   while (!stop_requested && !drained ()) {
-    uint64_t now = now_ms ();
-    int timeout = poll_timeout (build_poll_set (now), now);
+    uint64_t now;
     size_t i;
+    int r;
 
-    if (poll (ps.pfd, ps.n, timeout) == -1) {
-      if (errno == EINTR)
-        continue;
+    watch_peers (ev, now_ms ());
+    r = event_dispatch (ev);
+    if (r == -1)
       fatal_errno ("poll");
-    }
-    dispatch_ready ();
+    if (r == EVENT_INTERRUPTED)
+      continue;
 
     /* Queued replies go out now rather than after another poll, and
      * input that waited (for a fetcher, for replies to drain, for room in

@@ -5,6 +5,8 @@
  *   handshake.c     NBD fixed-newstyle negotiation (one client's options)
  *   transmission.c  NBD requests and replies, and the fetcher's replies
  *   frontend-tls.c  NBD over TLS (STARTTLS), keys through the key holder
+ *   frontend-tls-starts.c
+ *                   each client address's share of TLS handshakes
  *   access.c        --allow: who may use which export
  *   handshake-parse.c, request-parse.c
  *                   the client's options and requests, parsed and checked:
@@ -93,6 +95,7 @@ struct client_address {
 };
 
 struct client_tls;                     /* frontend-tls.c */
+struct event_loop;                     /* event.h */
 
 struct client {
   uint64_t token;               /* unique; names the client to the supervisor */
@@ -219,14 +222,14 @@ bool client_in_tls (const struct client *c);
 int tls_start (struct client *c);
 bool tls_handshake_begun (const struct client *c);
 /* A handshake whose fiber waits for the key holder (frontend-tls.c): its
- * socket is not polled meanwhile; the key holder's socket is (its
- * descriptor, or -1 when no one waits), and each answer resumes the
- * handshake it belongs to.  A wait ends by KEY_ANSWER_TIMEOUT_MS. */
+ * socket is not polled meanwhile; the key holder's socket is (registered
+ * in ev while one waits: 0, or -1 when ev is full), and each answer
+ * resumes the handshake it belongs to.  A wait ends by
+ * KEY_ANSWER_TIMEOUT_MS. */
 bool tls_key_waiting (const struct client *c);
 uint64_t tls_key_deadline (const struct client *c);
 void tls_key_deadline_check (struct client *c, uint64_t now);
-int tls_keyholder_poll_fd (void);
-void tls_keyholder_read (void);
+int tls_keyholder_register (struct event_loop *ev);
 short tls_handshake_events (const struct client *c);
 /* Go on with the handshake; once it ends, tls_setup's function. */
 void tls_handshake_step (struct client *c);
@@ -241,6 +244,10 @@ bool tls_input_pending (const struct client *c);
 const char *tls_psk_user (const struct client *c);
 const char *tls_cert_dn (const struct client *c);
 bool tls_cert_has_san (const struct client *c, const char *name);
+
+/* frontend-tls-starts.c */
+/* May this client begin a TLS handshake now (its address's share)? */
+bool tls_start_allowed (const struct client *c);
 
 /* access.c */
 bool export_allowed (const struct client *c, uint32_t export_index);

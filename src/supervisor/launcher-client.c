@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "config.h"
 #include "config-wire.h"
+#include "event.h"
 #include "ipc.h"
 #include "ipc-messages.h"
 #include "ipc-table.h"
@@ -204,17 +205,9 @@ launcher_wait_ready (void)
   uint64_t deadline_ready = monotonic_ms () + LAUNCHER_START_WAIT_MS;
 
   while (!launcher_ready && launcher_pid > 0) {
-    struct pollfd pfd = { .fd = launcher_fd, .events = POLLIN };
-    uint64_t now = monotonic_ms ();
-    int r;
-
-    if (now >= deadline_ready)
+    if (event_wait_one (launcher_fd, POLLIN, deadline_ready) != 1)
       return false;
-    r = poll (&pfd, 1, (int) (deadline_ready - now));
-    if (r == -1 && errno != EINTR)
-      return false;
-    if (r > 0)
-      launcher_dispatch ();
+    launcher_dispatch ();
   }
   return launcher_ready;
 }
@@ -230,21 +223,12 @@ launcher_read_answer (struct ipc_header *h)
   unsigned ngot, i;
 
   for (;;) {
-    struct pollfd pfd = { .fd = launcher_fd, .events = POLLIN };
-    uint64_t now = monotonic_ms ();
-    int r;
+    int r = event_wait_one (launcher_fd, POLLIN, deadline);
 
-    if (now >= deadline) {
-      launcher_broken ("did not answer in time");
+    if (r != 1) {
+      launcher_broken (r == 0 ? "did not answer in time" : "cannot be waited for");
       return -1;
     }
-    r = poll (&pfd, 1, (int) (deadline - now));
-    if (r == -1 && errno != EINTR) {
-      launcher_broken ("cannot be waited for");
-      return -1;
-    }
-    if (r <= 0)
-      continue;
     if (ipc_recv_packet (launcher_fd, h, got, &ngot) == 0)
       break;
     if (errno == EAGAIN || errno == EINTR)
@@ -373,30 +357,32 @@ launcher_reaped (pid_t pid, int status)
   return true;
 }
 
-int
-launcher_socket (void)
+/* The launcher's socket is readable, or closed: its message.  The same
+ * descriptor only: a start since the round began may have replaced it. */
+static void
+launcher_ready_to_read (int fd, short revents, void *cookie)
 {
-  return launcher_fd;
-}
-
-int
-launcher_restart_in_ms (void)
-{
-  uint64_t now;
-
-  if (launcher_restart_ms == 0)
-    return -1;
-  now = monotonic_ms ();
-  return now >= launcher_restart_ms ? 0 : (int) (launcher_restart_ms - now);
-}
-
-void
-launcher_after_poll (const struct pollfd *pfd)
-{
-  /* The same descriptor only: a start since the poll may have replaced it. */
-  if (launcher_fd >= 0 && launcher_fd == pfd->fd &&
-      (pfd->revents & (POLLIN | POLLHUP | POLLERR)))
+  (void) cookie;
+  if (launcher_fd >= 0 && launcher_fd == fd && (revents & (POLLIN | POLLHUP | POLLERR)))
     launcher_dispatch ();
+}
+
+/* A new launcher's time has come, unless one started since. */
+static void
+launcher_restart_due (void *cookie)
+{
+  (void) cookie;
   if (launcher_restart_ms != 0 && monotonic_ms () >= launcher_restart_ms)
     launcher_start ();
+}
+
+int
+launcher_register (struct event_loop *ev)
+{
+  if (event_add (ev, launcher_fd, POLLIN, launcher_ready_to_read, NULL) == -1)
+    return -1;
+  if (launcher_restart_ms != 0 &&
+      event_timer (ev, launcher_restart_ms, launcher_restart_due, NULL) == -1)
+    return -1;
+  return 0;
 }

@@ -5,10 +5,10 @@
 #ifndef NBDCURLD_SUPERVISOR_LAUNCHER_CLIENT_H
 #define NBDCURLD_SUPERVISOR_LAUNCHER_CLIENT_H
 
-#include <poll.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "event.h"
 #include "roles.h"
 #include "supervisor.h"
 
@@ -34,15 +34,8 @@ void launcher_fetcher_crashed (int sig);
 /* pid ended with status: true if it was the launcher (then handled). */
 bool launcher_reaped (pid_t pid, int status);
 
-/* The launcher's socket for the loop's poll, or -1. */
-int launcher_socket (void);
-
-/* Milliseconds until a new launcher is due, for the loop's timeout; -1:
- * none is. */
-int launcher_restart_in_ms (void);
-
-/* After the loop's poll: pfd is what launcher_socket gave; take its
- * message, and start a new launcher if one is due. */
-void launcher_after_poll (const struct pollfd *pfd);
+/* For the loop's round: the launcher's socket, and a new launcher's
+ * time when one is due.  Returns 0, or -1 when ev is full. */
+int launcher_register (struct event_loop *ev);
 
 #endif

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "event.h"
 #include "fetchers.h"
 #include "ipc.h"
 #include "ipc-messages.h"
@@ -25,6 +26,7 @@
 #include "limits-server.h"
 #include "log.h"
 #include "open-checks.h"
+#include "roles.h"
 #include "scripts.h"
 
 /* The parsed options, read-only here (open_checks_start). */
@@ -52,6 +54,9 @@ static struct open_check {
 } open_checks[MAX_EXPORTS];
 static unsigned nopen_checks, nopen_checks_left;
 static uint64_t open_checks_deadline_ms;
+/* What the supervisor does when an export cannot be opened (it stops),
+ * and once every one is (open_checks_start). */
+static open_checks_end_fn *checks_failed, *checks_done;
 
 static void
 open_checks_launch (void)
@@ -83,9 +88,11 @@ open_checks_launch (void)
 }
 
 void
-open_checks_start (const struct options *o)
+open_checks_start (const struct options *o, open_checks_end_fn *failed, open_checks_end_fn *done)
 {
   options = o;
+  checks_failed = failed;
+  checks_done = done;
   open_checks_launch ();
 }
 
@@ -166,37 +173,44 @@ open_checks_left (void)
   return nopen_checks_left;
 }
 
-int
-open_checks_poll_fds (struct pollfd *pfd, int *timeout)
+/* A check's socket is readable, or closed. */
+static void
+open_check_ready (int fd, short revents, void *cookie)
 {
-  uint64_t now;
-  unsigned i;
-  int n = 0;
+  struct open_check *c = cookie;
 
-  if (nopen_checks_left == 0)
-    return 0;
-  now = monotonic_ms ();
+  if (c->fd >= 0 && c->fd == fd && (revents & (POLLIN | POLLHUP | POLLERR))) {
+    if (open_check_input (c) == -1)
+      checks_failed ();
+    else if (nopen_checks_left == 0)
+      checks_done ();
+  }
+}
+
+/* The checks' time is up with an export not open yet. */
+static void
+open_checks_late (void *cookie)
+{
+  unsigned i;
+
+  (void) cookie;
   for (i = 0; i < nopen_checks; i++)
     if (open_checks[i].fd >= 0) {
-      if (now >= open_checks_deadline_ms)
-        return open_check_failed (&open_checks[i], "not open in time");
-      pfd[n++] = (struct pollfd) { .fd = open_checks[i].fd, .events = POLLIN };
+      (void) open_check_failed (&open_checks[i], "not open in time");
+      checks_failed ();
+      return;
     }
-  *timeout = (int) (open_checks_deadline_ms - now);
-  return n;
 }
 
 int
-open_checks_dispatch (const struct pollfd *pfd, unsigned n)
+open_checks_register (struct event_loop *ev)
 {
-  unsigned i, k = 0;
+  unsigned i;
 
-  for (i = 0; i < nopen_checks && k < n; i++)
-    if (open_checks[i].fd >= 0 && open_checks[i].fd == pfd[k].fd) {
-      if ((pfd[k].revents & (POLLIN | POLLHUP | POLLERR)) &&
-          open_check_input (&open_checks[i]) == -1)
-        return -1;
-      k++;
-    }
-  return 0;
+  if (nopen_checks_left == 0)
+    return 0;
+  for (i = 0; i < nopen_checks; i++)
+    if (event_add (ev, open_checks[i].fd, POLLIN, open_check_ready, &open_checks[i]) == -1)
+      return -1;
+  return event_timer (ev, open_checks_deadline_ms, open_checks_late, NULL) == -1 ? -1 : 0;
 }

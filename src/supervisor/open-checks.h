@@ -5,25 +5,25 @@
 #ifndef NBDCURLD_SUPERVISOR_OPEN_CHECKS_H
 #define NBDCURLD_SUPERVISOR_OPEN_CHECKS_H
 
-#include <poll.h>
+#include "event.h"
 
 #include "supervisor.h"
 
+/* What follows the checks: an export that cannot be opened (said why:
+ * the server stops, so the function does not return), or every export
+ * open. */
+typedef void open_checks_end_fn (void);
+
 /* A fetcher started to open each network export of o; o is read from
- * here on. */
-void open_checks_start (const struct options *o);
+ * here on.  failed or done is called from the loop's round. */
+void open_checks_start (const struct options *o, open_checks_end_fn *failed,
+                        open_checks_end_fn *done);
 
 /* How many exports are not open yet. */
 unsigned open_checks_left (void);
 
-/* For the loop's poll: the sockets still waited on into pfd (at most
- * MAX_EXPORTS), and *timeout set to the time left.  Returns their number,
- * or -1 when an export is not open in time (said why: the server stops). */
-int open_checks_poll_fds (struct pollfd *pfd, int *timeout);
-
-/* After the loop's poll: take what came on the n sockets of pfd (from
- * open_checks_poll_fds).  Returns 0, or -1 when an export cannot be
- * opened (said why: the server stops). */
-int open_checks_dispatch (const struct pollfd *pfd, unsigned n);
+/* For the loop's round: the sockets still waited on, and the checks'
+ * deadline.  Returns 0, or -1 when ev is full. */
+int open_checks_register (struct event_loop *ev);
 
 #endif

@@ -28,7 +28,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +42,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "event.h"
 #include "fetcher-wire.h"
 #include "ipc.h"
 #include "ipc-messages.h"
@@ -770,53 +770,46 @@ dispatch_fetcher (unsigned i)
   want_round (x);
 }
 
-unsigned
-scripts_poll_fds (struct pollfd *pfd, unsigned max)
+/* One of x's scripts' pipes is readable, or closed.  Descriptors may
+ * close while the round's functions run: each is found by number. */
+static void
+script_pipe_ready (int fd, short revents, void *cookie)
 {
-  unsigned n = 0, e, k, i;
+  struct export_scripts *x = cookie;
+  unsigned e = (unsigned) (x - exports), k;
 
-  for (e = 0; e < nexports; e++)
-    for (k = 0; k < 2; k++) {
-      const struct script *s = &exports[e].s[k];
-      if (s->pid > 0 && s->out_fd >= 0 && n < max)
-        pfd[n++] = (struct pollfd) { .fd = s->out_fd, .events = POLLIN };
-      if (s->pid > 0 && s->err_fd >= 0 && n < max)
-        pfd[n++] = (struct pollfd) { .fd = s->err_fd, .events = POLLIN };
-    }
-  for (i = 0; i < nfetchers && n < max; i++)
-    pfd[n++] = (struct pollfd) { .fd = fetchers[i].fd, .events = POLLIN };
-  return n;
-}
-
-void
-scripts_dispatch (const struct pollfd *pfd, unsigned n)
-{
-  unsigned j, e, k, i;
-
-  /* Descriptors may close while this runs: find each by number. */
-  for (j = 0; j < n; j++) {
-    if (!(pfd[j].revents & (POLLIN | POLLHUP | POLLERR)))
-      continue;
-    for (e = 0; e < nexports; e++)
-      for (k = 0; k < 2; k++) {
-        struct script *s = &exports[e].s[k];
-        if (s->pid > 0 && s->out_fd == pfd[j].fd)
-          read_pipe (e, (enum script_kind) k, true);
-        else if (s->pid > 0 && s->err_fd == pfd[j].fd)
-          read_pipe (e, (enum script_kind) k, false);
-      }
-    for (i = 0; i < nfetchers; i++)
-      if (fetchers[i].fd == pfd[j].fd) {
-        dispatch_fetcher (i);
-        break;
-      }
+  if (!(revents & (POLLIN | POLLHUP | POLLERR)))
+    return;
+  for (k = 0; k < 2; k++) {
+    struct script *s = &x->s[k];
+    if (s->pid > 0 && s->out_fd == fd)
+      read_pipe (e, (enum script_kind) k, true);
+    else if (s->pid > 0 && s->err_fd == fd)
+      read_pipe (e, (enum script_kind) k, false);
   }
 }
 
-int
-scripts_timeout_ms (void)
+/* A fetcher's script channel is readable, or closed. */
+static void
+script_channel_ready (int fd, short revents, void *cookie)
 {
-  uint64_t now = monotonic_ms (), next = UINT64_MAX;
+  unsigned i;
+
+  (void) cookie;
+  if (!(revents & (POLLIN | POLLHUP | POLLERR)))
+    return;
+  for (i = 0; i < nfetchers; i++)
+    if (fetchers[i].fd == fd) {
+      dispatch_fetcher (i);
+      break;
+    }
+}
+
+/* When scripts_run_due has something to do next: UINT64_MAX for never. */
+static uint64_t
+next_due_ms (void)
+{
+  uint64_t next = UINT64_MAX;
   unsigned e, k;
 
   for (e = 0; e < nexports; e++) {
@@ -835,9 +828,31 @@ scripts_timeout_ms (void)
       if (x->s[k].renew_at_ms && x->s[k].renew_at_ms < next)
         next = x->s[k].renew_at_ms;
   }
-  if (next == UINT64_MAX)
+  return next;
+}
+
+static void scripts_run_due (void *cookie);
+
+int
+scripts_register (struct event_loop *ev)
+{
+  uint64_t next = next_due_ms ();
+  unsigned e, k, i;
+
+  for (e = 0; e < nexports; e++)
+    for (k = 0; k < 2; k++) {
+      const struct script *s = &exports[e].s[k];
+      if (s->pid > 0 &&
+          (event_add (ev, s->out_fd, POLLIN, script_pipe_ready, &exports[e]) == -1 ||
+           event_add (ev, s->err_fd, POLLIN, script_pipe_ready, &exports[e]) == -1))
+        return -1;
+    }
+  for (i = 0; i < nfetchers; i++)
+    if (event_add (ev, fetchers[i].fd, POLLIN, script_channel_ready, NULL) == -1)
+      return -1;
+  if (next != UINT64_MAX && event_timer (ev, next, scripts_run_due, NULL) == -1)
     return -1;
-  return next <= now ? 0 : next - now > 60000 ? 60000 : (int) (next - now);
+  return 0;
 }
 
 static bool
@@ -851,12 +866,14 @@ has_fetchers (unsigned e)
   return false;
 }
 
-void
-scripts_run_due (void)
+/* Runs out of time, renewals and rounds asked for whose time has come. */
+static void
+scripts_run_due (void *cookie)
 {
   uint64_t now = monotonic_ms ();
   unsigned e, k;
 
+  (void) cookie;
   for (e = 0; e < nexports; e++) {
     struct export_scripts *x = &exports[e];
     for (k = 0; k < 2; k++) {

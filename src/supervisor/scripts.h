@@ -5,11 +5,11 @@
 #ifndef NBDCURLD_SCRIPTS_H
 #define NBDCURLD_SCRIPTS_H
 
-#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "event.h"
 #include "supervisor.h"
 
 /* Before the sandbox: each export's scripts and temporary directory (as
@@ -27,13 +27,10 @@ int scripts_new_fetcher (unsigned e, pid_t pid, int fd);
 void scripts_fetcher_exited (pid_t pid);
 /* A child was reaped: true if it was a script (then it is handled). */
 bool scripts_child_exited (pid_t pid, int status);
-/* The loop: descriptors to poll (up to max), what came on them, how long
- * the poll may wait (-1: no limit), and the timers (renewals, deadlines,
- * runs asked for). */
-unsigned scripts_poll_fds (struct pollfd *pfd, unsigned max);
-void scripts_dispatch (const struct pollfd *pfd, unsigned n);
-int scripts_timeout_ms (void);
-void scripts_run_due (void);
+/* For the loop's round: the runs' pipes, the fetchers' script channels,
+ * and when the next timer is due (a run's time limit, a renewal, a run
+ * asked for).  Returns 0, or -1 when ev is full. */
+int scripts_register (struct event_loop *ev);
 /* At exit: kill what runs, remove the temporary directories. */
 void scripts_cleanup (void);
 

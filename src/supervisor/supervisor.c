@@ -24,7 +24,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +39,7 @@
 #include "clock.h"
 #include "config.h"
 #include "config-wire.h"
+#include "event.h"
 #include "exports.h"
 #include "fetchers.h"
 #include "ipc.h"
@@ -547,32 +547,6 @@ drop_rights (void)
   }
 }
 
-/* The poll's timeout: timeout (the open checks', or -1 for none) cut to
- * what a graceful stop, the scripts and the launcher's restart leave.  A
- * graceful stop past its time ends here. */
-static int
-poll_timeout (int timeout)
-{
-  int script_timeout, until;
-
-  if (stopping) {
-    uint64_t now = monotonic_ms ();
-    if (now >= stop_deadline_ms) {
-      warn ("requests still in flight after %u seconds: stopping them",
-            SHUTDOWN_GRACE_SECONDS);
-      shutdown_and_exit (stop_status ());
-    }
-    timeout = (int) (stop_deadline_ms - now);   /* <= the grace period */
-  }
-  script_timeout = scripts_timeout_ms ();
-  if (script_timeout >= 0 && (timeout < 0 || script_timeout < timeout))
-    timeout = script_timeout;
-  until = launcher_restart_in_ms ();
-  if (until >= 0 && (timeout < 0 || until < timeout))
-    timeout = until;
-  return timeout;
-}
-
 /* The signals that came: children ended, SIGHUP, a stop. */
 static void
 take_signals (int sfd)
@@ -593,6 +567,56 @@ take_signals (int sfd)
   }
 }
 
+/* The signalfd is readable. */
+static void
+signals_ready (int fd, short revents, void *cookie)
+{
+  (void) revents, (void) cookie;
+  take_signals (fd);
+}
+
+/* The front-end's control socket is readable, or closed. */
+static void
+control_ready (int fd, short revents, void *cookie)
+{
+  (void) fd, (void) cookie;
+  if (control_fd >= 0 && (revents & (POLLIN | POLLHUP | POLLERR)))
+    supervisor_dispatch_frontend ();
+}
+
+/* A graceful stop's time is up. */
+__attribute__((noreturn))
+static void
+grace_over (void *cookie)
+{
+  (void) cookie;
+  warn ("requests still in flight after %u seconds: stopping them",
+        SHUTDOWN_GRACE_SECONDS);
+  shutdown_and_exit (stop_status ());
+}
+
+/* The deadlines a round may have: a graceful stop's end, the open
+ * checks', the scripts' next timer, a new launcher's start. */
+#define SUPERVISOR_TIMERS 4
+
+/* This round's peers, in the order their handlers run: the front-end,
+ * the launcher, the scripts and the fetchers' script channels, the open
+ * checks, then the signals (children reaped once the rest has been
+ * read).  Returns 0, or -1 when ev is full. */
+static int
+watch_peers (struct event_loop *ev, int sfd)
+{
+  event_clear (ev);
+  if (event_add (ev, control_fd, POLLIN, control_ready, NULL) == -1 ||
+      launcher_register (ev) == -1 || scripts_register (ev) == -1 ||
+      open_checks_register (ev) == -1 ||
+      event_add (ev, sfd, POLLIN, signals_ready, NULL) == -1)
+    return -1;
+  if (stopping && event_timer (ev, stop_deadline_ms, grace_over, NULL) == -1)
+    return -1;
+  return 0;
+}
+
 /* The loop: one handler per kind of peer. */
 __attribute__((noreturn))
 static void
@@ -601,41 +625,19 @@ serve (int sfd)
   /* The signalfd, the control socket, the launcher's socket, the
    * scripts' pipes and the fetchers' script channels, then the open
    * checks' sockets. */
-  const unsigned max_pfd = 3 + 4 * MAX_EXPORTS + max_fetchers (&opt) + MAX_EXPORTS;
-  struct pollfd *pfd = calloc (max_pfd, sizeof *pfd);
-  if (pfd == NULL)
+  const unsigned max_fds = 3 + 4 * MAX_EXPORTS + max_fetchers (&opt) + MAX_EXPORTS;
+  struct event_loop *ev = event_new (max_fds, SUPERVISOR_TIMERS);
+
+  if (ev == NULL)
     fatal_errno ("calloc");
   for (;;) {
-    unsigned nscript, nchecks;
-    int timeout = -1, checks;
+    int r;
 
-    pfd[0] = (struct pollfd) { .fd = sfd, .events = POLLIN };
-    pfd[1] = (struct pollfd) { .fd = control_fd, .events = POLLIN };
-    pfd[2] = (struct pollfd) { .fd = launcher_socket (), .events = POLLIN };
-    nscript = scripts_poll_fds (pfd + 3, max_pfd - 3 - MAX_EXPORTS);
-    checks = open_checks_poll_fds (pfd + 3 + nscript, &timeout);
-    if (checks == -1)
-      stop_on_open_failure ();
-    nchecks = (unsigned) checks;
-    timeout = poll_timeout (timeout);
-    /* A closed control socket (fd -1) is skipped by poll. */
-    if (poll (pfd, 3 + nscript + nchecks, timeout) == -1) {
-      if (errno == EINTR)
-        continue;
+    if (watch_peers (ev, sfd) == -1)
+      fatal ("more descriptors or timers to wait for than the loop holds");
+    r = event_dispatch (ev);
+    if (r == -1)
       fatal_errno ("poll");
-    }
-    if (control_fd >= 0 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)))
-      supervisor_dispatch_frontend ();
-    launcher_after_poll (&pfd[2]);
-    scripts_dispatch (pfd + 3, nscript);
-    scripts_run_due ();
-    if (nchecks > 0) {
-      if (open_checks_dispatch (pfd + 3 + nscript, nchecks) == -1)
-        stop_on_open_failure ();
-      if (open_checks_left () == 0)
-        open_checks_done ();
-    }
-    take_signals (sfd);
   }
 }
 
@@ -698,7 +700,7 @@ supervisor_main (int argc, char **argv)
   launcher_begin (&opt);
   scripts_alloc_fetchers ();
   if (opt.run || opt.single || sockets_activated ())
-    open_checks_start (&opt);
+    open_checks_start (&opt, stop_on_open_failure, open_checks_done);
   if (open_checks_left () == 0)
     open_checks_done ();
   serve (sfd);
