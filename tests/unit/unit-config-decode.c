@@ -203,6 +203,19 @@ put_frontend (const struct frontend_config_wire *fw)
   put_export (4, "disk", 4);
 }
 
+/* The front-end's message, n exports "disk" and the end. */
+static bool
+reads_frontend (const struct frontend_config_wire *fw, unsigned n)
+{
+  unsigned i;
+
+  put (IPC_CONFIG_FRONTEND, fw, sizeof *fw, NULL, 0);
+  for (i = 0; i < n; i++)
+    put_export (4, "disk", 4);
+  end ();
+  return reads (FRONTEND);
+}
+
 static void
 frontend_round_trip (void)
 {
@@ -235,43 +248,23 @@ static void
 frontend_numbers (void)
 {
   struct frontend_config_wire fw;
-  unsigned i;
 
-  put_frontend (&good_fe);
-  end ();
-  CHECK (reads (FRONTEND), "smallest front-end configuration accepted");
+  CHECK (reads_frontend (&good_fe, 1), "smallest front-end configuration accepted");
   fw = good_fe, fw.nexports = 0;
-  put (IPC_CONFIG_FRONTEND, &fw, sizeof fw, NULL, 0);
-  end ();
-  CHECK (!reads (FRONTEND), "no exports refused");
+  CHECK (!reads_frontend (&fw, 0), "no exports refused");
   fw = good_fe, fw.nexports = MAX_EXPORTS;
-  put (IPC_CONFIG_FRONTEND, &fw, sizeof fw, NULL, 0);
-  for (i = 0; i < MAX_EXPORTS; i++)
-    put_export (4, "disk", 4);
-  end ();
-  CHECK (reads (FRONTEND) && fe.nexports == MAX_EXPORTS, "the most exports accepted");
+  CHECK (reads_frontend (&fw, MAX_EXPORTS) && fe.nexports == MAX_EXPORTS,
+         "the most exports accepted");
   fw = good_fe, fw.nexports = MAX_EXPORTS + 1;
-  put (IPC_CONFIG_FRONTEND, &fw, sizeof fw, NULL, 0);
-  for (i = 0; i < MAX_EXPORTS + 1; i++)
-    put_export (4, "disk", 4);
-  end ();
-  CHECK (!reads (FRONTEND), "one export over the most refused");
+  CHECK (!reads_frontend (&fw, MAX_EXPORTS + 1), "one export over the most refused");
   fw = good_fe, fw.client_memory = MIN_CLIENT_MEMORY - 1;
-  put_frontend (&fw);
-  end ();
-  CHECK (!reads (FRONTEND), "client memory under the least refused");
+  CHECK (!reads_frontend (&fw, 1), "client memory under the least refused");
   fw = good_fe, fw.client_memory = MAX_CLIENT_MEMORY + 1;
-  put_frontend (&fw);
-  end ();
-  CHECK (!reads (FRONTEND), "client memory over the most refused");
+  CHECK (!reads_frontend (&fw, 1), "client memory over the most refused");
   fw = good_fe, fw.max_clients = 0;
-  put_frontend (&fw);
-  end ();
-  CHECK (!reads (FRONTEND), "no clients refused");
+  CHECK (!reads_frontend (&fw, 1), "no clients refused");
   fw = good_fe, fw.max_clients = MAX_MAX_CLIENTS + 1;
-  put_frontend (&fw);
-  end ();
-  CHECK (!reads (FRONTEND), "too many clients refused");
+  CHECK (!reads_frontend (&fw, 1), "too many clients refused");
 
   put (IPC_CONFIG_FRONTEND, &good_fe, sizeof good_fe - 1, NULL, 0);
   CHECK (!reads (FRONTEND), "short front-end message refused");
@@ -322,15 +315,50 @@ frontend_exports (void)
   CHECK (!reads (FRONTEND), "short export message refused");
 }
 
-/* One access rule after the front-end's message and its export. */
+/* One message of type after the front-end's message and its export, and
+ * the end: its struct w, then bytes. */
 static bool
-reads_rule (const struct access_rule_wire *aw, const char *name, size_t n)
+reads_after_export (uint16_t type, const void *w, size_t wlen, const char *bytes, size_t n)
 {
   put_frontend (&good_fe);
-  put (IPC_CONFIG_ACCESS, aw, sizeof *aw, name, n);
+  put (type, w, wlen, bytes, n);
   end ();
   return reads (FRONTEND);
 }
+
+/* An access rule, its name after it. */
+static bool
+reads_rule (const struct access_rule_wire *aw, const char *name, size_t n)
+{
+  return reads_after_export (IPC_CONFIG_ACCESS, aw, sizeof *aw, name, n);
+}
+
+/* Rules each with one thing wrong, and their names' bytes. */
+#define RULE_V4 .kind = ACCESS_ADDRESS4, .prefix = 32, .addr = { 1, 2, 3, 4 }
+static const struct {
+  struct access_rule_wire aw;
+  const char *name;
+  size_t n;
+  const char *what;
+} bad_rules[] = {
+  { { RULE_V4, .export_index = 1 }, NULL, 0, "rule for an export that is not refused" },
+  { { .kind = 0 }, NULL, 0, "rule kind 0 refused" },
+  { { .kind = ACCESS_CERT_SAN + 1 }, NULL, 0, "unknown rule kind refused" },
+  { { .kind = ACCESS_ADDRESS4, .prefix = 33 }, NULL, 0, "IPv4 prefix over 32 refused" },
+  { { .kind = ACCESS_ADDRESS6, .prefix = 129 }, NULL, 0, "IPv6 prefix over 128 refused" },
+  { { .kind = ACCESS_UNIX, .prefix = 1 }, NULL, 0,
+    "prefix for a rule without an address refused" },
+  { { .kind = ACCESS_ADDRESS4, .addr = { [4] = 1 } }, NULL, 0,
+    "IPv4 address longer than 4 bytes refused" },
+  { { .kind = ACCESS_CERT_DN, .name_len = 4, .addr = { 1 } }, "CN=a", 4,
+    "address in a certificate rule refused" },
+  { { .kind = ACCESS_CERT_DN }, NULL, 0, "certificate rule without a name refused" },
+  { { RULE_V4, .name_len = 1 }, "x", 1, "address rule with a name refused" },
+  { { RULE_V4 }, "x", 1, "rule with a trailing byte refused" },
+  { { .kind = ACCESS_CERT_DN, .name_len = 5 }, "CN=a", 4, "rule name past the end refused" },
+  { { .kind = ACCESS_CERT_DN, .name_len = 4 }, "CN\0a", 4, "NUL in a rule name refused" },
+};
+#undef RULE_V4
 
 static void
 frontend_rules (void)
@@ -339,8 +367,8 @@ frontend_rules (void)
   const struct access_rule_wire v6 = { .kind = ACCESS_ADDRESS6, .prefix = 128, .addr = { [15] = 1 } };
   const struct access_rule_wire dn = { .kind = ACCESS_CERT_DN, .name_len = 4 };
   const struct access_rule_wire unix_rule = { .kind = ACCESS_UNIX };
-  struct access_rule_wire aw;
   unsigned i;
+  size_t r;
 
   CHECK (reads_rule (&v4, NULL, 0) && fe.nrules == 1 && fe.rules[0].addr[3] == 4 &&
          fe.rules[0].name == NULL, "IPv4 rule accepted");
@@ -348,30 +376,9 @@ frontend_rules (void)
   CHECK (reads_rule (&dn, "CN=a", 4) && strcmp (fe.rules[0].name, "CN=a") == 0,
          "certificate rule accepted");
   CHECK (reads_rule (&unix_rule, NULL, 0), "Unix socket rule accepted");
-  aw = v4, aw.export_index = 1;
-  CHECK (!reads_rule (&aw, NULL, 0), "rule for an export that is not refused");
-  aw = unix_rule, aw.kind = 0;
-  CHECK (!reads_rule (&aw, NULL, 0), "rule kind 0 refused");
-  aw = unix_rule, aw.kind = ACCESS_CERT_SAN + 1;
-  CHECK (!reads_rule (&aw, NULL, 0), "unknown rule kind refused");
-  aw = v4, aw.prefix = 33;
-  CHECK (!reads_rule (&aw, NULL, 0), "IPv4 prefix over 32 refused");
-  aw = v6, aw.prefix = 129;
-  CHECK (!reads_rule (&aw, NULL, 0), "IPv6 prefix over 128 refused");
-  aw = unix_rule, aw.prefix = 1;
-  CHECK (!reads_rule (&aw, NULL, 0), "prefix for a rule without an address refused");
-  aw = v4, aw.addr[4] = 1;
-  CHECK (!reads_rule (&aw, NULL, 0), "IPv4 address longer than 4 bytes refused");
-  aw = dn, aw.addr[0] = 1;
-  CHECK (!reads_rule (&aw, "CN=a", 4), "address in a certificate rule refused");
-  aw = dn, aw.name_len = 0;
-  CHECK (!reads_rule (&aw, NULL, 0), "certificate rule without a name refused");
-  aw = v4, aw.name_len = 1;
-  CHECK (!reads_rule (&aw, "x", 1), "address rule with a name refused");
-  CHECK (!reads_rule (&v4, "x", 1), "rule with a trailing byte refused");
-  aw = dn, aw.name_len = 5;
-  CHECK (!reads_rule (&aw, "CN=a", 4), "rule name past the end refused");
-  CHECK (!reads_rule (&dn, "CN\0a", 4), "NUL in a rule name refused");
+  for (r = 0; r < sizeof bad_rules / sizeof bad_rules[0]; r++)
+    CHECK (!reads_rule (&bad_rules[r].aw, bad_rules[r].name, bad_rules[r].n),
+           bad_rules[r].what);
 
   put_frontend (&good_fe);
   for (i = 0; i < MAX_ACCESS_RULES; i++)
@@ -385,16 +392,37 @@ frontend_rules (void)
   CHECK (!reads (FRONTEND), "one rule over the most refused");
 }
 
-/* TLS settings after the front-end's message and its export; their
- * strings are bytes, the priority's first. */
+/* TLS settings, their strings in bytes, the priority's first. */
 static bool
 reads_tls (const struct tls_config_wire *tw, const char *bytes, size_t n)
 {
-  put_frontend (&good_fe);
-  put (IPC_CONFIG_TLS, tw, sizeof *tw, bytes, n);
-  end ();
-  return reads (FRONTEND);
+  return reads_after_export (IPC_CONFIG_TLS, tw, sizeof *tw, bytes, n);
 }
+
+/* TLS settings each with one thing wrong, and their strings' bytes. */
+static const struct {
+  struct tls_config_wire tw;
+  const char *bytes;
+  size_t n;
+  const char *what;
+} bad_tls[] = {
+  { { .mode = TLS_OFF, .flags = TLS_PSK }, NULL, 0, "TLS settings of TLS off refused" },
+  { { .mode = TLS_REQUIRE + 1, .flags = TLS_PSK }, NULL, 0, "unknown TLS mode refused" },
+  { { .mode = TLS_ON, .flags = TLS_PSK | (1u << 3) }, NULL, 0, "unknown TLS flag refused" },
+  { { .mode = TLS_ON }, NULL, 0, "neither certificates nor PSK refused" },
+  { { .mode = TLS_ON, .flags = TLS_CERTIFICATES }, NULL, 0,
+    "certificates without a chain refused" },
+  { { .mode = TLS_ON, .flags = TLS_PSK, .cert_len = 4 }, "CERT", 4,
+    "a chain without certificates refused" },
+  { { .mode = TLS_ON, .flags = TLS_CERTIFICATES | TLS_VERIFY_PEER, .cert_len = 4 }, "CERT", 4,
+    "verifying peers without a CA refused" },
+  { { .mode = TLS_ON, .flags = TLS_CERTIFICATES, .cert_len = 4 }, "CERTS", 5,
+    "TLS settings with a trailing byte refused" },
+  { { .mode = TLS_ON, .flags = TLS_CERTIFICATES, .cert_len = 4 }, "CER", 3,
+    "chain past the end refused" },
+  { { .mode = TLS_ON, .flags = TLS_PSK, .priority_len = MAX_TLS_PRIORITY + 1 }, NULL, 0,
+    "priority over the limit refused" },
+};
 
 static void
 frontend_tls (void)
@@ -403,6 +431,7 @@ frontend_tls (void)
   const struct tls_config_wire psk = { .mode = TLS_REQUIRE, .flags = TLS_PSK };
   const struct access_rule_wire unix_rule = { .kind = ACCESS_UNIX };
   struct tls_config_wire tw;
+  size_t i;
 
   CHECK (reads_tls (&cert, "CERT", 4) && fe.tls.mode == TLS_ON &&
          strcmp (fe.tls.cert, "CERT") == 0, "certificate settings accepted");
@@ -411,24 +440,8 @@ frontend_tls (void)
   CHECK (reads_tls (&tw, "PCERTCAL", 8) && strcmp (fe.tls.priority, "P") == 0 &&
          strcmp (fe.tls.ca, "CA") == 0 && strcmp (fe.tls.crl, "L") == 0,
          "every string where its length says");
-  tw = psk, tw.mode = TLS_OFF;
-  CHECK (!reads_tls (&tw, NULL, 0), "TLS settings of TLS off refused");
-  tw = psk, tw.mode = TLS_REQUIRE + 1;
-  CHECK (!reads_tls (&tw, NULL, 0), "unknown TLS mode refused");
-  tw = psk, tw.flags |= 1u << 3;
-  CHECK (!reads_tls (&tw, NULL, 0), "unknown TLS flag refused");
-  tw = psk, tw.flags = 0;
-  CHECK (!reads_tls (&tw, NULL, 0), "neither certificates nor PSK refused");
-  tw = cert, tw.cert_len = 0;
-  CHECK (!reads_tls (&tw, NULL, 0), "certificates without a chain refused");
-  tw = psk, tw.cert_len = 4;
-  CHECK (!reads_tls (&tw, "CERT", 4), "a chain without certificates refused");
-  tw = cert, tw.flags |= TLS_VERIFY_PEER;
-  CHECK (!reads_tls (&tw, "CERT", 4), "verifying peers without a CA refused");
-  CHECK (!reads_tls (&cert, "CERTS", 5), "TLS settings with a trailing byte refused");
-  CHECK (!reads_tls (&cert, "CER", 3), "chain past the end refused");
-  tw = psk, tw.priority_len = MAX_TLS_PRIORITY + 1;
-  CHECK (!reads_tls (&tw, NULL, 0), "priority over the limit refused");
+  for (i = 0; i < sizeof bad_tls / sizeof bad_tls[0]; i++)
+    CHECK (!reads_tls (&bad_tls[i].tw, bad_tls[i].bytes, bad_tls[i].n), bad_tls[i].what);
 
   put_frontend (&good_fe);
   put (IPC_CONFIG_TLS, &psk, sizeof psk, NULL, 0);

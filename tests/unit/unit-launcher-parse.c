@@ -46,43 +46,36 @@ descriptors (void)
   CHECK (!launcher_request_acceptable (&h, 2), "length field of 2^32-1 refused");
 }
 
-/* Fields and types the table or the launcher refuses. */
+/* Fields and types the table or the launcher refuses, each with the
+ * descriptors that came with it. */
+static const struct {
+  struct ipc_header h;
+  unsigned nfds;
+  const char *name;
+} refused[] = {
+  { { .type = IPC_LAUNCH_FETCHER, .length = 2, .flags = 1 }, 2, "flags refused" },
+  { { .type = IPC_LAUNCH_FETCHER, .length = 2, .id = 7 }, 2, "an id refused" },
+  { { .type = IPC_LAUNCH_FETCHER, .length = 2, .offset = 4096 }, 2, "an offset refused" },
+  { { .type = IPC_LAUNCH_FETCHER, .length = 2, .area_offset = 4096 }, 2,
+    "an area offset refused" },
+  { { .type = IPC_LAUNCH_FETCHER, .length = 2, .error = 5 }, 2, "an error refused" },
+  { { .type = IPC_LAUNCH_FETCHER, .length = 2, .payload_len = 1 }, 2, "a payload refused" },
+  /* The table lets the supervisor send IPC_CONFIG_END to the launcher:
+   * only the launcher's own check refuses it here. */
+  { { .type = IPC_CONFIG_END }, 0, "end of configuration refused" },
+  { { .type = IPC_CONFIG_LAUNCHER, .length = 2 }, 2, "configuration refused" },
+  { { .type = IPC_FETCHER_LAUNCHED, .id = 100 }, 0, "its own answer refused" },
+  { { .type = IPC_SPAWN_FETCHER, .length = 2 }, 2, "a front-end's type refused" },
+  { { .type = 0x7777, .length = 2 }, 2, "unknown type refused" },
+};
+
 static void
 hostile (void)
 {
-  struct ipc_header h;
+  size_t i;
 
-  h = start (2);
-  h.flags = 1;
-  CHECK (!launcher_request_acceptable (&h, 2), "flags refused");
-  h = start (2);
-  h.id = 7;
-  CHECK (!launcher_request_acceptable (&h, 2), "an id refused");
-  h = start (2);
-  h.offset = 4096;
-  CHECK (!launcher_request_acceptable (&h, 2), "an offset refused");
-  h = start (2);
-  h.area_offset = 4096;
-  CHECK (!launcher_request_acceptable (&h, 2), "an area offset refused");
-  h = start (2);
-  h.error = 5;
-  CHECK (!launcher_request_acceptable (&h, 2), "an error refused");
-  h = start (2);
-  h.payload_len = 1;
-  CHECK (!launcher_request_acceptable (&h, 2), "a payload refused");
-
-  /* The table lets the supervisor send IPC_CONFIG_END to the launcher:
-   * only the launcher's own check refuses it here. */
-  h = (struct ipc_header) { .type = IPC_CONFIG_END };
-  CHECK (!launcher_request_acceptable (&h, 0), "end of configuration refused");
-  h = (struct ipc_header) { .type = IPC_CONFIG_LAUNCHER, .length = 2 };
-  CHECK (!launcher_request_acceptable (&h, 2), "configuration refused");
-  h = (struct ipc_header) { .type = IPC_FETCHER_LAUNCHED, .id = 100 };
-  CHECK (!launcher_request_acceptable (&h, 0), "its own answer refused");
-  h = (struct ipc_header) { .type = IPC_SPAWN_FETCHER, .length = 2 };
-  CHECK (!launcher_request_acceptable (&h, 2), "a front-end's type refused");
-  h = (struct ipc_header) { .type = 0x7777, .length = 2 };
-  CHECK (!launcher_request_acceptable (&h, 2), "unknown type refused");
+  for (i = 0; i < sizeof refused / sizeof refused[0]; i++)
+    CHECK (!launcher_request_acceptable (&refused[i].h, refused[i].nfds), refused[i].name);
 }
 
 int

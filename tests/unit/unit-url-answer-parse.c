@@ -92,43 +92,32 @@ header (void)
   CHECK (parse (URL_ANSWER_MAX_PAYLOAD + 1) == URL_MALFORMED, "payload over the limit refused");
 }
 
-/* Flags, kinds and the strings each verdict has. */
+/* Flags, kinds and the strings each verdict has: each a good answer
+ * with one thing wrong. */
+static const struct {
+  struct answer a;
+  const char *name;
+} malformed[] = {
+  { { URL_CHECKED_OK | (1u << 7), URL_HTTP, "", "http://h/", "", "" }, "unknown flag refused" },
+  { { URL_CHECKED_OK, URL_FILE + 1, "", "http://h/", "", "" }, "unknown kind refused" },
+  { { URL_CHECKED_OK, URL_FILE, "", "file:///img", "", "" }, "file URL without a path refused" },
+  { { URL_CHECKED_OK, URL_HTTP, "", "http://h/", "/img", "" },
+    "path for a URL not file: refused" },
+  { { URL_CHECKED_OK, URL_HTTP, "but", "http://h/", "", "" }, "accepted with a reason refused" },
+  { { 0, 0, "", "gopher://h/", "", "" }, "refusal without a reason refused" },
+  { { 0, 0, "no", "file:///img", "/img", "" }, "refusal with a path refused" },
+  { { 0, 0, "no", "gopher://h/", "", "gopher://h/" }, "refusal with a script URL refused" },
+  { { URL_CHECKED_OK, URL_HTTP, "", "", "", "" }, "empty URL for the log refused" },
+  { { URL_CHECKED_OK, URL_FILE, "", "file:img", "img", "" }, "relative path refused" },
+};
+
 static void
 combinations (void)
 {
-  struct answer x;
+  size_t i;
 
-  x = http;
-  x.flags |= 1u << 7;
-  CHECK (parse (build (&x)) == URL_MALFORMED, "unknown flag refused");
-  x = http;
-  x.kind = URL_FILE + 1;
-  CHECK (parse (build (&x)) == URL_MALFORMED, "unknown kind refused");
-  x = http;
-  x.kind = URL_FILE;
-  CHECK (parse (build (&x)) == URL_MALFORMED, "file URL without a path refused");
-  x = file;
-  x.kind = URL_HTTP;
-  CHECK (parse (build (&x)) == URL_MALFORMED, "path for a URL not file: refused");
-  x = http;
-  x.message = "but";
-  CHECK (parse (build (&x)) == URL_MALFORMED, "accepted with a reason refused");
-  x = refused;
-  x.message = "";
-  CHECK (parse (build (&x)) == URL_MALFORMED, "refusal without a reason refused");
-  x = refused;
-  x.file_path = "/img";
-  CHECK (parse (build (&x)) == URL_MALFORMED, "refusal with a path refused");
-  x = refused;
-  x.script_url = "gopher://host/";
-  CHECK (parse (build (&x)) == URL_MALFORMED, "refusal with a script URL refused");
-  x = http;
-  x.log_url = "";
-  CHECK (parse (build (&x)) == URL_MALFORMED, "empty URL for the log refused");
-  x = file;
-  x.file_path = "img";
-  x.log_url = "file:img";
-  CHECK (parse (build (&x)) == URL_MALFORMED, "relative path refused");
+  for (i = 0; i < sizeof malformed / sizeof malformed[0]; i++)
+    CHECK (parse (build (&malformed[i].a)) == URL_MALFORMED, malformed[i].name);
 }
 
 /* Lengths against the bytes that are there. */
