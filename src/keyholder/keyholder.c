@@ -43,20 +43,13 @@
 #include "ipc-messages.h"
 #include "ipc-table.h"
 #include "key-schemes.h"
+#include "keyholder-parse.h"
 #include "keyholder-wire.h"
 #include "limits-keyholder.h"
 #include "log.h"
 #include "sandbox.h"
 #include "tls-modes.h"
 #include "token-bucket.h"
-#include "wire.h"
-
-/* What TLS 1.3 signs in a server's CertificateVerify (RFC 8446, 4.4.3):
- * 64 spaces, this context string, a zero byte, then the transcript hash. */
-#define TLS13_SERVER_CONTEXT "TLS 1.3, server CertificateVerify"
-#define TLS13_PREFIX_LEN (64 + sizeof TLS13_SERVER_CONTEXT)   /* with the zero */
-/* A TLS 1.2 hello's random. */
-#define TLS12_RANDOM_LEN 32u
 
 struct psk_entry {
   char user[MAX_PSK_USERNAME + 1];
@@ -226,53 +219,6 @@ answer (uint16_t type, uint64_t id, uint32_t error, const void *payload, uint32_
     fatal_errno ("answering the front-end");
 }
 
-/* What a TLS 1.3 server signs, with a transcript hash of a size a TLS 1.3
- * hash has. */
-static bool
-is_tls13_server_verify (const uint8_t *data, uint32_t len)
-{
-  uint32_t hash = len - (uint32_t) TLS13_PREFIX_LEN, i;
-
-  if (len <= TLS13_PREFIX_LEN || (hash != 32 && hash != 48 && hash != 64))
-    return false;
-  for (i = 0; i < 64; i++)
-    if (data[i] != 0x20)
-      return false;
-  return memcmp (data + 64, TLS13_SERVER_CONTEXT, sizeof TLS13_SERVER_CONTEXT) == 0;
-}
-
-/* What a TLS 1.2 server signs in an ECDHE ServerKeyExchange (RFC 8422,
- * 5.4): the client's and the server's randoms (32 bytes each), then the
- * parameters: curve type 3 (a named curve), the group, and its public
- * value with a length byte, of that group's size. */
-static bool
-is_tls12_server_params (const uint8_t *data, uint32_t len)
-{
-  static const struct { uint16_t group; uint8_t point_len; bool uncompressed; } groups[] = {
-    { 23, 65, true },               /* secp256r1 */
-    { 24, 97, true },               /* secp384r1 */
-    { 25, 133, true },              /* secp521r1 */
-    { 29, 32, false },              /* x25519 */
-    { 30, 56, false },              /* x448 */
-  };
-  const uint32_t params = 2 * TLS12_RANDOM_LEN;
-  uint16_t group;
-  uint8_t point_len;
-  size_t i;
-
-  if (len < params + 4 || data[params] != 3)
-    return false;
-  group = (uint16_t) (data[params + 1] << 8 | data[params + 2]);
-  point_len = data[params + 3];
-  if (len != params + 4 + point_len)
-    return false;
-  for (i = 0; i < sizeof groups / sizeof groups[0]; i++)
-    if (groups[i].group == group)
-      return point_len == groups[i].point_len &&
-             (!groups[i].uncompressed || data[params + 4] == 4);
-  return false;
-}
-
 /* Whether the key makes this scheme's signatures: its kind of key, and
  * for ECDSA its curve (TLS 1.3 names the curve in the scheme).  GnuTLS
  * would sign a P-384 scheme's hash with a P-256 key, say: a signature
@@ -311,18 +257,14 @@ handle_sign (const struct ipc_header *h, const uint8_t *data)
   gnutls_datum_t sig = { NULL, 0 };
   gnutls_sign_algorithm_t algo = (gnutls_sign_algorithm_t) h->length;
   bool hashed = (h->flags & IPC_KEY_SIGN_HASHED) != 0;
+  enum sign_request form;
   int r;
 
-  /* Its form is checked (keyholder_dispatch); GnuTLS's flags are ours. */
-  if (private_key == NULL || (h->offset & ~(uint64_t) GNUTLS_PRIVKEY_SIGN_FLAG_RSA_PSS) != 0)
+  /* Its header is checked (keyholder_dispatch), its payload here. */
+  form = check_sign_request (h, data);
+  if (private_key == NULL || form == SIGN_MALFORMED)
     fatal ("malformed signing request from the front-end: stopping");
-  if ((hashed ? key_scheme_input (algo) != KEY_SCHEME_HASHED ||
-                h->payload_len != (uint32_t) gnutls_hash_get_len (
-                  (gnutls_digest_algorithm_t) gnutls_sign_get_hash_algorithm (algo))
-              : key_scheme_input (algo) != KEY_SCHEME_WHOLE ||
-                !(is_tls13_server_verify (data, h->payload_len) ||
-                  is_tls12_server_params (data, h->payload_len))) ||
-      !key_makes (algo)) {
+  if (form == SIGN_REFUSED || !key_makes (algo)) {
     warn ("refusing to sign: not a TLS 1.2 or 1.3 server signature of this key (%s, %u bytes)",
           gnutls_sign_get_name (algo) ? gnutls_sign_get_name (algo) : "unknown scheme",
           h->payload_len);
@@ -352,11 +294,9 @@ static void
 handle_psk (const struct ipc_header *h, const uint8_t *data)
 {
   char user[MAX_PSK_USERNAME + 1];
-  struct reader r;
   size_t i;
 
-  reader_init (&r, data, h->payload_len);
-  if (psks == NULL || reader_get_string (&r, user, h->payload_len, MAX_PSK_USERNAME) == -1)
+  if (psks == NULL || parse_psk_request (h, data, user) == -1)
     fatal ("malformed PSK request from the front-end: stopping");
   if (!take_rate_token ()) {
     warn ("refusing a PSK: more than %u requests a second", KEY_OPS_PER_SECOND);

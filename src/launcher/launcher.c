@@ -49,7 +49,9 @@
 #include "ipc.h"
 #include "ipc-messages.h"
 #include "ipc-table.h"
+#include "launcher-parse.h"
 #include "log.h"
+#include "roles.h"
 #include "sandbox.h"
 
 /* glibc's record of this thread's id (the address glibc gave the kernel
@@ -170,8 +172,7 @@ launcher_dispatch (void)
     }
     fatal_errno ("reading from the supervisor");
   }
-  if (ipc_check (&h, nfds, ROLE_SUPERVISOR, ROLE_LAUNCHER) != NULL || h.type != IPC_LAUNCH_FETCHER ||
-      h.length != nfds)
+  if (!launcher_request_acceptable (&h, nfds))
     fatal ("unexpected message from the supervisor (type %u, %u descriptors)",
            h.type, nfds);
 

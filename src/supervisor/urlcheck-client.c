@@ -5,10 +5,9 @@
  *
  * This executable does not link libcurl, so every URL is read by
  * libcurl's URL API in the checker, a child started once at start, whose
- * answers are untrusted and read through the bounded reader
- * (take_url_answer; tests/fuzz/fuzz-url-answer.c compiles this file into
- * itself to reach it).  Apart because it is the one reader of that peer's
- * bytes; it owns no state past the start.
+ * answers are untrusted: parse_url_answer (url-answer-parse.c) checks each
+ * one.  Apart because it is the one reader of that peer's bytes; it owns
+ * no state past the start.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,66 +27,52 @@
 #include "ipc-table.h"
 #include "limits-strings.h"
 #include "log.h"
+#include "url-answer-parse.h"
 #include "url-check-wire.h"
 #include "urlcheck-client.h"
-#include "wire.h"
 
 /* The parsed options, filled in here (check_urls). */
 static struct options *options;
 #define opt (*options)
 
-enum url_answer { URL_ACCEPTED, URL_REFUSED, URL_NO_ANSWER, URL_MALFORMED };
+/* A copy of s, or NULL for "". */
+static char *
+copy_unless_empty (const char *s)
+{
+  char *c;
 
-/* Read the checker's answer for export e through the bounded reader:
- * the checker is a child like any other, and its answer is checked like
- * any other child's message.  For a refused URL, message says why. */
+  if (s[0] == '\0')
+    return NULL;
+  c = strdup (s);
+  if (c == NULL)
+    fatal_errno ("strdup");
+  return c;
+}
+
+/* Read the checker's answer for export e (parse_url_answer): the checker
+ * is a child like any other, and its answer is checked like any other
+ * child's message.  For a refused URL, message says why. */
 static enum url_answer
 take_url_answer (int sock, struct export_spec *e, char message[MAX_URL_MESSAGE + 1])
 {
-  struct url_checked_wire w;
+  struct url_answer_fields a;
   struct ipc_header h;
-  struct reader r;
+  enum url_answer answer;
   uint8_t *payload;
-  bool ok;
 
-  if (ipc_recv (sock, &h, &payload, sizeof w + MAX_URL_MESSAGE + 2 * MAX_LOG_URL_LENGTH +
-                MAX_PATH_LENGTH) == -1)
+  if (ipc_recv (sock, &h, &payload, URL_ANSWER_MAX_PAYLOAD) == -1)
     return errno == 0 ? URL_NO_ANSWER : URL_MALFORMED;   /* EOF; too long or cut short */
-  reader_init (&r, payload, h.payload_len);
-  if (h.type != IPC_URL_CHECKED || ipc_check (&h, 0, ROLE_URL_CHECK, ROLE_SUPERVISOR) != NULL ||
-      reader_get_bytes (&r, &w, sizeof w) == -1 ||
-      (w.flags & ~(URL_CHECKED_OK | URL_CHECKED_HAS_PASSWORD)) != 0 ||
-      w.script_url_len > MAX_LOG_URL_LENGTH || (!(w.flags & URL_CHECKED_OK) && w.script_url_len) ||
-      w.log_url_len < 1 || w.log_url_len > MAX_LOG_URL_LENGTH ||
-      w.message_len > MAX_URL_MESSAGE || w.file_path_len > MAX_PATH_LENGTH)
-    goto malformed;
-  ok = (w.flags & URL_CHECKED_OK) != 0;
-  if (ok ? (w.kind > URL_FILE || w.message_len != 0 ||
-            (w.kind == URL_FILE) != (w.file_path_len > 0))
-         : (w.message_len < 1 || w.file_path_len != 0))
-    goto malformed;
-  e->log_url = malloc ((size_t) w.log_url_len + 1);
-  e->file_path = w.file_path_len > 0 ? malloc ((size_t) w.file_path_len + 1) : NULL;
-  e->script_url = w.script_url_len > 0 ? malloc ((size_t) w.script_url_len + 1) : NULL;
-  if (e->log_url == NULL || (w.file_path_len > 0 && e->file_path == NULL) ||
-      (w.script_url_len > 0 && e->script_url == NULL))
-    fatal_errno ("malloc");
-  if (reader_get_string (&r, message, w.message_len, MAX_URL_MESSAGE) == -1 ||
-      reader_get_string (&r, e->log_url, w.log_url_len, MAX_LOG_URL_LENGTH) == -1 ||
-      (e->file_path != NULL &&
-       (reader_get_string (&r, e->file_path, w.file_path_len, MAX_PATH_LENGTH) == -1 ||
-        e->file_path[0] != '/')) ||
-      (e->script_url != NULL &&
-       reader_get_string (&r, e->script_url, w.script_url_len, MAX_LOG_URL_LENGTH) == -1) ||
-      reader_end (&r) == -1)
-    goto malformed;
+  answer = parse_url_answer (&h, payload, &a);
   free (payload);
-  e->kind = (enum url_kind) w.kind;
-  e->has_password = (w.flags & URL_CHECKED_HAS_PASSWORD) != 0;
-  return ok ? URL_ACCEPTED : URL_REFUSED;
- malformed:
-  free (payload);
-  return URL_MALFORMED;
+  if (answer == URL_MALFORMED)
+    return answer;
+  memcpy (message, a.message, sizeof a.message);
+  e->log_url = copy_unless_empty (a.log_url);
+  e->file_path = copy_unless_empty (a.file_path);
+  e->script_url = copy_unless_empty (a.script_url);
+  e->kind = a.kind;
+  e->has_password = a.has_password;
+  return answer;
 }
 
 /* ---- Proxies (proxy=, --proxy-from-env). ---- */

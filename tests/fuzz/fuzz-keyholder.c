@@ -1,10 +1,11 @@
 /*
  * fuzz-keyholder: the key holder's reading of the front-end's requests
  * (keyholder_dispatch in src/keyholder/keyholder.c, static, so keyholder.c is
- * compiled into this file).  The front-end speaks to every client: the
- * key holder treats its requests as untrusted.  The real
- * keyholder_dispatch reads real SOCK_SEQPACKET packets, the harness's
- * socketpair, and answers on it.
+ * compiled into this file; the payload checks of keyholder-parse.c are
+ * linked, and unit-keyholder-parse tests them alone).  The front-end
+ * speaks to every client: the key holder treats its requests as
+ * untrusted.  The real keyholder_dispatch reads real SOCK_SEQPACKET
+ * packets, the harness's socketpair, and answers on it.
  *
  * Made once: an ECDSA P-256, an RSA 2048 and an Ed25519 key (GnuTLS), and
  * a PSK table read by the real load_psk_file from a file written here.

@@ -1,9 +1,8 @@
 /*
  * fuzz-url-answer: the supervisor's reading of the URL checker's answer
- * (take_url_answer in src/supervisor/urlcheck-client.c, static, so
- * urlcheck-client.c is compiled into this file).  The URL checker runs
- * libcurl on the URLs given: the supervisor treats its answer as
- * untrusted.
+ * (parse_url_answer in src/supervisor/url-answer-parse.c, after ipc_recv
+ * as urlcheck-client.c reads it).  The URL checker runs libcurl on the
+ * URLs given: the supervisor treats its answer as untrusted.
  *
  * Input: the bytes on the checker's socket, up to end of file.
  *
@@ -13,11 +12,15 @@
  * absolute, a script URL only for an accepted one), the kind and the
  * password flag.
  */
+#include <errno.h>
+#include <string.h>
+
 #include "fuzz.h"
 #include "ipc-messages.h"
+#include "ipc.h"
 #include "limits-strings.h"
+#include "url-answer-parse.h"
 #include "url-check-wire.h"
-#include "urlcheck-client.c"
 
 static int sock = -1;
 
@@ -76,37 +79,47 @@ expected (const uint8_t *d, size_t len)
   return ok ? URL_ACCEPTED : URL_REFUSED;
 }
 
+/* As urlcheck-client.c reads an answer. */
+static enum url_answer
+take_url_answer (struct url_answer_fields *a)
+{
+  struct ipc_header h;
+  enum url_answer answer;
+  uint8_t *payload;
+
+  if (ipc_recv (sock, &h, &payload, URL_ANSWER_MAX_PAYLOAD) == -1)
+    return errno == 0 ? URL_NO_ANSWER : URL_MALFORMED;
+  answer = parse_url_answer (&h, payload, a);
+  free (payload);
+  return answer;
+}
+
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
-  struct export_spec e = { .name = (char *) "fuzz" };
-  char message[MAX_URL_MESSAGE + 1];
+  static struct url_answer_fields a;
   enum url_answer want, got;
 
   if (sock == -1)
     sock = fuzz_memfd ("url-answer");
   fuzz_memfd_fill (sock, data, size);
   want = expected (data, size);
-  got = take_url_answer (sock, &e, message);
+  got = take_url_answer (&a);
   FUZZ_CHECK (got == want, "answer read as %d, expected %d", got, want);
   if (got == URL_ACCEPTED || got == URL_REFUSED) {
     const uint8_t *p = data + IPC_HEADER_SIZE;
     uint32_t mlen = ne32 (p + 8), llen = ne32 (p + 12), flen = ne32 (p + 16);
     uint32_t slen = ne32 (p + 20);
-    FUZZ_CHECK (strlen (e.log_url) == llen && memcmp (e.log_url, p + 24 + mlen, llen) == 0,
+    FUZZ_CHECK (strlen (a.log_url) == llen && memcmp (a.log_url, p + 24 + mlen, llen) == 0,
                 "logged URL");
-    FUZZ_CHECK (got == URL_ACCEPTED || (strlen (message) == mlen &&
-                                        memcmp (message, p + 24, mlen) == 0), "message");
-    FUZZ_CHECK (flen == 0 ? e.file_path == NULL
-                : strlen (e.file_path) == flen && e.file_path[0] == '/', "file path");
-    FUZZ_CHECK (slen == 0 ? e.script_url == NULL
-                : strlen (e.script_url) == slen &&
-                  memcmp (e.script_url, p + 24 + mlen + llen + flen, slen) == 0, "script URL");
-    FUZZ_CHECK (got == URL_REFUSED || (uint32_t) e.kind == ne32 (p + 4), "kind");
-    FUZZ_CHECK (e.has_password == ((ne32 (p) & URL_CHECKED_HAS_PASSWORD) != 0), "password");
+    FUZZ_CHECK (strlen (a.message) == mlen && memcmp (a.message, p + 24, mlen) == 0,
+                "message");
+    FUZZ_CHECK (strlen (a.file_path) == flen && (flen == 0 || a.file_path[0] == '/'),
+                "file path");
+    FUZZ_CHECK (strlen (a.script_url) == slen &&
+                memcmp (a.script_url, p + 24 + mlen + llen + flen, slen) == 0, "script URL");
+    FUZZ_CHECK (got == URL_REFUSED || (uint32_t) a.kind == ne32 (p + 4), "kind");
+    FUZZ_CHECK (a.has_password == ((ne32 (p) & URL_CHECKED_HAS_PASSWORD) != 0), "password");
   }
-  free (e.log_url);
-  free (e.file_path);
-  free (e.script_url);
   return 0;
 }
