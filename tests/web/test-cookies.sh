@@ -15,10 +15,8 @@ source "$(dirname "$0")/../lib/functions.sh"
 set -euo pipefail
 requires nbdcopy
 
-mkdir www
-make_image www/disk.img 1M
+serve_image 1M
 sum=$(md5_of www/disk.img)
-start_web_server "$tmp/www"
 
 url() {
     [ -e "www/$1.img" ] || ln -s disk.img "www/$1.img"

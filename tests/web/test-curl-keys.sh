@@ -17,10 +17,8 @@ source "$(dirname "$0")/../lib/functions.sh"
 set -euo pipefail
 requires nbdcopy nbdinfo
 
-mkdir www
-make_image www/disk.img 1M
+serve_image 1M
 sum=$(md5_of www/disk.img)
-start_web_server "$tmp/www"
 version=$("$NBDCURLD" -V | awk '{ print $2; exit }')    # "nbdcurld 0.1.0"
 [ -n "$version" ] || fail "nbdcurld -V printed no version"
 

@@ -16,10 +16,8 @@ source "$(dirname "$0")/../lib/functions.sh"
 set -euo pipefail
 requires nbdcopy tinyproxy
 
-mkdir www
-make_image www/disk.img 4M
+serve_image 4M
 sum=$(md5_of www/disk.img)
-start_web_server "$tmp/www"
 # Children run as nobody when started as root: the files they read must
 # be reachable.
 chmod 711 "$tmp"
