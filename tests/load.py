@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""load.py: nbdcurld under load, in figures (issue 10).  Not a test.
+"""load.py: nbdcurld under load, in figures.  Not a test.
 
     tests/load.py [--only SECTIONS] [--peers LIST] [--serial N] [--clients N]
                   [--idle N] [--disconnects N] [--size MIB] [--read-kib K]

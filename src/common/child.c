@@ -1,4 +1,4 @@
-/* child.c: what every exec'd child does first (see nbdcurld.h). */
+/* child.c: what every exec'd child does first (see child.h, child-fds.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>

@@ -2,16 +2,16 @@
  * curl-keys.h: the KEY=VALUE parameters (nbdkit's curl plugin's and its
  * retry filters'), one row each.  Everything that lists the keys comes
  * from this table: the key list of --help, the "did you mean"
- * suggestions, the parse and the merge of an export's keys over the
- * defaults (options.c), struct fetch_settings (supervisor.h), and the
- * keys a fetcher gets as given: their fields in struct fetcher_config,
- * their place in its wire message (config.h, config.c; the protocol test
- * counts them here) and the flags of SWITCH keys (options.c's
- * fetch_settings_to_fetcher).
+ * suggestions, the parse (options-nbdkit.c) and the merge of an export's
+ * keys over the defaults (options-check.c), struct fetch_settings
+ * (supervisor.h), and the keys a fetcher gets as given: their fields in
+ * struct fetcher_config, their place in its wire message (config.h,
+ * config.c; the protocol test counts them here) and the flags of SWITCH
+ * keys (options-check.c's fetch_settings_to_fetcher).
  *
- * Adding a key: a row here, what the fetcher does with it
- * (fetcher-http.c, and fetcher-direct.c if it changes the direct path),
- * a test and the man page.
+ * Adding a key: a row here, what the fetcher does with it (its setopt in
+ * fetcher-http-setup.c, and fetcher-direct.c or direct-*.c if it changes
+ * the direct path), a test and the man page.
  *
  * The rows, in the order "did you mean" tries them (the first of equally
  * near keys wins), one kind of row per kind of value:
@@ -40,7 +40,8 @@
  *     or refuses it (url= sets the export's URL).
  *
  * fallback: what an export that gives the key nowhere gets (an expression
- * of options.c's struct options *o).  sent: TO_FETCHER when a fetcher
+ * of struct options *o, supervisor.h, evaluated in options-check.c's
+ * merge).  sent: TO_FETCHER when a fetcher
  * gets the value as given (a string of at most max bytes, "" when not
  * given), SUPERVISOR when the supervisor reads or judges it and sends
  * what it makes of it, or nothing.  help: HELP_LISTED (--help's list of

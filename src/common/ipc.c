@@ -55,7 +55,7 @@ void
 ipc_decode_header (const uint8_t *raw, struct ipc_header *h)
 {
   /* Same host on both ends: native order, fixed layout checked by
-   * static_assert in nbdcurld.h. */
+   * static_assert in ipc-messages.h. */
   memcpy (h, raw, IPC_HEADER_SIZE);
 }
 

@@ -2,7 +2,7 @@
  * limits-transfer.h: how a fetcher's web transfers are paced by default:
  * connections, timeouts, the slowest transfer accepted, and retries.  The
  * supervisor fills them in where the command line leaves them
- * (options.c); the fetcher applies them (fetcher-http.c through libcurl,
+ * (options-check.c); the fetcher applies them (fetcher-http.c through libcurl,
  * fetcher-direct.c itself).  Their upper bounds are limits-web.h's.
  */
 #ifndef NBDCURLD_LIMITS_TRANSFER_H

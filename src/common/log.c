@@ -57,7 +57,7 @@ log_line (const char *level, int errnum, const char *fmt, va_list ap)
   (void) !write (STDERR_FILENO, line, n);
 }
 
-/* ---- The rate limit (nbdcurld.h, LOG_BURST) ---- */
+/* ---- The rate limit (limits-log.h, LOG_BURST) ---- */
 
 /* LOG_BURST lines at once, then LOG_LINES_PER_SECOND (all zero: full). */
 static struct token_bucket log_lines;

@@ -35,8 +35,8 @@ struct policy_rule {
   unsigned ncond;
   struct policy_cond cond[POLICY_MAX_CONDS];
   /* Arrays, not pointers: a table of pointers must be relocated by the
-   * loader in every process, which made its pages private (about 44 KiB
-   * per process for the three tables); without one it stays shared. */
+   * loader in every process, which makes its pages private (a copy of
+   * the three tables in each process); without one it stays shared. */
   char name[POLICY_NAME_MAX];   /* system call name, for messages */
   char file[POLICY_NAME_MAX];   /* "policy/ROLE.policy", for messages */
   unsigned line;

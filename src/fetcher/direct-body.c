@@ -159,9 +159,9 @@ server_ended (const struct transfer *t)
 /* Can t's socket queue mark bytes before its receive buffer is full
  * (and the server's window closed, so that they would never come)?  The
  * buffer counts each piece's kernel overhead too: estimated from what is
- * queued now (1.02 on loopback), or twice the bytes while nothing is
- * (a NIC's buffers of 2 or 4 KiB for 1448-byte segments), with a
- * margin. */
+ * queued now (on loopback barely more than the bytes), or twice the
+ * bytes while nothing is (a NIC's buffers of 2 or 4 KiB for 1448-byte
+ * segments), with a margin. */
 static bool
 socket_can_hold (const struct transfer *t, size_t mark)
 {

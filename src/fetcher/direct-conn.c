@@ -58,11 +58,11 @@ connection_usable (struct transfer *t)
  * timer.  A body waits in its socket, unread, while another read owns the
  * data pipe; Linux then delays its ACKs (reading would open the window,
  * so it waits for that), the server's loss probe fires first and resends,
- * and the body comes on only after that round: 20 to 100 ms stalls of a
- * whole queue of reads (fio, 256 KiB sequential reads at QD16 against
- * nginx on loopback: p99 47-75 ms before, 12-14 ms with this; nbdkit curl
- * 19-26 ms in the same runs).  Quick-ACK mode lasts a few segments, so it
- * is set again each time the socket is used (TCP_QUICKACK(7)). */
+ * and the body comes on only after that round: a stall of tens of
+ * milliseconds for the whole queue of reads behind it, the tail latency
+ * of a deep queue of sequential reads.  Quick-ACK mode lasts a few
+ * segments, so it is set again each time the socket is used
+ * (TCP_QUICKACK(7)). */
 void
 quick_ack (struct transfer *t)
 {

@@ -41,8 +41,8 @@
  * about look-ahead / (r + piece / one connection's rate), so smaller
  * pieces on more connections go faster, down to DIRECT_PIECE_MIN_BYTES (a
  * request costs the server and this process more than its header bytes).
- * A near server keeps ranges of up to COALESCE_MAX_BYTES, as measured best
- * on a LAN (README, Performance).
+ * A near server keeps ranges of up to COALESCE_MAX_BYTES, the size that
+ * suits a LAN best (README, Performance).
  *
  * Each piece must be able to arrive while another read owns the pipe,
  * or its socket fills, the server's window closes, and the connections'
@@ -142,8 +142,8 @@ direct_piece_max (void)
 
   /* Near.  Before the first reply no round trip is known: then split,
    * as on a distant server, since one whole range on one capped
-   * connection could take seconds (8 MiB at 2 MB/s), while a few more
-   * requests on a LAN cost next to nothing. */
+   * connection could take seconds (COALESCE_MAX_BYTES at a few MB/s),
+   * while a few more requests on a LAN cost next to nothing. */
   if (direct.rtt_us != 0 && direct.rtt_us < DIRECT_FAR_RTT_US)
     return COALESCE_MAX_BYTES;
   piece = direct.ahead / http.f->cfg->connections;
@@ -165,9 +165,9 @@ hold_body (struct transfer *t)
 {
   /* Twice the body: the kernel's room for a mark is an estimate of its
    * buffers' overhead, and a socket that cannot take all of a part it
-   * waits for is left waiting (measured on loopback: a buffer made for
-   * exactly 256 KiB closed its window at 254.5 KiB).  length <=
-   * COALESCE_MAX_BYTES: no overflow. */
+   * waits for is left waiting (a buffer made for exactly the body closes
+   * its window just short of it).  length <= COALESCE_MAX_BYTES: no
+   * overflow. */
   int v = (int) (2 * t->length), got = 0, one = 1;
   socklen_t len = sizeof got;
 

@@ -239,7 +239,7 @@ fetcher_open_socket (void *clientp, curlsocktype purpose, struct curl_sockaddr *
       goto refuse_unknown;
   }
   /* The handle this connection is for: the slot's own, or its direct
-   * https read's (fetcher-direct.c, "TLS"), connecting now. */
+   * https read's (direct-tls.c), connecting now. */
   if (curl_easy_getinfo (t->direct && t->tls != NULL ? t->tls : t->easy,
                          CURLINFO_EFFECTIVE_URL, &url) != CURLE_OK ||
       url == NULL || host_and_port (url, &host, &port, &is_ftp) == -1)

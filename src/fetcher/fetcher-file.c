@@ -119,7 +119,7 @@ file_read (struct fetcher *f, const struct fetcher_request *req)
   return 0;
 }
 
-/* A read of a read-only export through the data pipe (nbdcurld.h): the
+/* A read of a read-only export through the data pipe (data-path.h): the
  * page cache's pages go into the pipe, and no byte is copied here.
  * Returns true when the read was answered (with its data announced, or
  * EIO), false when it must go through the data area instead: the pipe

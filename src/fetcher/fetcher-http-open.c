@@ -340,7 +340,7 @@ build_resolve (const struct fetcher_config *cfg)
 
   if (asprintf (&block, "%s", cfg->resolve) == -1)
     fatal_errno ("asprintf");
-  /* One entry a line, as options.c wrote them. */
+  /* One entry a line, as options-nbdkit.c wrote them. */
   for (char *line = strtok (block, "\n"); line; line = strtok (NULL, "\n")) {
     http.resolve = curl_slist_append (http.resolve, line);
     if (http.resolve == NULL)
@@ -417,7 +417,7 @@ http_open (struct fetcher *f)
     return error;
   /* Only the first slot gets its libcurl handle now; the others when a
    * read first goes through libcurl (ensure_easy).  Direct reads need
-   * none, and each handle costs about 12 KiB of touched heap. */
+   * none, and each handle costs heap it touches, in every fetcher. */
   build_open_headers ();
   build_resolve (f->cfg);
   http.pool[0].easy = curl_easy_init ();

@@ -177,7 +177,7 @@ transfer_setup_tls (CURL *easy)
    * (fetcher.c, take_ca_bundle): in place of libcurl's default CA file;
    * its default CA directory stays, as with a CURLOPT_CAINFO path.  A
    * copy of this handle (the direct https reads' CONNECT_ONLY handles,
-   * fetcher-direct.c) points at the same bytes. */
+   * direct-tls.c) points at the same bytes. */
   if (fetcher_ca_bundle_len > 0) {
     struct curl_blob ca = { (void *) fetcher_ca_bundle, fetcher_ca_bundle_len,
                             CURL_BLOB_NOCOPY };
@@ -227,7 +227,7 @@ transfer_setup (struct transfer *t)
   if (cfg->timeout != 0)
     SETOPT (easy, CURLOPT_TIMEOUT, (long) cfg->timeout);
   /* A transfer slower than this has stalled (the direct reads apply the
-   * same rule: fetcher-direct.c). */
+   * same rule: direct-wait.c). */
   SETOPT (easy, CURLOPT_LOW_SPEED_LIMIT, (long) MIN_TRANSFER_RATE);
   SETOPT (easy, CURLOPT_LOW_SPEED_TIME, (long) fetcher_stall_timeout (cfg));
   if (transfer_setup_tls (easy) == -1)

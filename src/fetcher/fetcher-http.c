@@ -300,7 +300,7 @@ start_queued_reads (void)
   /* Reads and CACHEs waiting for prefetches that ended. */
   readahead_progress ();
   /* FTP reads run one at a time: with several in one libcurl 7.88
-   * multi handle, a control connection now and then took a reply for
+   * multi handle, a control connection now and then takes a reply for
    * the wrong command ("Couldn't use REST"), and a failed read is an
    * error the client sees.  Queued sequential reads are still fetched
    * together (start_read). */

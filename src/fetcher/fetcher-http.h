@@ -117,7 +117,7 @@ struct transfer {
   struct transfer *next_owner;  /* the queue for the data pipe */
   bool wake_on_part;          /* queued, or the owner waiting for its
                                  next part: SO_RCVLOWAT is that part */
-  /* Sizing to the link (fetcher-direct.c, "Sizing"): when the request
+  /* Sizing to the link (direct-sizing.c): when the request
    * went out, and the body bytes waiting in the socket when the rate
    * window began (they count for the window only once moved). */
   uint64_t sent_us;
@@ -295,7 +295,8 @@ void trim_answered_parts (struct transfer *t);
 /* The log line of an export's retries, when its fetcher ends. */
 void retry_summary (void);
 
-/* fetcher-direct.c */
+/* fetcher-direct.c and the direct-*.c files beside it (direct.h names
+ * each one's concern) */
 /* The header lines changed (new script values): make the direct reads'
  * request again (or stop them, if it cannot be made). */
 void direct_headers_changed (void);
@@ -321,7 +322,7 @@ void direct_start (struct transfer *t);
 bool direct_pipe_idle (void);
 /* May another direct read start now?  Not while those running have the
  * look-ahead or more still to come (DIRECT_AHEAD_BYTES on a near server,
- * more on a distant one: fetcher-direct.c, "Sizing"). */
+ * more on a distant one: direct-sizing.c). */
 bool direct_may_start (void);
 /* The most bytes one direct read may carry (queued reads coalesced into
  * it, start_read): COALESCE_MAX_BYTES on a near server; on a distant one,

@@ -2,7 +2,7 @@
  * fetcher-main.c: the fetcher's own executable (FETCHER_EXE), the only
  * one linked with libcurl.  Only the supervisor starts it, with a role
  * argument users never type and everything else on its fixed fds
- * (nbdcurld.h): a fetcher for one client (fetcher.c), the fetcher
+ * (child-fds.h): a fetcher for one client (fetcher.c), the fetcher
  * launcher that forks them (launcher.c), or at start the URL checker
  * (url-check.c).
  */

@@ -16,7 +16,7 @@
  * connection.  Each new window is twice the last, up to what the store
  * holds READAHEAD_MAX_INFLIGHT + 2 of.  A read that belongs to no forward run
  * starts the window small again and fetches nothing ahead, so a random
- * reader pays nothing (its reads go out exactly as before).
+ * reader pays nothing (its reads go out exactly as without the store).
  *
  * The store is a few segments in the fetcher's own memory, at most
  * http.ra_max bytes (READAHEAD_MAX_BYTES, and no more than the client's

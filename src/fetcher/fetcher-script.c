@@ -3,7 +3,7 @@
  * cookie-script= (the supervisor runs them: scripts.c).
  *
  * Peer: the supervisor, on the script channel (CHILD_FD_SCRIPTS,
- * nbdcurld.h): IPC_SCRIPT_VALUES in (read through the bounded reader,
+ * child-fds.h): IPC_SCRIPT_VALUES in (read through the bounded reader,
  * checked as the configuration is), IPC_SCRIPT_RENEW out.
  *
  * The first values come before the export is opened.  Later ones are

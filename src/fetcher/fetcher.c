@@ -66,7 +66,7 @@ static struct {
   size_t start, end;          /* unparsed bytes: buf[start..end) */
 } input;
 
-/* The data area shared with the front-end (nbdcurld.h), mapped at start. */
+/* The data area shared with the front-end (data-path.h), mapped at start. */
 static uint8_t *data_area;
 
 /* The front-end sent something it never should: end this connection. */
@@ -308,7 +308,7 @@ send_opened (uint64_t size, uint32_t can, uint32_t piped_read_max)
 /* IPC_FETCHER_OPEN, the supervisor's go-ahead: the first message on our
  * socket, written before the front-end had it, so read whole and exactly
  * (nothing of the front-end's is consumed with it).  A spare fetcher
- * waits here, for as long as nobody needs it (nbdcurld.h, SPARE_FETCHERS);
+ * waits here, for as long as nobody needs it (limits-spares.h);
  * at end of file the supervisor let it go, which is no error. */
 static void
 wait_for_open (const struct fetcher *f)
@@ -509,7 +509,7 @@ fetcher_main (void)
   if (!backend->open_reads_untrusted)
     open_or_exit (&f, backend);
   fetcher_sandbox (&f);
-  /* The front-end lets the next fetcher start now (nbdcurld.h). */
+  /* The front-end lets the next fetcher start now (limits-clients.h). */
   send_control (&(struct ipc_header) { .type = IPC_FETCHER_STARTED }, NULL);
   if (backend->open_reads_untrusted)
     open_or_exit (&f, backend);
@@ -531,7 +531,7 @@ fetcher_main (void)
   debug ("the front-end closed the connection; exiting");
   /* Without the libraries' exit handlers (OpenSSL's and libcurl's
    * clean-up, 35 libraries' destructors): they only free memory that the
-   * exit frees anyway, and took about a fifth of a short connection's CPU.
+   * exit frees anyway, and are a large part of a short connection's CPU.
    * Nothing is left to write: log lines are unbuffered, a file: export's
    * writes went out with pwrite. */
   fflush (NULL);

@@ -3,7 +3,7 @@
  * parser fetcher-request-parse.c, fetcher-file.c, and the network
  * fetcher's files under fetcher-http.h).
  *
- * The fetcher has two peers:
+ * The fetcher has three peers:
  *   front-end   fd CHILD_FD_PEER, SOCK_STREAM: IPC_READ, IPC_WRITE and
  *               IPC_FLUSH and IPC_CACHE in, IPC_FETCHER_OPENED then
  *               IPC_REPLY out.

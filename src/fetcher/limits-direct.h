@@ -17,7 +17,7 @@
  * pipe's capacity keeps it fed from one connection or several.  Small
  * random reads never reach it. */
 #define DIRECT_AHEAD_BYTES        (4u * 1024 * 1024)
-/* Sizing direct reads to a distant link (fetcher-direct.c, "Sizing").
+/* Sizing direct reads to a distant link (direct-sizing.c).
  * The look-ahead above grows to DIRECT_AHEAD_GAIN x the measured rate x
  * the round trip, DIRECT_AHEAD_MAX_BYTES at most (MAX_CLIENT_MEMORY: a
  * client never has more reads in flight), adjusted every
@@ -32,7 +32,7 @@
 #define DIRECT_RTT_SAMPLES        64u
 #define DIRECT_FAR_RTT_US         2000u
 #define DIRECT_PIECE_MIN_BYTES    (512u * 1024)
-/* Direct reads over https (fetcher-direct.c, "TLS") read each
+/* Direct reads over https (direct-tls.c) read each
  * connection's records DIRECT_TLS_READ_BUFFER bytes at a time (OpenSSL's
  * read-ahead): one system call for many 16 KiB records instead of two
  * for each.  A connection is read until it has nothing, so the buffer's
@@ -42,9 +42,9 @@
 #define DIRECT_TLS_READ_BUFFER    (256u * 1024)
 /* Direct reads of at most this many bytes neither make their socket hold
  * the whole body nor wait for a whole part before moving it
- * (fetcher-direct.c, hold_body and wait_for_part): Linux's first receive
- * window already holds them, and small random reads are spared the
- * system calls. */
+ * (direct-sizing.c's hold_body, direct-body.c's wait_for_part): Linux's
+ * first receive window already holds them, and small random reads are
+ * spared the system calls. */
 #define DIRECT_HOLD_MIN_BYTES     (64u * 1024)
 /* Direct reads that may fill the data pipe before they are complete (the
  * server's data in pieces too small for the pipe's slots; each such read

@@ -1,10 +1,10 @@
 /*
  * web-reply.h: does a web server's reply answer the request?  One checker
  * for the network fetcher's two ways of reading a reply: its own parser
- * of direct reads' header sections (fetcher-direct.c) and libcurl's
- * header callback (fetcher-http.c).  Each hands it the reply's lines; it
- * keeps what they said in one struct and decides.  It knows nothing of
- * transfers, sockets or libcurl.
+ * of direct reads' header sections (direct-head-parse.c) and libcurl's
+ * header callback (fetcher-http-receive.c).  Each hands it the reply's
+ * lines; it keeps what they said in one struct and decides.  It knows
+ * nothing of transfers, sockets or libcurl.
  *
  * All of a reply's state is in struct web_reply, and web_reply_reset is
  * the one way to start it again: every path that sends a request (a

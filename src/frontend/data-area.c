@@ -1,7 +1,7 @@
 /*
  * data-area.c: a fetcher's data area as the front-end maps it, and its
  * allocator: each READ and WRITE takes a run of chunks for its data, and
- * gives them back once its reply is sent (nbdcurld.h: DATA_AREA_*).
+ * gives them back once its reply is sent (data-path.h: DATA_AREA_*).
  */
 #include <fcntl.h>
 #include <stdlib.h>

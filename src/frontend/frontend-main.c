@@ -3,7 +3,7 @@
  * linked without libcurl and OpenSSL, so the process that reads every
  * client byte maps none of their code.  Only the supervisor starts it,
  * with the role argument users never type and everything else on its
- * fixed fds (nbdcurld.h).
+ * fixed fds (child-fds.h).
  */
 #include "roles.h"
 

@@ -10,10 +10,10 @@
  *          front-end has the certificates only.  Signing happens inside a
  *          client's handshake, for that client, which runs in a fiber of
  *          its own: the fiber waits for the answer (at most
- *          KEY_ANSWER_TIMEOUT_MS; it takes well under a millisecond) while
- *          the loop serves everyone else.  TLS 1.3 and 1.2 are offered with certificates,
- *          and the key holder signs only with the schemes of
- *          key-schemes.h, for what a TLS server signs.
+ *          KEY_ANSWER_TIMEOUT_MS; a signature takes far less) while the
+ *          loop serves everyone else.  TLS 1.3 and 1.2 are offered with
+ *          certificates, and the key holder signs only with the schemes
+ *          of key-schemes.h, for what a TLS server signs.
  *   PSK    the key of a user name is asked of the key holder when a client
  *          names that user, and GnuTLS forgets it with the handshake.
  *
@@ -22,8 +22,8 @@
  * not finish repeated with the same bytes, which the stage keeps.  The
  * records go into a wire buffer (TLS_WIRE_SIZE) and out in one write per
  * stage, not one per record: each write to a client's socket wakes the
- * client, and a measured copy over TLS spent more of the front-end's time
- * in those wake-ups than in encrypting.
+ * client, and with a write per record a copy over TLS costs the
+ * front-end more in those wake-ups than in encrypting.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -580,9 +580,9 @@ tls_setup (tls_handshake_ended_fn *ended)
 
   /* The user's priorities, or GnuTLS's NORMAL with the server's order
    * deciding (NORMAL puts the cipher this CPU runs fastest first; a
-   * client's order can pick one ten times slower, as libnbd's did for PSK
-   * here: ChaCha20 at 0.27 GB/s against AES-128-GCM at 4.1), with PSK key
-   * exchange added for PSK.  With certificates TLS 1.3 and 1.2 (whose
+   * client's order can pick one many times slower, as libnbd's picks
+   * ChaCha20 for PSK over AES-GCM on a CPU with AES instructions), with
+   * PSK key exchange added for PSK.  With certificates TLS 1.3 and 1.2 (whose
    * ECDHE suites the key holder signs for, as nbdkit offers them; the NBD
    * reference client speaks TLS 1.2 only), and never what the key holder
    * does not do: RSA key exchange (a decryption) and TLS 1.0 and 1.1

@@ -12,8 +12,8 @@
  *
  * Nothing here blocks: every socket is non-blocking, and what cannot be
  * written now waits in an output queue.  Queues and in-flight requests are
- * bounded per client (nbdcurld.h), and a client that exceeds a bound is
- * simply not read until its replies drain.
+ * bounded per client (limits-queues.h, data-path.h), and a client that
+ * exceeds a bound is simply not read until its replies drain.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -803,7 +803,7 @@ run_loop (void)
   debug (draining ? "stopped: every client is done" : "stopping on signal");
 }
 
-/* Descriptors the front-end needs for n clients (nbdcurld.h). */
+/* Descriptors the front-end needs for n clients (limits-clients.h). */
 static rlim_t
 frontend_nofile (unsigned n)
 {

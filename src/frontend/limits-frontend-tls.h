@@ -12,9 +12,10 @@
  * TLS_STARTS_PER_ADDRESS_BURST at once, then
  * TLS_STARTS_PER_ADDRESS_PER_SECOND.  Each costs the key holder a
  * signature (or a PSK look-up) out of KEY_OPS_PER_SECOND for all: so a
- * flooding address spends its own share, not the others' (frontend-tls.c,
- * tls_start_allowed).  Unix-socket and -s clients, whom the socket's
- * permissions admitted, have no address and no such limit.  The front-end
+ * flooding address spends its own share, not the others'
+ * (frontend-tls-starts.c, tls_start_allowed).  Unix-socket and -s
+ * clients, whom the socket's permissions admitted, have no address and
+ * no such limit.  The front-end
  * remembers TLS_START_SHARES addresses; a full table forgets the one whose
  * bucket would be the fullest, which costs it at most a fresh burst. */
 #define TLS_STARTS_PER_ADDRESS_BURST      64u

@@ -1,14 +1,14 @@
 /*
- * launcher.c: the fetcher launcher role (nbdcurld.h,
+ * launcher.c: the fetcher launcher role (limits-launcher.h,
  * LAUNCHER_GENERATION_FETCHERS; SECURITY.md).
  *
- * Exec'ing nbdcurld-fetcher for every client costs about 18 ms of CPU,
- * most of it the dynamic loader relocating libcurl's 35 libraries, and a
- * burst of clients pays it once each.  The launcher pays it once: it is
+ * Exec'ing nbdcurld-fetcher for every client costs CPU, most of it the
+ * dynamic loader relocating libcurl's 35 libraries, and a burst of
+ * clients pays it once each.  The launcher pays it once: it is
  * exec'd like any child, loads and starts libcurl, OpenSSL and the
  * resolver, enters a sandbox of its own, and then forks one fetcher per
  * IPC_LAUNCH_FETCHER from the supervisor, on the descriptors that came
- * with it.  A fork costs about 1.8 ms.
+ * with it.  A fork costs a small part of an exec.
  *
  * Peer: the supervisor only, on CHILD_FD_PEER (SOCK_SEQPACKET).  The
  * launcher reads nothing from clients or web servers, holds no export's

@@ -101,8 +101,8 @@ child_environment (const struct role *r)
   if (r->bind_now)
     env[n++] = (char *) "LD_BIND_NOW=1";
 
-  /* GnuTLS initialises itself when it is loaded, at a cost of about
-   * 120 KiB of heap in every fetcher.  Nothing there uses it: libcurl is
+  /* GnuTLS initialises itself when it is loaded, at a cost of heap in
+   * every fetcher.  Nothing there uses it: libcurl is
    * built with OpenSSL, and GnuTLS is loaded only as a dependency of
    * libraries for protocols nbdcurld refuses (librtmp, libldap), which
    * initialise it themselves when used. */

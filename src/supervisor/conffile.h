@@ -3,9 +3,9 @@
  *
  * This layer only splits the file into settings and [export NAME]
  * sections, each with its line number; what a setting means, and whether
- * its value is valid, is decided by options.c through the same code as
- * the command line's.  Nothing here is a secret: the file names secrets
- * by file (options.c refuses literal ones).
+ * its value is valid, is decided by options-conffile.c through the same
+ * code as the command line's.  Nothing here is a secret: the file names
+ * secrets by file (options-conffile.c refuses literal ones).
  */
 #ifndef NBDCURLD_CONFFILE_H
 #define NBDCURLD_CONFFILE_H

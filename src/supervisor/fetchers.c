@@ -57,7 +57,7 @@ remove_fetcher (pid_t pid)
     }
 }
 
-/* A fetcher's data area (nbdcurld.h): a memfd of DATA_AREA_SIZE, sealed
+/* A fetcher's data area (data-path.h): a memfd of DATA_AREA_SIZE, sealed
  * so that neither the fetcher nor the front-end can resize it (a shrunk
  * mapping would kill the other side with SIGBUS) or lift the seals. */
 static int
@@ -77,7 +77,7 @@ make_data_area (void)
   return fd;
 }
 
-/* A fetcher's data pipe (nbdcurld.h), with as much capacity as the
+/* A fetcher's data pipe (data-path.h), with as much capacity as the
  * kernel gives up to DATA_PIPE_SIZE: a refusal (fs.pipe-max-size, or a user
  * over fs.pipe-user-pages-soft) leaves the default, and the fetcher then
  * sends fewer reads through it. */

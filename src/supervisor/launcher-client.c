@@ -1,6 +1,6 @@
 /*
  * launcher-client.c: the supervisor's side of the fetcher launcher
- * (src/launcher/launcher.c; nbdcurld.h, LAUNCHER_*), and start_child,
+ * (src/launcher/launcher.c; limits-launcher.h, LAUNCHER_*), and start_child,
  * through which every child but the URL checker starts.
  *
  * Apart because the launcher is a peer with its own protocol and its own
@@ -281,7 +281,7 @@ launcher_fork_fetcher (const int *fds, unsigned nfds)
   }
   launcher_failures = 0;
   if (++launcher_forked >= LAUNCHER_GENERATION_FETCHERS) {
-    /* A new layout for the next ones (nbdcurld.h). */
+    /* A new layout for the next ones (limits-launcher.h). */
     launcher_retire ("it has started its share of fetchers");
     launcher_start ();
   }

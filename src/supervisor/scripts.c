@@ -12,9 +12,10 @@
  * A run's output is read through the bounded reader (at most
  * MAX_SCRIPT_OUTPUT bytes) and checked as header= and cookie= are; the
  * values then go to every live fetcher of the export as one
- * IPC_SCRIPT_VALUES message on its script channel (nbdcurld.h).  A
- * fetcher that starts while a run is under way gets the values when it
- * is over; one that starts later gets the current ones at once.
+ * IPC_SCRIPT_VALUES message on its script channel (ipc-messages.h,
+ * child-fds.h).  A fetcher that starts while a run is under way gets the
+ * values when it is over; one that starts later gets the current ones at
+ * once.
  *
  * Runs start: at the first fetcher of the export; when a renewal time
  * (header-script-renew=, cookie-script-renew=) has passed and fetchers

@@ -1,7 +1,8 @@
 /*
- * spares.c: spare fetchers (nbdcurld.h, SPARE_FETCHERS), started ahead of
- * need, and the answer to the front-end's one request, IPC_SPAWN_FETCHER:
- * a spare if there is one, else a fetcher started now.
+ * spares.c: spare fetchers (limits-spares.h, MAX_SPARE_FETCHERS),
+ * started ahead of need, and the answer to the front-end's one request,
+ * IPC_SPAWN_FETCHER: a spare if there is one, else a fetcher started
+ * now.
  *
  * Apart because the spares are a policy of their own (how many, for which
  * export, when one makes room for another), and the front-end's request

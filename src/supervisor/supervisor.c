@@ -256,8 +256,8 @@ cleanup_files (void)
 /* Wait up to ms milliseconds for a child to end.  SIGCHLD is blocked
  * (supervisor_main's mask), so one that ended since the last waitpid is
  * pending and this returns at once: a stop takes as long as the slowest
- * child, not a multiple of a fixed sleep (a 20 ms sleep here had been a
- * fifth of a short --run's whole time). */
+ * child, not a multiple of a fixed sleep (which would be a large part of
+ * a short --run's whole time). */
 static void
 wait_for_child_exit (unsigned ms)
 {
@@ -356,7 +356,7 @@ stop_status (void)
 }
 
 /* SIGTERM, SIGINT: the first starts a graceful stop (SHUTDOWN_GRACE_SECONDS,
- * nbdcurld.h), the second stops at once. */
+ * limits-shutdown.h), the second stops at once. */
 static void
 stop_on_signal (uint32_t sig)
 {

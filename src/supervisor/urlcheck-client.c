@@ -185,8 +185,9 @@ check_export_url (int config_fd, int sock, struct export_spec *e,
   struct ipc_header u;
   enum url_answer answer;
 
-  /* options.c bounds every URL by MAX_URL_LENGTH; an empty one is
-   * refused there too. */
+  /* The URL checker takes at most MAX_URL_LENGTH bytes and refuses an
+   * empty URL (url-check.c, url.c); a URL file is read up to the same
+   * bound (secret.c). */
   u = (struct ipc_header) { .type = IPC_CONFIG_URL, .flags = url_check_needs (e),
                             .payload_len = (uint32_t) strlen (e->url) };
   answer = ipc_send (config_fd, &u, e->url) == -1 ? URL_NO_ANSWER

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # meson install puts the systemd units where systemd looks, naming the
-# installed nbdcurld (issue 14), and systemd accepts them: installed into
+# installed nbdcurld, and systemd accepts them: installed into
 # a DESTDIR, then checked with systemd-analyze verify in a private mount
 # namespace where DESTDIR's prefix is mounted over the real one, so the
 # paths the units name are the ones checked.  Also: the service's

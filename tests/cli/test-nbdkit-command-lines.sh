@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Switching from nbdkit's curl plugin by changing one word (issue 12):
+# Switching from nbdkit's curl plugin by changing one word:
 # nbdkit command lines of the kinds its curl plugin manual shows and
 # deployments use (a disk image over http, url=, bearer tokens, VMware
 # session cookies, user and password from a file, presigned URLs,

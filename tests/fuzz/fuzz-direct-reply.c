@@ -348,7 +348,8 @@ script_park_refused (struct transfer *t)
   return false;
 }
 
-/* ---- Stand-in for fetcher-http.c: starting reads, libcurl's side ---- */
+/* ---- Stand-in for fetcher-http.c and fetcher-http-errors.c: starting
+ * reads, libcurl's side ---- */
 
 /* The https path's connections (never made here: the URL is http). */
 enum retry_cause

@@ -34,10 +34,11 @@
  * attaches a descriptor, bits 6-7 change the type.  An algorithm choice
  * of 0x80 or more takes the algorithm from the next two bytes.
  *
- * Checked, against expectations written here from nbdcurld.h and RFC
- * 8446 (not from keyholder.c): fatal() exactly for a malformed request,
- * an empty packet too (and nothing answered), exit (EXIT_SUCCESS) exactly
- * when the front-end is gone, descriptors sent along closed; else
+ * Checked, against expectations written here from ipc-messages.h,
+ * keyholder-wire.h and RFC 8446 (not from keyholder.c): fatal() exactly
+ * for a malformed request, an empty packet too (and nothing answered),
+ * exit (EXIT_SUCCESS) exactly when the front-end is gone, descriptors
+ * sent along closed; else
  * exactly one answer, of the right type, with the request's id, every
  * other field zero: EPERM for anything but a TLS 1.3 or 1.2 server
  * signature the loaded key can make (its kind of key and, for TLS 1.3's
@@ -357,7 +358,7 @@ struct state {
 };
 
 /* What the key holder must do with this packet (n bytes, nfds
- * descriptors along): the header at p, per nbdcurld.h's layout. */
+ * descriptors along): the header at p, per ipc-messages.h's layout. */
 static struct expect
 expected (const struct state *s, const uint8_t *p, size_t n, unsigned nfds)
 {

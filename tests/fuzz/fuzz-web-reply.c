@@ -1,9 +1,10 @@
 /*
  * fuzz-web-reply: the checker of web servers' replies (web-reply.c), as
- * its two callers drive it: the direct reads' parser (fetcher-direct.c)
- * and libcurl's header callback (fetcher-http.c) reset it for a request,
- * hand it the reply's header section one line at a time with the line's
- * end (stopping once it refuses), and then ask for its verdict.
+ * its two callers drive it: the direct reads' parser
+ * (direct-head-parse.c) and libcurl's header callback
+ * (fetcher-http-receive.c) reset it for a request, hand it the reply's
+ * header section one line at a time with the line's end (stopping once
+ * it refuses), and then ask for its verdict.
  *
  * Input: a mode byte (request kind: HEAD, probe or range read, bit 2 and
  * 3: an ETag and a Last-Modified pinned at open, bit 4: the probe's body

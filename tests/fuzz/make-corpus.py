@@ -21,7 +21,7 @@ CMD = dict(READ=0, WRITE=1, DISC=2, FLUSH=3, TRIM=4, CACHE=5, BLOCK_STATUS=7)
 INFO_NAME, INFO_DESCRIPTION, INFO_BLOCK_SIZE = 1, 2, 3
 FLAG_FUA, FLAG_DF, FLAG_REQ_ONE = 1, 4, 8
 
-# Internal messages (native order), from src/nbdcurld.h.
+# Internal messages (native order), from src/common/ipc-messages.h.
 IPC = dict(CONFIG_FRONTEND=1, CONFIG_EXPORT=2, CONFIG_FETCHER=3, CONFIG_END=4,
            URL_CHECKED=8, CONFIG_TLS=9, CONFIG_ACCESS=10, FETCHER_OPENED=32, READ=33,
            WRITE=34, FLUSH=35, REPLY=36, PIPE_DISCARD=37, CACHE=39, KEY_SIGN=48,

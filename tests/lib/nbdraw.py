@@ -8,7 +8,8 @@ Also here: starting and stopping the server under test, looking at its
 process tree in /proc, and a minimal TAP runner.
 
 Reference: the NBD protocol specification (NetworkBlockDevice/nbd,
-doc/proto.md).  Constants mirror src/common/nbd-protocol.h and src/nbdcurld.h.
+doc/proto.md).  Constants mirror src/common/nbd-protocol.h, limits-nbd.h
+and src/frontend/limits-handshake.h.
 """
 
 import os
@@ -28,7 +29,8 @@ import traceback
 LIB = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(LIB))
 
-# ---- Constants (doc/proto.md; src/common/nbd-protocol.h; src/common/nbdcurld.h) ----
+# ---- Constants (doc/proto.md; src/common/nbd-protocol.h, limits-nbd.h;
+# src/frontend/limits-handshake.h) ----
 
 NBDMAGIC = 0x4E42444D41474943          # "NBDMAGIC"
 IHAVEOPT = 0x49484156454F5054          # "IHAVEOPT"

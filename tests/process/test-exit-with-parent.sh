@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# --exit-with-parent (issue 14): nbdcurld stops when the process that
+# --exit-with-parent: nbdcurld stops when the process that
 # started it exits, both when it was started as root (it then becomes
 # --user, and the kernel clears the parent-death signal with the change of
 # user: nbdcurld must set it again) and when started as another user.

@@ -41,7 +41,10 @@ NBDCURLD = os.environ.get("NBDCURLD_FETCHER",
                           os.path.join(os.path.dirname(NBDCURLD), "nbdcurld-fetcher"))
 WEB_SERVER = os.path.join(ROOT, "tests", "lib", "web-server.py")
 
-# nbdcurld.h
+# src/common/ipc-messages.h (the messages, their header, FETCHER_CAN_*,
+# IPC_FLAG_FUA, MAX_OPEN_FAILURE_MESSAGE), fetcher-wire.h (the fetcher's
+# configuration, FETCHER_READONLY and _VERBOSE), limits-readahead.h,
+# limits-nbd.h (MAX_REQUEST: NBD_MAX_REQUEST_SIZE)
 HEADER = struct.Struct("=HHIQQIIQ")     # struct ipc_header
 assert HEADER.size == 40
 # struct fetcher_config_wire: twelve numbers, allow_ports, nstrings.
@@ -81,7 +84,7 @@ def header(type_, flags=0, payload_len=0, id_=0, offset=0, length=0, error=0,
                        area_offset)
 
 
-DATA_AREA_SIZE = 64 * 1024 * 1024       # nbdcurld.h
+DATA_AREA_SIZE = 64 * 1024 * 1024       # src/common/data-path.h
 F_ADD_SEALS, F_SEAL_SEAL, F_SEAL_SHRINK, F_SEAL_GROW = 1033, 1, 2, 4
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A graceful stop (issue 14): on SIGTERM or SIGINT nbdcurld stops
+# A graceful stop: on SIGTERM or SIGINT nbdcurld stops
 # accepting, lets the reads in flight finish (byte-exact) for at most its
 # grace period (SHUTDOWN_GRACE_SECONDS, 5 s), then exits 0; a second signal
 # stops it at once; SIGHUP does not stop it.

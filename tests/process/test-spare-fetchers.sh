@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Spare fetchers (--spare-fetchers, nbdcurld.h SPARE_FETCHERS): started
+# Spare fetchers (--spare-fetchers, src/supervisor/limits-spares.h): started
 # ahead of need, shared out among the exports, sandboxed and silent until
 # a client takes one (no request reaches the web server before), replaced
 # when taken, forgotten when they die (a client never gets a dead one),

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """200 clients that reset their connection mid-request leave nothing behind.
 
-Defect covered (issue 10, 5): resources of clients that vanish while
+Defect guarded against: resources of clients that vanish while
 requests are in flight (their fetcher, its socket, data area and pipe,
 queued replies) must all be released; a leak per abrupt disconnect adds up
 to an exhausted server.

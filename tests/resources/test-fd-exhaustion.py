@@ -1,11 +1,11 @@
 #!/usr/bin/python3
 """Running out of file descriptors stops clients, never the server.
 
-Defect covered (issue 10, 1): descriptor exhaustion stopped the whole
-server.  With a low RLIMIT_NOFILE the front-end could not take the
-descriptors of a new fetcher (a truncated SCM_RIGHTS message: EPROTO) and
-died, and every client with it; and once accept() failed with EMFILE the
-front-end spun on its listening socket at full CPU.
+Defect guarded against: descriptor exhaustion stopping the whole server.
+With a low RLIMIT_NOFILE the front-end cannot take the descriptors of a
+new fetcher (a truncated SCM_RIGHTS message: EPROTO), which must not end
+it and every client with it; and once accept() fails with EMFILE the
+front-end must not spin on its listening socket at full CPU.
 
 Each case starts `$NBDCURLD -f -r -U SOCK file:///IMG` under a lowered
 RLIMIT_NOFILE (as after `ulimit -n N`, which the supervisor, the

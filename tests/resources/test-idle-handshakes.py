@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 """Idle handshaking connections cannot crowd out a good client.
 
-Defect covered (issue 10, 3): the front-end served at most MAX_CLIENTS
-(256) connections and stopped accepting at that count, so connections
-that never sent a byte after the greeting kept every newcomer in the
-listen backlog until the handshake timeout (30 s) dropped them.
+Defect guarded against: a front-end that stops accepting once it serves
+its maximum of clients (--max-clients, 256 by default), so that
+connections that never send a byte after the greeting keep every
+newcomer in the listen backlog until the handshake timeout (30 s) drops
+them.
 
 For TCP on 127.0.0.1 and for a Unix socket, starts `$NBDCURLD -f -r
 file:///IMG`, opens 500 connections that never send anything (more than

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Under a low limit on open files nbdcurld starts, says how many clients
-# fit, and serves them: the children's descriptors were once moved to
-# number 100 before exec, which does not exist under `ulimit -n 100` or
-# less (the URL checker failed with status 127 and nbdcurld did not start).
+# fit, and serves them: the children's descriptors are placed at low
+# fixed numbers before exec (child_place_fds), never at a number such as
+# 100, which does not exist under `ulimit -n 100` or less (the URL checker
+# would fail with status 127 and nbdcurld would not start).
 source "$(dirname "$0")/../lib/functions.sh"
 set -euo pipefail
 requires nbdcopy

@@ -1,12 +1,13 @@
 #!/usr/bin/python3
 """Replies queued towards a client that does not read are bounded in memory.
 
-Defect covered (issue 10, 2): the front-end stopped reading a client only
-once MAX_QUEUED_BYTES (src/frontend/limits-queues.h, 64 MiB) of reply bytes were queued
-towards it, but counted only the bytes of each reply, not the memory that
-holds it: a client that pipelines tiny requests answered by 16-byte
-replies (here NBD_CMD_READ of length 0: EINVAL, simple replies) and never
-reads its socket made the front-end hold hundreds of MiB.
+Defect guarded against: a bound on the reply bytes queued towards a
+client (MAX_QUEUED_BYTES) that counts only the bytes of each reply, not
+the memory that holds it: a client that pipelines tiny requests answered
+by 16-byte replies (here NBD_CMD_READ of length 0: EINVAL, simple
+replies) and never reads its socket would make the front-end hold
+hundreds of MiB.  The memory is what is bounded
+(src/frontend/limits-queues.h).
 
 Starts `$NBDCURLD -f -r -U SOCK file:///IMG`.  One raw client (SO_RCVBUF
 4 KiB) finishes the handshake without structured replies, then sends

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """A client that never reads its replies does not slow the others.
 
-Defect covered (issue 10, 6): the front-end serves every client from one
+Defect guarded against: the front-end serves every client from one
 event loop, so a client whose replies back up (its socket full, its
 queues at their limits) must only stop being served itself: it must not
 make the loop wait, spin, or hold the memory or data the others need.

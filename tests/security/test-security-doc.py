@@ -15,7 +15,8 @@
    across fork and exec), so every call that makes a child's cell "yes"
    must pass the supervisor's policy too, or the table would overstate.
 2. Every limit SECURITY.md's "Limits" table names is defined in a header
-   of src/ (src/common/nbdcurld.h lists them).
+   of src/ (the limits-*.h and *-wire.h headers; src/common/nbdcurld.h
+   names which holds what).
 3. Every option `nbdcurld --help` prints is described in man/nbdcurld.8,
    and every option the manual describes is in `--help`.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The server's private key never enters the front-end (issue 11).
+"""The server's private key never enters the front-end.
 
 As root, read the live front-end's whole memory (/proc/PID/maps and
 /proc/PID/mem) during and after 30 TLS sessions, and look for the private

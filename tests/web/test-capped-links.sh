@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A distant server that caps every TCP connection (issue 13): through
+# A distant server that caps every TCP connection: through
 # tests/wan-proxy adding 20 ms to each round trip and holding each
 # connection to 2 MB/s, one client's sequential copy must have several
 # web connections bringing data at once, so that it beats three

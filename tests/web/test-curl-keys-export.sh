@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# nbdkit curl keys per export (issue 12): keys given before the first
+# nbdkit curl keys per export: keys given before the first
 # --export/--export-ro apply to every export, keys given after an
 # `--export NAME=URL` apply to that export only, and an export's key
 # overrides the same key given before the first export; long options

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# nbdkit's curl plugin parameters as key=value after the URL (issue 12):
+# nbdkit's curl plugin parameters as key=value after the URL:
 # `nbdcurld [OPTIONS] URL key=value...` and `nbdcurld [OPTIONS] url=URL
 # key=value...`.  Each key nbdcurld implements is accepted, applied, and
 # seen by the web server: tests/lib/web-server.py logs every request's

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Direct reads over https (src/fetcher/fetcher-direct.c, "TLS"): each connection
+# Direct reads over https (src/fetcher/direct-tls.c): each connection
 # is made by libcurl (CURLOPT_CONNECT_ONLY, the open's options), and the
 # reads' requests and replies go over it without libcurl's transfer, each
 # body decrypted into the data area.

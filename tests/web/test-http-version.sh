@@ -4,7 +4,7 @@
 # came in:
 #   - over https, HTTP/2 by default (libcurl's 2TLS, when it has nghttp2)
 #     and with 2.0 or 2TLS, the reads through libcurl; HTTP/1.1 with
-#     http-version=1.1, the reads direct (src/fetcher/fetcher-direct.c, "TLS");
+#     http-version=1.1, the reads direct (src/fetcher/direct-tls.c);
 #   - over plain http, 2-prior-knowledge speaks HTTP/2 at once, and 1.0
 #     HTTP/1.0; both keep the reads off the direct path (HTTP/1.1 only),
 #     which 1.1 keeps;

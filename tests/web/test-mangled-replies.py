@@ -13,10 +13,10 @@ both must happen; the server must still run, and its log must show no
 crashed process and no sanitizer report.  The damage is repeatable
 (--seed); each seed of SEEDS is a case, and TLS_SEEDS again over https
 (a certificate made at test time), where every read goes through the
-direct reads' parser over libcurl's connection (src/fetcher/fetcher-direct.c,
-"TLS").  Seed 55 made libcurl 7.88 read
-freed memory before every transfer got a handle of its own (renew_easy in
-src/fetcher/fetcher-http.c): the ASan build catches that.  TAP output.
+direct reads' parser over libcurl's connection (src/fetcher/direct-tls.c).
+Seed 55 makes libcurl 7.88 read freed memory (curl/curl#11101) unless
+every transfer gets a handle of its own (renew_easy in
+src/fetcher/fetcher-http-setup.c): the ASan build catches that.  TAP output.
 """
 
 import errno

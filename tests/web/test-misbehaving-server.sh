@@ -24,7 +24,7 @@ declare -A bad=(
     [status-500]='500|status'
     [changing]='chang|etag|modified|412|precondition|size'
     [stall]='time|stall|progress'
-    # Caught by the direct reads' header parser (src/fetcher/fetcher-direct.c).
+    # Caught by the direct reads' header parser (src/fetcher/direct-head-parse.c).
     [garbage-status]='status line'
     [two-lengths]='Content-Length'
     [nul-header]='header name'
@@ -123,9 +123,10 @@ kill -0 "$NBDCURLD_PID" || fail "nbdcurld died"
 
 # A folded first header line, on the one libcurl handle there is
 # (--connections 1): it opened the export, so it has stored headers.
-# libcurl 7.88 unfolded the line into the previous transfer's last header,
-# freed by then (curl/curl#11101): renew_easy in src/fetcher/fetcher-http.c gives
-# every transfer a handle that has stored none, which refuses the line.
+# libcurl 7.88 unfolds the line into the previous transfer's last header,
+# freed by then (curl/curl#11101): renew_easy in
+# src/fetcher/fetcher-http-setup.c gives every transfer a handle that has
+# stored none, which refuses the line.
 # The release build may not crash without it; the ASan build reports it.
 echo "== folded-first (one connection)"
 "$NBDCURLD" -r --connections 1 "$WEB_URL/folded-first/disk.img" \

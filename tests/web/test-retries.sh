@@ -16,7 +16,7 @@ requires_python_nbd
 serve_image 4M
 sum=$(md5_of www/disk.img)
 # The same server over https: reads direct over libcurl's connections
-# (src/fetcher/fetcher-direct.c, "TLS"), whatever their size.
+# (src/fetcher/direct-tls.c), whatever their size.
 have_tls=no
 if command -v openssl >/dev/null &&
    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" \
