@@ -187,7 +187,12 @@ check_export_url (int config_fd, int sock, struct export_spec *e,
 
   /* The URL checker takes at most MAX_URL_LENGTH bytes and refuses an
    * empty URL (url-check.c, url.c); a URL file is read up to the same
-   * bound (secret.c). */
+   * bound (secret.c), one from the command line or a configuration file
+   * here, so that the user is told which export, not that the checker
+   * broke off. */
+  if (strlen (e->url) > MAX_URL_LENGTH)
+    fatal ("export \"%s\": its URL is %zu bytes long, more than the %u nbdcurld takes",
+           e->name, strlen (e->url), MAX_URL_LENGTH);
   u = (struct ipc_header) { .type = IPC_CONFIG_URL, .flags = url_check_needs (e),
                             .payload_len = (uint32_t) strlen (e->url) };
   answer = ipc_send (config_fd, &u, e->url) == -1 ? URL_NO_ANSWER

@@ -74,6 +74,9 @@ bad 'only curl.verbose=1 applies'  -D nbdkit.backend.datapath=0 "file://$img"
 bad 'log=syslog.*stderr or null'   --log=syslog "file://$img"
 bad 'and -6.*not with -U'          -4 "file://$img"
 bad 'threads.*number'              -t lots "file://$img"
+# Longer than MAX_URL_LENGTH (8192): named, not a broken-off URL checker.
+bad 'export "": its URL is 9019 bytes long, more than the 8192' \
+    "http://127.0.0.1:1/$(printf '%9000s' '' | tr ' ' a)"
 
 "$NBDCURLD" --help > help.txt || fail "--help failed"
 grep -q -- '--export' help.txt || fail "--help does not describe --export"
