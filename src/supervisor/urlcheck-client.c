@@ -188,11 +188,7 @@ check_export_url (int config_fd, int sock, struct export_spec *e,
   /* The URL checker takes at most MAX_URL_LENGTH bytes and refuses an
    * empty URL (url-check.c, url.c); a URL file is read up to the same
    * bound (secret.c), one from the command line or a configuration file
-   * here, so that the user is told which export, not that the checker
-   * broke off. */
-  if (strlen (e->url) > MAX_URL_LENGTH)
-    fatal ("export \"%s\": its URL is %zu bytes long, more than the %u nbdcurld takes",
-           e->name, strlen (e->url), MAX_URL_LENGTH);
+   * by check_urls. */
   u = (struct ipc_header) { .type = IPC_CONFIG_URL, .flags = url_check_needs (e),
                             .payload_len = (uint32_t) strlen (e->url) };
   answer = ipc_send (config_fd, &u, e->url) == -1 ? URL_NO_ANSWER
@@ -228,6 +224,12 @@ check_urls (struct options *o, bool change_user, uid_t uid, gid_t gid)
   pid_t pid;
 
   options = o;
+  /* Before the checker starts (none may outlive nbdcurld), so that the
+   * user is told which export, not that the checker broke off. */
+  for (i = 0; i < opt.nexports; i++)
+    if (strlen (opt.exports[i].url) > MAX_URL_LENGTH)
+      fatal ("export \"%s\": its URL is %zu bytes long, more than the %u nbdcurld takes",
+             opt.exports[i].name, strlen (opt.exports[i].url), MAX_URL_LENGTH);
   if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sock) == -1 ||
       pipe2 (pipefd, O_CLOEXEC) == -1)
     fatal_errno ("cannot make the URL checker's sockets");
