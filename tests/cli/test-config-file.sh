@@ -50,14 +50,6 @@ EOF
     chmod 644 "$1"
 }
 
-# copy NAME: copy export NAME, byte-exact.
-copy() {
-    echo "== $1"
-    rm -f "$1.img"
-    nbdcopy "$(nbd_uri "$1")" "$1.img" || fail "$1: the copy failed"
-    [ "$(md5_of "$1.img")" = "$sum" ] || fail "$1: the copy differs"
-    sleep 0.1       # the web server logs a request once it has answered it
-}
 
 # description NAME: what export NAME tells clients about itself.
 description() {
@@ -71,7 +63,7 @@ cd elsewhere
 start_nbdcurld -r --config ../etc/nbdcurld.conf
 cd "$tmp"
 for name in hdr auth plain; do
-    copy "$name"
+    copy_export "$name"
 done
 web_every hdr ' xtest="hdr" ' ' ua="conf-ua/1" ' ' authz=- '
 web_every auth " authz=\"$basic\" " ' ua="conf-ua/1" ' ' xtest=- '
@@ -94,7 +86,7 @@ chmod 600 etc/extra.conf
 start_nbdcurld -r --config etc/second.conf --config etc/extra.conf \
     user-agent=cli-ua/2 --description 'hdr=from the command line'
 for name in hdr auth plain extra; do
-    copy "$name"
+    copy_export "$name"
 done
 web_every hdr2 ' xtest="hdr" ' ' ua="cli-ua/2" '
 web_every auth2 " authz=\"$basic\" " ' ua="cli-ua/2" '
@@ -109,7 +101,7 @@ conf etc/third.conf 3
 start_nbdcurld -r user-agent=cli-ua/3 --description 'hdr=from the command line' \
     --config etc/third.conf
 for name in hdr plain; do
-    copy "$name"
+    copy_export "$name"
 done
 web_every hdr3 ' xtest="hdr" ' ' ua="conf-ua/1" '
 web_every plain3 ' ua="conf-ua/1" '

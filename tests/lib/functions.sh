@@ -259,6 +259,16 @@ copy_checked() {
     sleep 0.2       # servers log a request once its reply is out
 }
 
+# copy_export NAME: nbdcopy copies export NAME of the running nbdcurld
+# (start_nbdcurld) to NAME.img, which must match $sum.
+copy_export() {
+    echo "== $1"
+    rm -f "$1.img"
+    nbdcopy "$(nbd_uri "$1")" "$1.img" || fail "$1: the copy failed"
+    [ "$(md5_of "$1.img")" = "$sum" ] || fail "$1: the copy differs"
+    sleep 0.1       # the web server logs a request once it has answered it
+}
+
 # refused_at_start NAME PATTERN ARGS...: nbdcurld -r ARGS fails at start
 # (--run's command never runs) with a message matching PATTERN (grep -iE),
 # in refused-NAME.log (tests/web/test-http-version.sh, test-unix-socket.sh,

@@ -38,17 +38,9 @@ start_nbdcurld -r -v \
     --export "slow=$u/delay/slow.img" timeout=10 \
     --export "fast-fail=$u/delay/fast-fail.img"
 
-# copy NAME: copy export NAME, byte-exact.
-copy() {
-    echo "== $1"
-    rm -f "$1.img"
-    nbdcopy "$(nbd_uri "$1")" "$1.img" || fail "$1: the copy failed"
-    [ "$(md5_of "$1.img")" = "$sum" ] || fail "$1: the copy differs"
-    sleep 0.1       # the web server logs a request once it has answered it
-}
 
 for name in a b c d ro auth q slow; do
-    copy "$name"
+    copy_export "$name"
 done
 
 # Global keys, and the export's own header.
@@ -91,7 +83,7 @@ done
 start_nbdcurld -r --timeout 1 timeout=10 \
     --export "global-over-option=$u/delay/global-over-option.img" \
     --export "export-over-global=$u/delay/export-over-global.img" timeout=1
-copy global-over-option
+copy_export global-over-option
 echo "== export-over-global"
 rm -f export-over-global.img
 expect_fail nbdcopy "$(nbd_uri export-over-global)" export-over-global.img

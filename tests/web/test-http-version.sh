@@ -71,14 +71,18 @@ version() {
     [ -z "$bad" ] || fail "$1: requests not in $2: $(head -n 3 <<<"$bad")"
 }
 
+# reads_go NAME PATTERN WHAT: NAME's log says where its reads go, as
+# PATTERN; else fail with WHAT and what it said.
+reads_go() {
+    grep -q -- "$2" "$1.log" || fail "$1: $3: $(grep 'reads go' "$1.log")"
+}
+
 copy default "$tls_url"
 version default HTTP/2.0
-grep -q 'reads go through libcurl (the server speaks HTTP/2' default.log ||
-    fail "default: reads over HTTP/2 did not stay with libcurl: $(grep 'reads go' default.log)"
+reads_go default 'reads go through libcurl (the server speaks HTTP/2' 'reads over HTTP/2 did not stay with libcurl'
 copy v11 "$tls_url" http-version=1.1
 version v11 HTTP/1.1
-grep -q 'reads go direct over TLS' v11.log ||
-    fail "v11: reads over https and HTTP/1.1 did not go direct: $(grep 'reads go' v11.log)"
+reads_go v11 'reads go direct over TLS' 'reads over https and HTTP/1.1 did not go direct'
 copy v20 "$tls_url" http-version=2.0
 version v20 HTTP/2.0
 copy v2tls "$tls_url" http-version=2TLS
@@ -89,8 +93,7 @@ version none HTTP/2.0
 # Plain http: the direct path speaks HTTP/1.1 only.
 copy prior "http://127.0.0.1:$h2c_port" http-version=2-prior-knowledge
 version prior HTTP/2.0
-grep -q 'reads go through libcurl (http-version=' prior.log ||
-    fail "prior: the direct path was not turned off: $(grep 'reads go' prior.log)"
+reads_go prior 'reads go through libcurl (http-version=' 'the direct path was not turned off'
 # libcurl names each HTTP/2 request header in its own text ("h2h3 [name:
 # value]", later "[HTTP/2] [1] [name: value]"): -D curl.verbose=1 masks
 # them as it masks the header lines of HTTP/1.x.
@@ -105,12 +108,10 @@ grep -qiE 'trace: export "": \* (h2h3 |\[HTTP/2\] \[[0-9]+\] )\[authorization: <
     prior-trace.log || fail "prior-trace: no masked HTTP/2 header: $(grep -i 'authorization' prior-trace.log)"
 copy v10 "http://127.0.0.1:$plain_port" http-version=1.0
 version v10 HTTP/1.0
-grep -q 'reads go through libcurl (http-version=' v10.log ||
-    fail "v10: the direct path was not turned off: $(grep 'reads go' v10.log)"
+reads_go v10 'reads go through libcurl (http-version=' 'the direct path was not turned off'
 copy plain11 "http://127.0.0.1:$plain_port" http-version=1.1
 version plain11 HTTP/1.1
-grep -q 'reads of up to .* go direct' plain11.log ||
-    fail "plain11: the direct path is off: $(grep 'reads go' plain11.log)"
+reads_go plain11 'reads of up to .* go direct' 'the direct path is off'
 
 # ---- refused at start ----
 refused_at_start bad 'http-version= takes none, 1.0, 1.1, 2.0, 2TLS, 2-prior-knowledge, 3 or 3only' \

@@ -147,29 +147,29 @@ grep -q 'export "stall" .*read of 1048576 bytes at offset 1048576: stalled: .*; 
 grep -qE 'export "stalllc" .*read of 1048576 bytes at offset 1048576: .*(too slow|timed out|Timeout).*; retry 1 of 5' \
     "$NBDCURLD_LOG" || fail "stall: libcurl's stall was not retried"
 
+# failing_read NAME RANGE: RANGE of export NAME (www/NAME.img) must fail
+# with EIO, never give data.
+failing_read() {
+    read_ranges "$(nbd_uri "$1")" "www/$1.img" "$2" > "$1.out" || fail "$1: $(cat "$1.out")"
+    cat "$1.out"
+    grep -q ' EIO ' "$1.out" || fail "$1: the read did not fail"
+}
+
 echo "== retries=0: the same fault is an error"
-read_ranges "$(nbd_uri off)" www/off.img 0:4096 > off.out || fail "off: $(cat off.out)"
-cat off.out
-grep -q ' EIO ' off.out || fail "off: the read did not fail"
+failing_read off 0:4096
 grep -q 'export "off".*failed: HTTP status 503 instead of 206$' "$NBDCURLD_LOG" ||
     fail "off: the failure was not logged as it was"
 ! grep -q 'export "off".*retry 1' "$NBDCURLD_LOG" || fail "off: a read was retried"
 
 echo "== the object changed between attempts: EIO at once, never its bytes"
-read_ranges "$(nbd_uri changed)" www/changed.img 0:4096 > changed.out ||
-    fail "changed: $(cat changed.out)"
-cat changed.out
-grep -q ' EIO ' changed.out || fail "changed: the read did not fail"
+failing_read changed 0:4096
 grep -q 'export "changed".*failed: the object changed: ETag "replaced".*(after 1 retry)' \
     "$NBDCURLD_LOG" || fail "changed: not logged as a changed object"
 [ "$(gets changed | grep -c 'range=bytes=0-4095 ')" -eq 2 ] ||
     fail "changed: not exactly two requests: $(gets changed)"
 
 echo "== a server that always fails: 1 + 3 attempts, then EIO"
-read_ranges "$(nbd_uri always)" www/always.img 0:4096 > always.out ||
-    fail "always: $(cat always.out)"
-cat always.out
-grep -q ' EIO ' always.out || fail "always: the read did not fail"
+failing_read always 0:4096
 n=$(gets always | grep -c 'range=bytes=0-4095 .*status=503 ' || true)
 [ "$n" -eq 4 ] || fail "always: $n attempts, not 4"
 # Waits of 0.1-0.2, 0.2-0.4 and 0.4-0.8 s: 0.7 to 1.4 s in all.
@@ -178,9 +178,7 @@ grep -q 'export "always".*failed: HTTP status 503 instead of 206 (after 3 retrie
     "$NBDCURLD_LOG" || fail "always: the last failure does not say how many retries"
 
 echo "== --timeout (timeout=2) bounds a read with its retries"
-read_ranges "$(nbd_uri limit)" www/limit.img 0:4096 > limit.out || fail "limit: $(cat limit.out)"
-cat limit.out
-grep -q ' EIO ' limit.out || fail "limit: the read did not fail"
+failing_read limit 0:4096
 awk '{ exit !($4 <= 3) }' limit.out || fail "limit: took longer than its --timeout"
 
 echo "== 429 with Retry-After: 2 (and a 503 with an HTTP-date 2 s on)"
