@@ -157,6 +157,7 @@ total_ok=0
 total_fail=0
 total_skip=0
 runs_failed=0
+failures=()
 
 # count LOG FIELD: the number meson test printed after "FIELD:" (0 if none).
 count() {
@@ -187,7 +188,36 @@ suite() {
     total_skip=$((total_skip + skip))
     if [ "$status" -ne 0 ] || [ "$fail" -ne 0 ]; then
         runs_failed=$((runs_failed + 1))
+        failures+=("$name:$dir")
     fi
+}
+
+# recap: what failed, each test with the end of what it printed, last,
+# where whoever reads only the end of a long log sees it.
+recap() {
+    local entry name dir
+    [ ${#failures[@]} -gt 0 ] || return 0
+    say "what failed"
+    for entry in "${failures[@]}"; do
+        name=${entry%%:*} dir=${entry#*:}
+        /usr/bin/python3 - "$name" "$dir/meson-logs/testlog.json" 2>/dev/null <<'PY' ||
+import json, sys
+name, path = sys.argv[1], sys.argv[2]
+for line in open(path, encoding="utf-8", errors="replace"):
+    try:
+        test = json.loads(line)
+    except ValueError:
+        continue
+    if test.get("result") in ("OK", "SKIP", "EXPECTEDFAIL"):
+        continue
+    print(f"--- {name}: {test['name']}: {test['result']} "
+          f"after {test.get('duration', 0):.1f} s")
+    out = (test.get("stdout") or "") + (test.get("stderr") or "")
+    for text in out.splitlines()[-12:]:
+        print("    " + text[:300])
+PY
+            echo "--- $name: no readable test log (the build or meson itself failed)"
+    done
 }
 
 test_all() {
@@ -226,6 +256,7 @@ test_all() {
         say "no clang: the fuzz suite is skipped"
     fi
 
+    recap
     echo "$total_ok passed, $total_fail failed, $total_skip skipped"
     [ "$runs_failed" -eq 0 ]
 }

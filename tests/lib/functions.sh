@@ -107,6 +107,19 @@ expect_fail() {
     return 0
 }
 
+# eventually SECONDS COMMAND...: run COMMAND every 0.1 s until it
+# succeeds (status 0) or SECONDS have passed (status 1).  For what another
+# process does in its own time: a log line, a request the web server saw.
+eventually() {
+    local tries=$(($1 * 10))
+    shift
+    while ! "$@"; do
+        tries=$((tries - 1))
+        [ "$tries" -gt 0 ] || return 1
+        sleep 0.1
+    done
+}
+
 md5_of() { md5sum < "$1" | cut -d' ' -f1; }
 
 # make_image FILE SIZE: SIZE in bytes or with head's suffixes (10M = 10 MiB).

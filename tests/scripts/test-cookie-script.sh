@@ -15,8 +15,7 @@ start_nbdcurld -r -v "$WEB_URL/token/disk.img" connections=2 \
 
 nbdcopy --connections=1 --requests=2 --request-size=524288 "$NBD_URI" out.img || fail "the copy failed: $(tail -n 5 "$NBDCURLD_LOG")"
 [ "$(md5_of out.img)" = "$sum" ] || fail "the copy differs"
-sleep 0.1
-grep -q '^GET /token/disk.img .* status=206 .* cookie="token=tok-' "$WEB_LOG" ||
+eventually 10 grep -q '^GET /token/disk.img .* status=206 .* cookie="token=tok-' "$WEB_LOG" ||
     fail "no read carried the cookie: $(tail -n 3 "$WEB_LOG")"
 grep -q 'authz=-' "$WEB_LOG" || fail "an Authorization header went"
 echo "401 replies: $(grep -c ' status=401 ' "$WEB_LOG" || true)"

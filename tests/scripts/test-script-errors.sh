@@ -29,10 +29,9 @@ not_opened() {
     if nbdinfo "$(nbd_uri "$1")" > /dev/null 2> info.err; then
         fail "$1: the export opened"
     fi
-    sleep 0.2
-    grep -qF -- "$2" "$NBDCURLD_LOG" ||
+    eventually 10 grep -qF -- "$2" "$NBDCURLD_LOG" ||
         fail "$1: no log line with '$2': $(grep -F "\"$1\"" "$NBDCURLD_LOG" | tail -n 3)"
-    grep -q "export \"$1\" cannot be opened: its header-script or cookie-script failed" \
+    eventually 10 grep -q "export \"$1\" cannot be opened: its header-script or cookie-script failed" \
         "$NBDCURLD_LOG" || fail "$1: the front-end did not say why it did not open"
 }
 

@@ -26,7 +26,7 @@ fi
 took=$((SECONDS - start))
 echo "hangs: refused after $took s"
 [ "$took" -ge 55 ] && [ "$took" -le 80 ] || fail "hangs: refused after $took s, not about 60"
-grep -q 'export "hangs": header-script failed: still running after 60 seconds: killed' \
+eventually 10 grep -q 'export "hangs": header-script failed: still running after 60 seconds: killed' \
     "$NBDCURLD_LOG" || fail "no log line: $(tail -n 3 "$NBDCURLD_LOG")"
 # Killed with its process group: what it started in the background too.
 for i in $(seq 30); do

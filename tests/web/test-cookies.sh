@@ -102,8 +102,10 @@ bad=$(grep -vF 'cookie="srv=granted"' <<<"$lines" || true)
 echo "== no-engine (must fail)"
 expect_fail "$NBDCURLD" -r --run "nbdcopy \"\$uri\" no-engine.img" "$(url no-engine set-cookie)" \
     </dev/null 2>no-engine.log
-sleep 0.1
-web_requests no-engine | grep -q '^GET .* status=403 .* cookie=- ' ||
+refused_without_cookie() {
+    web_requests no-engine | grep -q '^GET .* status=403 .* cookie=- '
+}
+eventually 10 refused_without_cookie ||
     fail "no-engine: no read was refused for want of the cookie"
 none no-engine 'srv=granted'
 

@@ -29,11 +29,11 @@ timeout 60 $PY "$srcdir/lib/read-ranges.py" "$(nbd_uri slowlc)" www/disk.img \
 cat slow.out
 [ "$(grep -c ' EIO ' slow.out)" -eq 3 ] || fail "slow: a read did not fail"
 awk '$4 > 12 { exit 1 }' slow.out || fail "slow: a read took more than 12 s"
-grep -q 'export "slow".*bytes at offset 0 failed: stalled: .* less than 1 a second' \
+eventually 10 grep -q 'export "slow".*bytes at offset 0 failed: stalled: .* less than 1 a second' \
     "$NBDCURLD_LOG" || fail "slow: the direct read's failure does not say why"
-grep -q 'export "slow".*bytes at offset 1000000 failed: stalled: .* less than 1 a second' \
+eventually 10 grep -q 'export "slow".*bytes at offset 1000000 failed: stalled: .* less than 1 a second' \
     "$NBDCURLD_LOG" || fail "slow: the large direct read's failure does not say why"
-grep -q 'export "slowlc".*bytes at offset 1000000 failed: .*too slow' "$NBDCURLD_LOG" ||
+eventually 10 grep -q 'export "slowlc".*bytes at offset 1000000 failed: .*too slow' "$NBDCURLD_LOG" ||
     fail "slow: libcurl's failure does not say why"
 
 echo "== good"
