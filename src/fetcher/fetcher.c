@@ -79,7 +79,7 @@ front_end_violation (const char *fmt, ...)
   va_start (ap, fmt);
   vsnprintf (what, sizeof what, fmt, ap);
   va_end (ap);
-  warn ("protocol violation by the front-end: %s; ending this connection", what);
+  log_error ("protocol violation by the front-end: %s; ending this connection", what);
   exit (EXIT_FAILURE);
 }
 
@@ -458,7 +458,7 @@ describe_export (struct fetcher *f, const struct fetcher_config *cfg)
   if (f->log_url == NULL)
     fatal_errno ("malloc");
   if (url_parse (cfg->url, &f->kind, &f->file_path, err, sizeof err) == -1) {
-    warn ("export \"%s\" (%s): %s", f->export_name, f->log_url, err);
+    log_error ("export \"%s\" (%s): %s", f->export_name, f->log_url, err);
     send_control (&(struct ipc_header) { .type = IPC_FETCHER_OPENED, .error = EINVAL },
                   NULL);
     exit (EXIT_FAILURE);

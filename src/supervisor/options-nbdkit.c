@@ -16,6 +16,7 @@
 #include "fetcher-wire.h"
 #include "limits-strings.h"
 #include "log.h"
+#include "log-destination.h"
 #include "options-internal.h"
 
 /* The keys (curl-keys.h), in the table's order. */
@@ -551,14 +552,9 @@ nbdkit_option (struct options *o, int c, const char *arg)
                  "retry-request and readahead are built in, and the others are not "
                  "available", arg);
   case OPT_LOG:
-    if (strcmp (arg, "stderr") == 0)
-      o->log_null = false;
-    else if (strcmp (arg, "null") == 0)
-      o->log_null = true;
-    else
-      usage_error ("--log=%s: stderr or null (syslog is not available: the "
-                   "sandboxed processes cannot reach it; a service's standard "
-                   "error goes to the journal)", arg);
+    if (log_to_of_name (arg, &o->log_to) == -1)
+      usage_error ("--log=%s: give stderr, syslog or null (the default is syslog "
+                   "when nbdcurld goes into the background, stderr otherwise)", arg);
     break;
   }
 }

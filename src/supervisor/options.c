@@ -284,7 +284,8 @@ take_config (struct parse_state *p, int c, const char *arg)
    * paths are made absolute as they are taken. */
   p->conf.f = conf_file_read (arg, err, sizeof err);
   if (p->conf.f == NULL) {
-    fprintf (stderr, "nbdcurld: %s\nSee nbdcurld.conf(5) for the file's format.\n", err);
+    log_error ("%s", err);
+    fprintf (stderr, "See nbdcurld.conf(5) for the file's format.\n");
     exit (EXIT_FAILURE);
   }
   p->conf.next = 0;

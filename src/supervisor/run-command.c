@@ -76,7 +76,7 @@ start_run_command (const struct options *o)
     if (opt.tls_psk)
       setenv ("tls_psk", opt.tls_psk, 1);
     execl ("/bin/sh", "sh", "-c", opt.run, (char *) NULL);
-    fprintf (stderr, "nbdcurld: cannot run /bin/sh: %s\n", strerror (errno));
+    log_error ("--run: cannot run /bin/sh: %s", strerror (errno));
     _exit (127);
   }
   close (gate[0]);

@@ -49,6 +49,7 @@
 #include "limits-server.h"
 #include "limits-shutdown.h"
 #include "log.h"
+#include "log-destination.h"
 #include "open-checks.h"
 #include "remover-client.h"
 #include "run-command.h"
@@ -386,10 +387,10 @@ static void
 stop_without (const char *who, int status)
 {
   if (WIFSIGNALED (status))
-    warn ("%s was killed by signal %d (%s): stopping", who,
-          WTERMSIG (status), strsignal (WTERMSIG (status)));
+    log_error ("%s was killed by signal %d (%s): stopping", who,
+               WTERMSIG (status), strsignal (WTERMSIG (status)));
   else
-    warn ("%s exited with status %d: stopping", who, exit_status_of (status));
+    log_error ("%s exited with status %d: stopping", who, exit_status_of (status));
   shutdown_and_exit (EXIT_FAILURE);
 }
 
@@ -452,6 +453,7 @@ daemonize (void)
     fatal_errno ("fork");
   if (pid > 0)
     _exit (EXIT_SUCCESS);
+  log_init (NULL, opt.verbose);         /* syslog lines carry our new pid */
   setsid ();
   if (chdir ("/") == -1)
     fatal_errno ("chdir /");
@@ -494,18 +496,23 @@ choose_child_user (void)
            "capabilities)");
 }
 
-/* --log=null: from here on (start-up errors above were still shown),
- * every process's log lines go nowhere.  --print-uri: the URI, once the
- * socket is there. */
-static void
-log_null_and_print_uri (void)
+/* Whether nbdcurld goes into the background: without -f, and with
+ * nobody to report to (--run, -s, socket activation and
+ * --exit-with-parent keep it where it was started). */
+static bool
+goes_to_background (void)
 {
-  if (opt.log_null) {
-    int null_fd = open ("/dev/null", O_WRONLY | O_CLOEXEC);
-    if (null_fd == -1 || dup2 (null_fd, STDERR_FILENO) == -1)
-      fatal_errno ("--log=null: /dev/null");
-    close (null_fd);
-  }
+  return !opt.foreground && !opt.single && !opt.run && !sockets_activated () &&
+         !opt.exit_with_parent;
+}
+
+/* --log: from here on (start-up errors above went to the standard error
+ * nbdcurld was started with), every process's lines go there.
+ * --print-uri: the URI, once the socket is there. */
+static void
+log_destination_and_print_uri (void)
+{
+  log_destination_open (opt.log_to, goes_to_background ());
 
   if (opt.print_uri) {
     if (opt.single || sockets_activated ())
@@ -556,12 +563,17 @@ take_signals (int sfd)
   while (read (sfd, &si, sizeof si) == (ssize_t) sizeof si) {
     if (si.ssi_signo == SIGCHLD)
       reap_children ();
-    else if (si.ssi_signo == SIGHUP)
-      /* Nothing to reopen: every line goes to standard error, which
-       * belongs to whoever started us (a service manager's journal, a
-       * shell's redirection).  Never a reason to stop serving. */
-      notice ("SIGHUP: nbdcurld writes no log file of its own (it logs to "
-              "standard error): nothing to reopen, serving on");
+    else if (si.ssi_signo == SIGHUP) {
+      /* No log file of our own to reopen: standard error belongs to
+       * whoever started us (a service manager's journal, a shell's
+       * redirection).  With syslog, the logger may have restarted.
+       * Never a reason to stop serving. */
+      if (log_get_style () == LOG_STYLE_SYSLOG)
+        log_destination_reopen ();
+      else
+        notice ("SIGHUP: nbdcurld writes no log file of its own (it logs to "
+                "standard error): nothing to reopen, serving on");
+    }
     else
       stop_on_signal (si.ssi_signo);
   }
@@ -655,6 +667,7 @@ supervisor_main (int argc, char **argv)
    * process of our user holds every capability in a user namespace it
    * owns, ptrace of undumpable processes included. */
   sandbox_early_start ("nbdcurld", false);
+  log_destination_detect ();
   options_parse (argc, argv, &opt);
   log_init (NULL, opt.verbose);
   exports_make_paths_absolute (&opt);
@@ -672,7 +685,7 @@ supervisor_main (int argc, char **argv)
   exports_prepare (&opt);
   prepare_tls (&opt);
   sockets_listen (&opt);
-  log_null_and_print_uri ();
+  log_destination_and_print_uri ();
 
   sigemptyset (&mask);
   sigaddset (&mask, SIGCHLD);
@@ -682,8 +695,7 @@ supervisor_main (int argc, char **argv)
   if (sigprocmask (SIG_BLOCK, &mask, NULL) == -1)
     fatal_errno ("sigprocmask");
 
-  if (!opt.foreground && !opt.single && !opt.run && !sockets_activated () &&
-      !opt.exit_with_parent)
+  if (goes_to_background ())
     daemonize ();
   if (opt.pidfile)
     write_pidfile ();

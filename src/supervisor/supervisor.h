@@ -89,7 +89,7 @@ struct options {
   bool exit_with_parent;
   bool print_uri;
   bool verbose;
-  bool log_null;             /* --log=null */
+  uint32_t log_to;           /* --log: LOG_TO_* (log-destination.h) */
   bool insecure;
   const char *port;          /* NULL: default */
   const char *ipaddr;        /* NULL: all addresses */

@@ -133,7 +133,7 @@ bad() {
 good="url = $u/good/hdr.img"
 
 bad unknown "$good" '' 'heder = X-Nbdcurld-Test: x'
-refused '^nbdcurld: bad/unknown.conf:3: unknown setting heder: did you mean header\?' bad/unknown.conf
+refused ' nbdcurld: error: bad/unknown.conf:3: unknown setting heder: did you mean header\?' bad/unknown.conf
 bad unknown-option 'conections = 8' "$good"
 refused 'unknown-option.conf:1: unknown setting conections: did you mean connections\?' \
     bad/unknown-option.conf
@@ -187,7 +187,7 @@ if [ "$(id -u)" -eq 0 ]; then
     chown 65534 bad/not-owned.conf
     refused 'not-owned.conf: owned by uid 65534, neither root nor the user' bad/not-owned.conf
 fi
-refused '^nbdcurld: --config bad/missing.conf: No such file or directory' bad/missing.conf
+refused ' nbdcurld: error: --config bad/missing.conf: No such file or directory' bad/missing.conf
 mkdir bad/dir.conf
 refused 'dir.conf: not a regular file' bad/dir.conf
 # A FIFO is refused at once, not waited on for a writer.

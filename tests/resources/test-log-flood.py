@@ -81,7 +81,7 @@ def test_dropped_lines_are_counted():
     text = SRV.log_text()
     # One count each time a line gets through again: during a slow flood
     # the bucket refills now and then, so there may be several.
-    counts = list(re.finditer(r"nbdcurld\[front-end\]: warning: (\d+) log lines dropped",
+    counts = list(re.finditer(r"nbdcurld: front-end: warning: (\d+) log lines dropped",
                               text))
     assert counts, "no count of dropped lines:\n" + text[-2000:]
     dropped = sum(int(m.group(1)) for m in counts)
