@@ -81,6 +81,17 @@ else
     stop_pid "$(cat b.pid)"
 fi
 
+echo "== log = in a configuration file"
+printf 'log = null\nurl = file://%s\n' "$img" > null.conf
+run_once --config null.conf 2> conf-null.log
+grep -Eq 'front-end|fetcher' conf-null.log && fail "log = null: a child logged: $(head -n3 conf-null.log)"
+printf 'log = sylog\nurl = file://%s\n' "$img" > bad.conf
+rc=0
+"$NBDCURLD" --config bad.conf 2> conf-bad.log || rc=$?
+[ "$rc" -eq 1 ] || fail "log = sylog: exit $rc"
+grep -q 'error: bad.conf:1: --log=sylog: give stderr, syslog or null' conf-bad.log ||
+    fail "log = sylog: $(cat conf-bad.log)"
+
 echo "== --log=syslog with no system logger: refused at start"
 if [ ! -S /dev/log ]; then
     rc=0
