@@ -11,7 +11,7 @@
 static int
 utc_matches (int64_t t, long nsec)
 {
-  char want[64], got[LOG_TIME_SIZE], ms[8];
+  char want[64], got[LOG_TIME_SIZE], ms[24];
   struct tm tm;
   time_t tt = (time_t) t;
 
