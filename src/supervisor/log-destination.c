@@ -94,10 +94,31 @@ open_syslog (void)
   return fd;
 }
 
+/* The standard error nbdcurld was started with, once --log replaced
+ * it, for --run's command (close-on-exec: no child of ours gets it). */
+static int original_stderr = -1;
+
+void
+log_destination_restore_stderr (void)
+{
+  if (original_stderr >= 0)
+    dup2 (original_stderr, STDERR_FILENO);
+}
+
+void
+log_destination_close_original (void)
+{
+  if (original_stderr >= 0)
+    close (original_stderr);
+  original_stderr = -1;
+}
+
 /* fd becomes standard error (closed here). */
 static void
 become_stderr (int fd, const char *what)
 {
+  if (original_stderr == -1)
+    original_stderr = fcntl (STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
   if (dup2 (fd, STDERR_FILENO) == -1)
     fatal_errno ("--log: cannot make %s standard error", what);
   close (fd);

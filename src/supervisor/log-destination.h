@@ -36,6 +36,13 @@ void log_destination_detect (void);
  * and before the front-end starts. */
 void log_destination_open (uint32_t log_to, bool background);
 
+/* In --run's command, before its exec: the standard error nbdcurld was
+ * started with back at descriptor 2, if --log replaced it. */
+void log_destination_restore_stderr (void);
+/* Once --run's command has been started (or when there is none): the
+ * supervisor keeps no copy of it, so that a daemon holds no terminal. */
+void log_destination_close_original (void);
+
 /* SIGHUP: with syslog, connect the log's socket (every process's fd 2,
  * one socket) to /dev/log again, as it is after the system logger
  * restarted. */

@@ -706,6 +706,7 @@ supervisor_main (int argc, char **argv)
 
   if (opt.run)
     start_run_command (&opt);         /* before our sandbox: it is not ours */
+  log_destination_close_original ();
   drop_rights ();
 
   start_frontend ();

@@ -104,4 +104,9 @@ rc=0
 eventually 10 received '^<27>nbdcurld\[[0-9]+\]: error: export "" cannot be opened: not found \(HTTP 404\)' ||
     fail "no <27> error: $(cat received.log)"
 grep -q 'cannot be opened' stderr2.log && fail "the error went to standard error too"
+
+echo "== --run's command keeps the standard error nbdcurld was started with"
+"$NBDCURLD" -r --log=syslog "$WEB_URL/good/disk.img" --run 'echo the command speaks >&2' 2> stderr3.log
+grep -q 'the command speaks' stderr3.log || fail "--run's command lost its standard error"
+received 'the command speaks' && fail "--run's command wrote into the log"
 echo PASS

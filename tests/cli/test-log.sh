@@ -59,6 +59,9 @@ run_once --log=null "file://$img" 2> null.log
 grep -Eq 'front-end|fetcher' null.log && fail "--log=null: a child logged: $(head -n3 null.log)"
 # The same run without it does log them: the check above can fail.
 grep -q 'nbdcurld: front-end: ' file.log
+# --run's command keeps the standard error nbdcurld was started with.
+"$NBDCURLD" -r --log=null "file://$img" --run 'echo the command speaks >&2' 2> null-run.log
+grep -q 'the command speaks' null-run.log || fail "--log=null silenced --run's command"
 
 echo "== --log=stderr in the background: the lines still come"
 "$NBDCURLD" -v -r --log=stderr -U "$tmp/a.sock" -P "$tmp/a.pid" "file://$img" 2> background.log
