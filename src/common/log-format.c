@@ -144,7 +144,7 @@ log_format_prefix (char *buf, size_t size, enum log_style style, enum log_level 
       n = log_format_utc (buf, size, sec, nsec);
       n = put_str (buf, n, size, " ");
     }
-    /* fall through */
+    __attribute__ ((fallthrough));   /* then as plain */
   case LOG_STYLE_PLAIN:
   case LOG_STYLE_NULL:
     n = put_str (buf, n, size, "nbdcurld: ");
