@@ -73,6 +73,16 @@ received "^<31>nbdcurld\[[0-9]+\]: fetcher: debug: " || fail "no fetcher line"
 eventually 10 received "^<31>nbdcurld\[$pid\]: debug: " ||
     fail "no supervisor line with its pid $pid: $(grep -v ': front-end\|: fetcher' received.log | head -n3)"
 grep -q 'front-end\|fetcher' stderr.log && fail "a child's line on standard error: $(head -n3 stderr.log)"
+# Each process's own pid: the front-end's, the launcher's and each
+# fetcher's (forked by the launcher) differ from the supervisor's.
+pids_of() { sed -nE "s/^<[0-9]+>nbdcurld\[([0-9]+)\]: $1: .*/\1/p" received.log | sort -u; }
+fe=$(pids_of front-end); launcher=$(pids_of launcher); fetchers=$(pids_of fetcher)
+[ -n "$fe" ] && [ "$fe" != "$pid" ] || fail "the front-end's lines carry pid '$fe'"
+[ -n "$fetchers" ] || fail "no fetcher line"
+for f in $fetchers; do
+    [ "$f" != "$pid" ] && [ "$f" != "$fe" ] && [ "$f" != "$launcher" ] ||
+        fail "a fetcher's lines carry another process's pid ($f)"
+done
 grep -q '\\n' received.log && fail "a datagram with a newline"
 grep -Ev '^<(2[4-9]|3[01])>nbdcurld\[[0-9]+\]: ' received.log &&
     fail "a line not in the syslog form (above)"
