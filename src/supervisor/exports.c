@@ -67,12 +67,14 @@ check_exports (void)
         fatal_errno ("export \"%s\": fcntl", e->name);
       e->fd = fd;
     }
-    else if (!e->readonly) {
-      notice ("export \"%s\": %s cannot be written at an offset: serving it "
-              "read-only", e->name, shown);
-      e->readonly = true;
-    }
-    if (!e->readonly)
+    else
+      e->readonly = true;     /* web servers take no ranged writes: moot, unsaid */
+    if (!e->readonly && opt.multi_conn_mode == MULTI_CONN_ALWAYS)
+      fatal ("export \"%s\": %s is writable, and multi-conn-mode= asks for "
+             "multi-conn, which nbdcurld advertises only when every export is "
+             "read-only: serve it read-only (-r or --export-ro), or give "
+             "multi-conn-mode=auto", e->name, shown);
+    if (!e->readonly || opt.multi_conn_mode == MULTI_CONN_DISABLE)
       multi_conn = false;
     if (e->keys.protocols != 0 && e->kind != URL_FILE) {
       static const uint32_t bit[] = {

@@ -78,6 +78,7 @@ bool is_key_value (const char *arg);
 void add_key (struct fetch_settings *k, const char *arg, const char **url);
 const char *nearest_name (const char *word, bool with_options);
 void nbdkit_option (struct options *o, int c, const char *arg);
+uint32_t nbdkit_multi_conn_mode (void);
 
 /* ---- options-conffile.c ---- */
 
@@ -96,6 +97,7 @@ int conf_next (struct conf_reading *cr);
 struct parse_state {
   struct options *o;
   const char *exportname, *url;
+  bool plugin_named;          /* nbdkit's plugin name "curl" was given */
   const char *url_conf_path;  /* the --config file that gave url, or NULL */
   struct fetch_settings defaults;
   /* Where keys and --allow go: the export defined last, or (before any)
