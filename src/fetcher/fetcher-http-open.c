@@ -84,13 +84,19 @@ status_failed (long status)
 {
   switch (status) {
   case 404: case 410:
-    return open_failed (ENOENT, "not found (HTTP %ld)", status);
-  case 401: case 403:
-    return open_failed (EACCES, "access denied (HTTP %ld)", status);
+    return open_failed (ENOENT, "not found (HTTP %ld): check the URL", status);
+  case 401:
+    return open_failed (EACCES, "access denied (HTTP 401): the web server wants "
+                        "credentials (user= and password=, or header=)");
+  case 403:
+    return open_failed (EACCES, "access denied (HTTP 403): check the credentials, "
+                        "or that a signed URL has not expired");
   case 200:
     return open_failed (EIO, NO_RANGES_MESSAGE);
   default:
-    return open_failed (EIO, "the server answered HTTP %ld", status);
+    return open_failed (EIO, "the server answered HTTP %ld%s", status,
+                        status >= 500 ? ": the web server's own error (try again later, "
+                        "or ask its administrators)" : "");
   }
 }
 

@@ -198,23 +198,25 @@ static struct {
 static void
 log_open_failure (uint32_t idx, uint32_t error, const char *why)
 {
-  const char *name;
+  const char *name, *url;
   uint64_t now = now_ms ();
 
   if (idx >= fe.config.nexports || idx >= MAX_EXPORTS)
     return;
   name = fe.config.exports[idx].name;
+  url = fe.config.exports[idx].log_url && fe.config.exports[idx].log_url[0]
+    ? fe.config.exports[idx].log_url : "(URL)";
   if (strcmp (open_failures[idx].reason, why) == 0 && open_failures[idx].logged_ms != 0 &&
       now - open_failures[idx].logged_ms < OPEN_FAILURE_LOG_INTERVAL * 1000ull) {
     open_failures[idx].since++;
     return;
   }
   if (open_failures[idx].since > 0 && strcmp (open_failures[idx].reason, why) == 0)
-    warn ("export \"%s\" cannot be opened: %s (%s; %u more clients since it was "
-          "last logged)", name, why[0] ? why : "no reason given", strerror ((int) error),
-          open_failures[idx].since);
+    warn ("export \"%s\" cannot be opened: %s: %s (%s; %u more clients since it was "
+          "last logged)", name, url, why[0] ? why : "no reason given",
+          strerror ((int) error), open_failures[idx].since);
   else
-    warn ("export \"%s\" cannot be opened: %s (%s)", name,
+    warn ("export \"%s\" cannot be opened: %s: %s (%s)", name, url,
           why[0] ? why : "no reason given", strerror ((int) error));
   snprintf (open_failures[idx].reason, sizeof open_failures[idx].reason, "%s", why);
   open_failures[idx].logged_ms = now;

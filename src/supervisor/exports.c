@@ -76,6 +76,11 @@ check_exports (void)
              "multi-conn-mode=auto", e->name, shown);
     if (!e->readonly || opt.multi_conn_mode == MULTI_CONN_DISABLE)
       multi_conn = false;
+    if (e->keys.sslverify == 0 && e->kind != URL_FILE)
+      warn ("export \"%s\": %s: TLS certificate verification is off (%s): anyone "
+            "between here and the web server can pose as it; give its CA with "
+            "--cainfo FILE instead", e->name, shown,
+            opt.insecure ? "--insecure" : "sslverify=false");
     if (e->keys.protocols != 0 && e->kind != URL_FILE) {
       static const uint32_t bit[] = {
         [URL_HTTP] = FETCHER_PROTO_HTTP, [URL_HTTPS] = FETCHER_PROTO_HTTPS,
