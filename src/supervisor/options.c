@@ -232,8 +232,10 @@ take_argument (struct parse_state *p, int c, const char *arg)
              &p->url);
     if (p->url != was && p->scope != ALL_EXPORTS)
       usage_error ("url= after --export: the export's URL is given there");
-    if (p->url != was)
+    if (p->url != was) {
       p->url_conf_path = conf_where_path;
+      p->url_conf_line = conf_where_line;
+    }
   }
   /* nbdkit's plugin name, left in a command line moved from nbdkit
    * ("nbdkit -r curl URL"): the plugin nbdcurld is. */
@@ -305,9 +307,11 @@ static void
 take_conf_export (struct parse_state *p, int c, const char *arg)
 {
   struct options *o = p->o;
+  struct export_spec *e = add_export (o, arg, p->conf.export_url, p->conf.export_ro);
 
   (void) c;
-  add_export (o, arg, p->conf.export_url, p->conf.export_ro)->conf_path = conf_where_path;
+  e->conf_path = conf_where_path;
+  e->conf_line = p->conf.export_url_line;
   p->scope = o->nexports - 1;
 }
 
@@ -572,8 +576,10 @@ add_single_url_export (struct parse_state *p)
   if (p->url) {
     if (o->nexports > 0)
       usage_error ("give either one URL or --export options, not both");
-    add_export (o, p->exportname ? p->exportname : "", p->url, false)->conf_path =
-      p->url_conf_path;
+    struct export_spec *e = add_export (o, p->exportname ? p->exportname : "", p->url,
+                                        false);
+    e->conf_path = p->url_conf_path;
+    e->conf_line = p->url_conf_line;
   }
   else if (p->exportname)
     usage_error ("-e names the single URL export; with --export the name is given there");

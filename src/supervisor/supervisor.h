@@ -44,6 +44,7 @@ struct export_spec {
   bool has_password;         /* user:password@ in the URL */
   bool url_from_file;        /* given as +FILE, not on the command line */
   const char *conf_path;     /* the --config file that gave the URL, or NULL */
+  unsigned conf_line;        /* and the line of its url = */
   char *description;         /* "" when none */
   bool readonly;             /* -r, --export-ro, or a protocol that cannot write */
   enum url_kind kind;
