@@ -22,10 +22,12 @@
 #include "ca-bundle.h"
 #include "exports.h"
 #include "fetcher-wire.h"
+#include "limits-nbd.h"
 #include "limits-strings.h"
 #include "log.h"
 #include "secret.h"
 #include "sockets.h"
+#include "url-check-wire.h"
 
 /* The parsed options, filled in here (exports_make_paths_absolute,
  * exports_prepare). */
@@ -132,7 +134,7 @@ check_exports (void)
  * the --config line of the export whose key it is. */
 static char *
 read_secret_source (const char *where, const char *option, const char *noun, size_t max,
-                    const char *source)
+                    const char *source, const char *for_whom)
 {
   char err[512], *secret;
   long fd = -1;
@@ -143,7 +145,7 @@ read_secret_source (const char *where, const char *option, const char *noun, siz
       fatal ("%s%s%s: descriptor %ld is a socket-activated listener", where, option,
              source, fd);
   }
-  secret = secret_read_named (option, noun, max, source, err, sizeof err);
+  secret = secret_read_named (option, noun, max, source, for_whom, err, sizeof err);
   if (secret == NULL)
     fatal ("%s%s", where, err);
   /* secret_read closed the descriptor; keep 0, 1 and 2 open (on
@@ -158,6 +160,23 @@ read_secret_source (const char *where, const char *option, const char *noun, siz
       fatal_errno ("fcntl");
   }
   return secret;
+}
+
+/* Whom a secret read from the terminal is for, for its prompt: "USER at
+ * HOST:PORT (export "NAME")", the host taken from a URL for logs
+ * (scheme://host[:port]/...), USER left out when NULL. */
+static const char *
+secret_for (const char *user, const char *log_url, const char *export)
+{
+  static char whom[MAX_SECRET_LENGTH + MAX_LOG_URL_LENGTH + NBD_MAX_STRING + 32];
+  const char *host = log_url ? strstr (log_url, "://") : NULL;
+  int host_len;
+
+  host = host ? host + 3 : "the web server";
+  host_len = (int) strcspn (host, "/");
+  snprintf (whom, sizeof whom, "%s%s%.*s (export \"%s\")", user ? user : "",
+            user ? " at " : "", host_len, host, export);
+  return whom;
 }
 
 /* Each export's password and cookie: a source given for several exports
@@ -201,18 +220,22 @@ read_export_secrets (void)
       e->proxy_password = read_secret_source (export_where (e), "proxy-password=",
                                               "proxy password",
                                               MAX_SECRET_LENGTH,
-                                              e->keys.proxy_password_source);
+                                              e->keys.proxy_password_source,
+                                              secret_for (e->keys.proxy_user,
+                                                          e->proxy_log_url, e->name));
     if (e->keys.password_source && e->auth_password == NULL) {
       bool long_option = e->keys.password_source == opt.auth_password_source;
       e->auth_password = read_secret_source (
         long_option ? "" : export_where (e), long_option ? "--auth-password " : "password=",
-        "password", MAX_SECRET_LENGTH, e->keys.password_source);
+        "password", MAX_SECRET_LENGTH, e->keys.password_source,
+        secret_for (e->keys.auth_user, e->log_url, e->name));
       debug ("export \"%s\": read a password for user %s", e->name, e->keys.auth_user);
     }
     if (c && e->cookie == NULL) {
       if (c[0] == '-' || c[0] == '+')
         e->cookie = read_secret_source (export_where (e), "cookie=", "cookie",
-                                        MAX_COOKIE_LENGTH, c);
+                                        MAX_COOKIE_LENGTH, c,
+                                        secret_for (NULL, e->log_url, e->name));
       else {
         size_t k;
         if (strlen (c) > MAX_COOKIE_LENGTH)
