@@ -47,6 +47,34 @@ export_where (const struct export_spec *e)
   return where;
 }
 
+/* A file: export's image, opened for reading, and for writing unless
+ * the export is read-only. */
+static void
+open_file_image (struct export_spec *e)
+{
+  struct stat st;
+  /* O_NONBLOCK for the open alone: a FIFO in place of the image must
+   * not hang the start; the type check refuses it. */
+  int fd = open (e->file_path,
+                 (e->readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  int flags;
+
+  if (fd == -1 && !e->readonly && (errno == EACCES || errno == EROFS || errno == EPERM))
+    fatal_errno ("%sexport \"%s\": cannot open %s for writing (serve it "
+                 "read-only with -r or --export-ro)", export_where (e), e->name,
+                 e->file_path);
+  if (fd == -1)
+    fatal_errno ("%sexport \"%s\": cannot open %s", export_where (e), e->name,
+                 e->file_path);
+  if (fstat (fd, &st) == -1 || !(S_ISREG (st.st_mode) || S_ISBLK (st.st_mode)))
+    fatal ("%sexport \"%s\": %s is not a regular file or block device",
+           export_where (e), e->name, e->file_path);
+  flags = fcntl (fd, F_GETFL);
+  if (flags == -1 || fcntl (fd, F_SETFL, flags & ~O_NONBLOCK) == -1)
+    fatal_errno ("export \"%s\": fcntl", e->name);
+  e->fd = fd;
+}
+
 static void
 check_exports (void)
 {
@@ -60,28 +88,8 @@ check_exports (void)
     if (opt.readonly)
       e->readonly = true;
     e->fd = -1;
-    if (e->kind == URL_FILE) {
-      struct stat st;
-      /* O_NONBLOCK for the open alone: a FIFO in place of the image must
-       * not hang the start; the type check refuses it. */
-      int fd = open (e->file_path,
-                     (e->readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-      int flags;
-      if (fd == -1 && !e->readonly && (errno == EACCES || errno == EROFS || errno == EPERM))
-        fatal_errno ("%sexport \"%s\": cannot open %s for writing (serve it "
-                     "read-only with -r or --export-ro)", export_where (e), e->name,
-                     e->file_path);
-      if (fd == -1)
-        fatal_errno ("%sexport \"%s\": cannot open %s", export_where (e), e->name,
-                     e->file_path);
-      if (fstat (fd, &st) == -1 || !(S_ISREG (st.st_mode) || S_ISBLK (st.st_mode)))
-        fatal ("%sexport \"%s\": %s is not a regular file or block device",
-               export_where (e), e->name, e->file_path);
-      flags = fcntl (fd, F_GETFL);
-      if (flags == -1 || fcntl (fd, F_SETFL, flags & ~O_NONBLOCK) == -1)
-        fatal_errno ("export \"%s\": fcntl", e->name);
-      e->fd = fd;
-    }
+    if (e->kind == URL_FILE)
+      open_file_image (e);
     else
       e->readonly = true;     /* web servers take no ranged writes: moot, unsaid */
     if (!e->readonly && opt.multi_conn_mode == MULTI_CONN_ALWAYS)
