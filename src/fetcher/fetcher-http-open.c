@@ -108,8 +108,11 @@ curl_failed (struct transfer *t, CURLcode rc)
     return open_failed (EIO, "%s (redirects may lead only to http, https, ftp "
                         "and ftps URLs)", curl_message (t, rc));
   case CURLE_REMOTE_FILE_NOT_FOUND:
-    return open_failed (ENOENT, "not found: %s", curl_message (t, rc));
-  case CURLE_LOGIN_DENIED: case CURLE_REMOTE_ACCESS_DENIED:
+    return open_failed (ENOENT, "not found: %s: check the URL", curl_message (t, rc));
+  case CURLE_LOGIN_DENIED:
+    return open_failed (EACCES, "access denied: %s: check user= and password=",
+                        curl_message (t, rc));
+  case CURLE_REMOTE_ACCESS_DENIED:
     return open_failed (EACCES, "access denied: %s", curl_message (t, rc));
   default:
     return open_failed (EIO, "%s", curl_message (t, rc));
