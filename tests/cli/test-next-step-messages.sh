@@ -60,7 +60,7 @@ refused_at_start capath-missing '--capath .*/no-such-dir.*(no such|not a) ' \
 echo "== insecure"
 "$NBDCURLD" -r --insecure "$WEB_URL/good/disk.img" --run 'nbdinfo --size "$uri"' \
     >insecure.out 2>insecure.log || fail "insecure: $(cat insecure.log)"
-says insecure "warning: export \"\": $WEB_URL/good/disk.img: TLS certificate verification is off \(--insecure\).*--cainfo"
+says insecure "warning.*export \"\": $WEB_URL/good/disk.img: TLS certificate verification is off \(--insecure\).*--cainfo"
 "$NBDCURLD" -r "$WEB_URL/good/disk.img" sslverify=false --run 'nbdinfo --size "$uri"' \
     >sslverify.out 2>sslverify.log || fail "sslverify: $(cat sslverify.log)"
 says sslverify "verification is off \(sslverify=false\)"
