@@ -125,7 +125,7 @@ struct transfer {
   struct ra_segment *prefetch;  /* a readahead's segment (its buffer is
                                    data), or NULL: a read */
   char errbuf[CURL_ERROR_SIZE];
-  char message[CURL_ERROR_SIZE + 160];  /* curl_message's text, or a TLS
+  char message[CURL_ERROR_SIZE + 256];  /* curl_message's text, or a TLS
                                            failure with its next step */
   char refused[MAX_LOG_URL_LENGTH + 256];  /* why fetcher_open_socket refused
                                               a connection, or "" */

@@ -114,6 +114,7 @@ struct client {
   struct client_tls *tls;       /* after STARTTLS, else NULL */
 
   /* Negotiation. */
+  bool fixed_newstyle;          /* else plain: EXPORT_NAME alone, no replies */
   bool no_zeroes;
   bool structured;
   unsigned options_seen;

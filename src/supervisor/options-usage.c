@@ -153,6 +153,8 @@ usage_access_and_diagnostics (FILE *fp)
 "  -g, --group GROUP         and as GROUP (default: USER's group)\n"
 "nbdkit's server options, for its command lines:\n"
 "  -t, --threads N           taken, and ignored: every client has a fetcher\n"
+"  -n, --newstyle            taken: newstyle is the only protocol spoken\n"
+"  -o, --oldstyle            refused\n"
 "      --filter NAME         multi-conn, retry, retry-request and readahead\n"
 "                            taken (built in); the others refused\n"
 "      --log stderr|syslog|null  where log lines go (default: syslog in the\n"

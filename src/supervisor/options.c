@@ -27,10 +27,10 @@
 
 /* "-": other arguments come in order, as option 1 (the URL, and
  * key=value parameters that apply to the --export before them).  -u and
- * -g are nbdkit's names for --user and --group; -4, -6, -t, -D, --filter
- * and --log are nbdkit's, taken or refused with what to use instead
+ * -g are nbdkit's names for --user and --group; -4, -6, -t, -D, -n, -o,
+ * --filter and --log are nbdkit's, taken or refused with what to use instead
  * (nbdkit_option). */
-static const char short_options[] = "-46D:e:fg:i:p:P:rst:u:U:vV";
+static const char short_options[] = "-46D:e:fg:i:nop:P:rst:u:U:vV";
 const struct option long_options[] = {
   { "exportname",        required_argument, NULL, 'e' },
   { "export",            required_argument, NULL, OPT_EXPORT },
@@ -84,6 +84,8 @@ const struct option long_options[] = {
   { "threads",           required_argument, NULL, 't' },
   { "ipv4-only",         no_argument,       NULL, '4' },
   { "ipv6-only",         no_argument,       NULL, '6' },
+  { "newstyle",          no_argument,       NULL, 'n' },
+  { "oldstyle",          no_argument,       NULL, 'o' },
   { "config",            required_argument, NULL, OPT_CONFIG },
   { NULL, 0, NULL, 0 },
 };
@@ -230,9 +232,15 @@ take_argument (struct parse_state *p, int c, const char *arg)
              &p->url);
     if (p->url != was && p->scope != ALL_EXPORTS)
       usage_error ("url= after --export: the export's URL is given there");
-    if (p->url != was)
+    if (p->url != was) {
       p->url_conf_path = conf_where_path;
+      p->url_conf_line = conf_where_line;
+    }
   }
+  /* nbdkit's plugin name, left in a command line moved from nbdkit
+   * ("nbdkit -r curl URL"): the plugin nbdcurld is. */
+  else if (strcmp (arg, "curl") == 0 && !p->plugin_named && !p->url && !p->conf.f)
+    p->plugin_named = true;
   else if (p->url)
     usage_error ("unexpected argument \"%s\": to serve several URLs use "
                  "--export NAME=URL for each", arg);
@@ -300,9 +308,11 @@ static void
 take_conf_export (struct parse_state *p, int c, const char *arg)
 {
   struct options *o = p->o;
+  struct export_spec *e = add_export (o, arg, p->conf.export_url, p->conf.export_ro);
 
   (void) c;
-  add_export (o, arg, p->conf.export_url, p->conf.export_ro)->conf_path = conf_where_path;
+  e->conf_path = conf_where_path;
+  e->conf_line = p->conf.export_url_line;
   p->scope = o->nexports - 1;
 }
 
@@ -535,7 +545,8 @@ static option_handler *const handlers[OPT_END] = {
   ['u'] = take_text, [OPT_USER] = take_text, ['g'] = take_text, [OPT_GROUP] = take_text,
   /* nbdkit's server options. */
   ['4'] = take_nbdkit_option, ['6'] = take_nbdkit_option, ['t'] = take_nbdkit_option,
-  ['D'] = take_nbdkit_option, [OPT_FILTER] = take_nbdkit_option,
+  ['D'] = take_nbdkit_option, ['n'] = take_nbdkit_option, ['o'] = take_nbdkit_option,
+  [OPT_FILTER] = take_nbdkit_option,
   [OPT_LOG] = take_nbdkit_option,
   /* Diagnostics. */
   ['v'] = take_flag, ['V'] = take_version, [OPT_SANDBOX_DEBUG] = take_flag,
@@ -566,8 +577,10 @@ add_single_url_export (struct parse_state *p)
   if (p->url) {
     if (o->nexports > 0)
       usage_error ("give either one URL or --export options, not both");
-    add_export (o, p->exportname ? p->exportname : "", p->url, false)->conf_path =
-      p->url_conf_path;
+    struct export_spec *e = add_export (o, p->exportname ? p->exportname : "", p->url,
+                                        false);
+    e->conf_path = p->url_conf_path;
+    e->conf_line = p->url_conf_line;
   }
   else if (p->exportname)
     usage_error ("-e names the single URL export; with --export the name is given there");

@@ -154,6 +154,7 @@ start_frontend (void)
   for (i = 0; i < opt.nexports; i++) {
     exports[i].name = opt.exports[i].name;
     exports[i].description = opt.exports[i].description;
+    exports[i].log_url = opt.exports[i].log_url;
     exports[i].readonly = opt.exports[i].readonly;
   }
   fc.exports = exports;

@@ -44,6 +44,7 @@ struct export_spec {
   bool has_password;         /* user:password@ in the URL */
   bool url_from_file;        /* given as +FILE, not on the command line */
   const char *conf_path;     /* the --config file that gave the URL, or NULL */
+  unsigned conf_line;        /* and the line of its url = */
   char *description;         /* "" when none */
   bool readonly;             /* -r, --export-ro, or a protocol that cannot write */
   enum url_kind kind;
@@ -125,7 +126,14 @@ struct options {
   unsigned nallow_ports;
   bool allow_local_redirects;     /* --allow-local-redirects */
   bool curl_verbose;              /* -D curl.verbose=1 */
+  uint32_t multi_conn_mode;       /* multi-conn-mode=: MULTI_CONN_* */
 };
+
+/* nbdkit's multi-conn filter's multi-conn-mode= (options-nbdkit.c):
+ * AUTO (auto, plugin, or not given) advertises multi-conn when every
+ * export is read-only; DISABLE never does; ALWAYS (emulate, unsafe) asks
+ * for it with writable exports too, which is refused (exports.c). */
+enum { MULTI_CONN_AUTO, MULTI_CONN_DISABLE, MULTI_CONN_ALWAYS };
 
 /* Why a header line (header=, a header-script's) is refused, or NULL
  * (options-nbdkit.c). */

@@ -112,7 +112,8 @@ for i in 1 2 3; do
 done
 sleep 0.2
 cat "$NBDCURLD_LOG"
-n=$(grep -c 'export "gone" cannot be opened: not found (HTTP 404)' "$NBDCURLD_LOG" || true)
+n=$(grep -c "export \"gone\" cannot be opened: $WEB_URL/good/missing.img: not found (HTTP 404)" \
+    "$NBDCURLD_LOG" || true)
 [ "$n" -eq 1 ] || fail "daemon: the reason was logged $n times for 3 clients, not once"
 stop_nbdcurld
 
