@@ -535,6 +535,9 @@ nbdkit_option (struct options *o, int c, const char *arg)
     /* Built in: sequential readers are detected and read ahead. */
     if (strcmp (arg, "readahead") == 0)
       break;
+    /* Built in: statistics (statsfile= is --stats-file). */
+    if (strcmp (arg, "stats") == 0)
+      break;
     /* nbdkit's cache keeps every block read (and written) in a local
      * file; the readahead store holds only ranges fetched ahead or named
      * by NBD_CMD_CACHE, and only until they are read. */

@@ -125,7 +125,20 @@ struct options {
   unsigned nallow_ports;
   bool allow_local_redirects;     /* --allow-local-redirects */
   bool curl_verbose;              /* -D curl.verbose=1 */
+  /* Statistics (stats-report.c). */
+  bool stats;                     /* --stats: print them at exit */
+  const char *stats_file;         /* --stats-file, statsfile= */
+  bool stats_append;              /* statsappend=true: append, not replace */
+  bool stats_prometheus;          /* --stats-format=prometheus */
+  uint32_t stats_interval;        /* --stats-interval, seconds; 0: none */
 };
+
+/* statsfile=, statsappend=, statsthreshold= (nbdkit's stats filter's
+ * parameters): taken into o and true, or false for any other key
+ * (options-stats.c). */
+bool stats_filter_key (struct options *o, const char *arg);
+/* --stats-format's argument. */
+void stats_format_option (struct options *o, const char *arg);
 
 /* Why a header line (header=, a header-script's) is refused, or NULL
  * (options-nbdkit.c). */
