@@ -35,6 +35,7 @@ static char *file_path;               /* --stats-file, absolute */
 /* The last complete report, and the one coming in. */
 static struct stats_wire *latest, *incoming;
 static bool have_latest;
+static bool latest_written;           /* to --stats-file */
 static uint32_t next_export;          /* incoming's next index */
 static unsigned reports_to_log;       /* asked by SIGUSR1, not yet come */
 static uint64_t next_interval_ms;
@@ -450,11 +451,13 @@ report_complete (void)
 {
   memcpy (latest, incoming, (size_t) opt->nexports * sizeof *latest);
   have_latest = true;
+  latest_written = false;
   if (reports_to_log > 0) {
     reports_to_log--;
     text_report (latest, to_log, NULL);
   }
   write_file (latest);
+  latest_written = true;
 }
 
 void
@@ -508,5 +511,7 @@ stats_report_at_exit (void)
   /* The last report: the front-end's own as it exited, else an earlier. */
   if (opt->stats || opt->verbose)
     text_report (latest, to_log, NULL);
-  write_file (latest);
+  /* The front-end's last report was written as it came. */
+  if (!latest_written)
+    write_file (latest);
 }
