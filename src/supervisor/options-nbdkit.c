@@ -551,8 +551,8 @@ nbdkit_option (struct options *o, int c, const char *arg)
                    "give each as --export NAME=URL (and --description NAME=TEXT); "
                    "clients list them with NBD_OPT_LIST");
     usage_error ("--filter=%s: nbdcurld has no filters; multi-conn, retry, "
-                 "retry-request and readahead are built in, and the others are not "
-                 "available", arg);
+                 "retry-request, readahead and stats are built in, and the others are "
+                 "not available", arg);
   case OPT_LOG:
     if (strcmp (arg, "stderr") == 0)
       o->log_null = false;

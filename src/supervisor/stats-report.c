@@ -327,8 +327,11 @@ prometheus_report (const struct stats_wire *r, line_fn *out, void *cookie)
     quoted (opt->exports[e].name, q, sizeof q, true);
     for (i = 0; i < 3; i++) {
       uint64_t us = stats_percentile_us (&r[e], quantiles[i]);
-      emit (out, cookie, "nbdcurld_request_latency_seconds{export=\"%s\",quantile=\"%.2f\"} %s%.6f",
-            q, quantiles[i] / 1000.0, "", us == UINT64_MAX ? 1e9 : (double) us / 1e6);
+      /* The last bucket has no bound: its figure is its start. */
+      if (us == UINT64_MAX)
+        us = stats_bucket_upper_us (STATS_LATENCY_BUCKETS - 2);
+      emit (out, cookie, "nbdcurld_request_latency_seconds{export=\"%s\",quantile=\"%.2f\"} %.6f",
+            q, quantiles[i] / 1000.0, (double) us / 1e6);
     }
   }
   emit (out, cookie, "# HELP nbdcurld_uptime_seconds Seconds since the server started.");

@@ -66,6 +66,15 @@ done
 [ "$(grep -c '^nbdcurld statistics' stats/append.txt)" = 2 ] ||
     fail "statsappend: not two reports: $(cat stats/append.txt)"
 
+# --stats-interval: the file is written while the server runs.
+echo "== interval"
+start_nbdcurld -r --stats-file stats/interval.txt --stats-interval 1 "$NGINX_URL/disk.img"
+nbdcopy "$NBD_URI" interval.img || fail "interval: the copy failed"
+eventually 5 grep -q "read: [0-9]* ops, $disk_size bytes" stats/interval.txt ||
+    fail "--stats-interval 1: the file was not written with the copy's figures"
+kill -TERM "$NBDCURLD_PID"
+wait "$NBDCURLD_PID" || fail "interval: nbdcurld exited with status $?"
+
 # Refused: a directory that is not there; the file's options without it.
 echo "== refused"
 refused_at_start nodir "not a directory" --stats-file "$tmp/none/s.txt" "$NGINX_URL/disk.img"
