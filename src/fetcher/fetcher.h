@@ -6,7 +6,7 @@
  * The fetcher has three peers:
  *   front-end   fd CHILD_FD_PEER, SOCK_STREAM: IPC_READ, IPC_WRITE and
  *               IPC_FLUSH and IPC_CACHE in, IPC_FETCHER_OPENED then
- *               IPC_REPLY out.
+ *               IPC_REPLY and IPC_FETCHER_STATS out.
  *               Untrusted: every request is checked here again.
  *   the export  a local file (fetcher-file.c) or a web/FTP server
  *               (fetcher-http.c, fetcher-direct.c).  Untrusted: every

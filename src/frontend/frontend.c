@@ -4,7 +4,8 @@
  * Peers and their handlers (watch_peers):
  *   listening sockets   listener_ready() -> accept_clients()
  *   supervisor          frontend_dispatch_supervisor(): IPC_FETCHER_SPAWNED,
- *                       and IPC_STOP_ACCEPTING (frontend_stop_accepting())
+ *                       IPC_STOP_ACCEPTING (frontend_stop_accepting()) and
+ *                       IPC_STATS_REQUEST (stats_report(), frontend-stats.c)
  *   key holder          tls_keyholder_register() (frontend-tls.c)
  *   each client         client_socket_ready() -> client_read() -> handshake.c /
  *                       transmission.c

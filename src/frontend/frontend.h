@@ -14,6 +14,9 @@
  *   clients.c       closing a client, its fetcher's start and end, the clock
  *   output-queue.c  bytes waiting for a peer, and the memory they hold
  *   data-area.c     a fetcher's data area and its allocator
+ *   frontend-stats.c
+ *                   the clients' and exports' statistics, reported to the
+ *                   supervisor
  *
  * Calls go one way, down the layers: frontend.c calls transmission.c,
  * which calls handshake.c (an export opened), which calls access.c and

@@ -7,10 +7,12 @@
  * the front-end's request, one fetcher per client connection (spares.c,
  * fetchers.c).  It never reads a client byte or an HTTP byte: its only
  * peer is the front-end's control socket, which may send exactly one
- * kind of request (supervisor_dispatch_frontend).
+ * kind of request, and statistics (supervisor_dispatch_frontend).
  *
- * Peers: front-end (control socket, supervisor_dispatch_frontend), signals
- * (signalfd: children exiting, termination), the --run command (a child,
+ * Peers: front-end (control socket, supervisor_dispatch_frontend; its
+ * statistics go to stats-report.c), signals (signalfd: children exiting,
+ * termination, SIGUSR1 for a statistics report, and the others nbdcurld
+ * has no use for, unused-signals.h), the --run command (a child,
  * run-command.c), the fetcher launcher (launcher-client.c), the fetchers
  * opening each export at start (open-checks.c), header-script= and
  * cookie-script= runs and the fetchers' script channels (scripts.c).
