@@ -98,6 +98,7 @@ start_request (struct transfer *t)
   t->head_len = t->body_pos = t->head_scanned = 0;
   t->conn_close = false;        /* of this reply, when it says so */
   reply_begin (t);              /* nothing of an earlier attempt counts */
+  fetcher_stats.web_requests++;
 }
 
 void

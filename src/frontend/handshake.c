@@ -153,6 +153,7 @@ enter_transmission (struct client *c)
 {
   c->state = CLIENT_TRANSMISSION;
   c->deadline_ms = 0;
+  stats_client_serving (c);
   /* A context chosen for another export does not apply to this one. */
   if (c->meta_export != c->export_index)
     c->meta_base_allocation = false;

@@ -35,6 +35,7 @@ enum {
    * given on the command line: conf_next makes them). */
   OPT_CONFIG, OPT_CONF_EXPORT, OPT_CONF_DESCRIPTION,
   OPT_RETRIES, OPT_RETRY_DELAY,
+  OPT_STATS, OPT_STATS_FILE, OPT_STATS_FORMAT, OPT_STATS_INTERVAL,
   OPT_END,                   /* one past the last: options.c's handlers */
 };
 

@@ -585,6 +585,9 @@ nbdkit_option (struct options *o, int c, const char *arg)
     /* Built in: sequential readers are detected and read ahead. */
     if (strcmp (arg, "readahead") == 0)
       break;
+    /* Built in: statistics (statsfile= is --stats-file). */
+    if (strcmp (arg, "stats") == 0)
+      break;
     /* nbdkit's cache keeps every block read (and written) in a local
      * file; the readahead store holds only ranges fetched ahead or named
      * by NBD_CMD_CACHE, and only until they are read. */
@@ -598,8 +601,8 @@ nbdkit_option (struct options *o, int c, const char *arg)
                    "give each as --export NAME=URL (and --description NAME=TEXT); "
                    "clients list them with NBD_OPT_LIST");
     usage_error ("--filter=%s: nbdcurld has no filters; multi-conn, retry, "
-                 "retry-request and readahead are built in, and the others are not "
-                 "available", arg);
+                 "retry-request, readahead and stats are built in, and the others are "
+                 "not available", arg);
   case OPT_LOG:
     if (log_to_of_name (arg, &o->log_to) == -1)
       usage_error ("--log=%s: give stderr, syslog or null (the default is syslog "

@@ -87,6 +87,10 @@ const struct option long_options[] = {
   { "newstyle",          no_argument,       NULL, 'n' },
   { "oldstyle",          no_argument,       NULL, 'o' },
   { "config",            required_argument, NULL, OPT_CONFIG },
+  { "stats",             no_argument,       NULL, OPT_STATS },
+  { "stats-file",        required_argument, NULL, OPT_STATS_FILE },
+  { "stats-format",      required_argument, NULL, OPT_STATS_FORMAT },
+  { "stats-interval",    required_argument, NULL, OPT_STATS_INTERVAL },
   { NULL, 0, NULL, 0 },
 };
 
@@ -226,6 +230,8 @@ take_argument (struct parse_state *p, int c, const char *arg)
   struct options *o = p->o;
 
   (void) c;
+  if (is_key_value (arg) && stats_filter_key (o, arg))
+    return;
   if (is_key_value (arg)) {
     const char *was = p->url;
     add_key (p->scope == ALL_EXPORTS ? &p->defaults : &o->exports[p->scope].keys, arg,
@@ -349,6 +355,7 @@ take_flag (struct parse_state *p, int c, const char *arg)
   case OPT_PROXY_FROM_ENV: o->proxy_from_env = true; break;
   case OPT_TLS_VERIFY_PEER: o->tls_verify_peer = true; break;
   case OPT_EXEC_FETCHERS: o->exec_fetchers = true; break;
+  case OPT_STATS: o->stats = true; break;
   }
 }
 
@@ -373,6 +380,8 @@ take_text (struct parse_state *p, int c, const char *arg)
   case OPT_TLS_CERTIFICATES: o->tls_certificates = arg; break;
   case OPT_TLS_PSK: o->tls_psk = arg; break;
   case OPT_TLS_PRIORITY: o->tls_priority = arg; break;
+  case OPT_STATS_FILE: o->stats_file = arg; break;
+  case OPT_STATS_FORMAT: stats_format_option (o, arg); break;
   }
 }
 
@@ -404,6 +413,8 @@ static const struct number_option {
   NUMBER_OPTION (OPT_STALL_TIMEOUT, "--stall-timeout", stall_timeout, 1, MAX_TIMEOUT),
   NUMBER_OPTION (OPT_HANDSHAKE_TIMEOUT, "--handshake-timeout", handshake_timeout, 1,
                  MAX_HANDSHAKE_TIMEOUT),
+  NUMBER_OPTION (OPT_STATS_INTERVAL, "--stats-interval", stats_interval, 1,
+                 MAX_STATS_INTERVAL),
 };
 #define NNUMBER_OPTIONS (sizeof number_options / sizeof number_options[0])
 
@@ -551,6 +562,9 @@ static option_handler *const handlers[OPT_END] = {
   /* Diagnostics. */
   ['v'] = take_flag, ['V'] = take_version, [OPT_SANDBOX_DEBUG] = take_flag,
   [OPT_HELP] = take_help,
+  /* Statistics. */
+  [OPT_STATS] = take_flag, [OPT_STATS_FILE] = take_text, [OPT_STATS_FORMAT] = take_text,
+  [OPT_STATS_INTERVAL] = take_number,
 };
 
 /* The next option: from the --config file being read, else getopt's;

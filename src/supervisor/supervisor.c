@@ -7,10 +7,12 @@
  * the front-end's request, one fetcher per client connection (spares.c,
  * fetchers.c).  It never reads a client byte or an HTTP byte: its only
  * peer is the front-end's control socket, which may send exactly one
- * kind of request (supervisor_dispatch_frontend).
+ * kind of request, and statistics (supervisor_dispatch_frontend).
  *
- * Peers: front-end (control socket, supervisor_dispatch_frontend), signals
- * (signalfd: children exiting, termination), the --run command (a child,
+ * Peers: front-end (control socket, supervisor_dispatch_frontend; its
+ * statistics go to stats-report.c), signals (signalfd: children exiting,
+ * termination, SIGUSR1 for a statistics report, and the others nbdcurld
+ * has no use for, unused-signals.h), the --run command (a child,
  * run-command.c), the fetcher launcher (launcher-client.c), the fetchers
  * opening each export at start (open-checks.c), header-script= and
  * cookie-script= runs and the fetchers' script channels (scripts.c).
@@ -57,9 +59,12 @@
 #include "scripts.h"
 #include "sockets.h"
 #include "spares.h"
+#include "stats-report.h"
+#include "stats-wire.h"
 #include "supervisor.h"
 #include "tls-files.h"
 #include "tls-modes.h"
+#include "unused-signals.h"
 #include "urlcheck-client.h"
 #include "wire.h"
 
@@ -196,31 +201,28 @@ start_frontend (void)
 
 /* The front-end's requests, and when each is allowed.  Anything else
  * means the front-end is broken or taken over: the server stops, since
- * every client goes through it. */
-static void
+ * every client goes through it.  (It never sends a descriptor: one makes
+ * ipc_recv_datagram fail with EPROTO.)  Returns 1 when a message was
+ * handled, 0 when none was waiting or the front-end is gone. */
+static int
 supervisor_dispatch_frontend (void)
 {
   struct ipc_header h;
-  int fds[IPC_MAX_FDS];
-  unsigned nfds, i;
+  uint8_t payload[CLIENT_STATS_WIRE_SIZE];
   const char *why;
 
-  if (ipc_recv_packet (control_fd, &h, fds, &nfds) == -1) {
+  static_assert (CLIENT_STATS_WIRE_SIZE >= STATS_WIRE_SIZE, "the largest payload");
+  if (ipc_recv_datagram (control_fd, &h, payload, sizeof payload) == -1) {
     if (errno == EAGAIN || errno == EINTR)
-      return;
+      return 0;
     if (errno == 0) {           /* the front-end exited; SIGCHLD tells why */
       close (control_fd);
       control_fd = -1;
-      return;
+      return 0;
     }
     fatal_errno ("bad message from the front-end");
   }
-  if (nfds > 0) {
-    for (i = 0; i < nfds; i++)
-      close (fds[i]);
-    fatal ("the front-end sent a file descriptor: stopping");
-  }
-  why = ipc_check (&h, nfds, ROLE_FRONTEND, ROLE_SUPERVISOR);
+  why = ipc_check (&h, 0, ROLE_FRONTEND, ROLE_SUPERVISOR);
   if (why != NULL)
     fatal ("the front-end sent a malformed message (type %u: %s): stopping", h.type, why);
   switch (h.type) {
@@ -234,9 +236,22 @@ supervisor_dispatch_frontend (void)
       break;
     spawn_fetcher (control_fd, &h);
     break;
+  case IPC_EXPORT_STATS:
+  case IPC_CLIENT_STATS:
+    stats_report_take (&h, payload);
+    break;
   default:
     fatal ("unexpected message type %u from the front-end: stopping", h.type);
   }
+  return 1;
+}
+
+/* What the front-end sent before it exited (its last statistics). */
+static void
+drain_frontend (void)
+{
+  while (control_fd >= 0 && supervisor_dispatch_frontend () == 1)
+    ;
 }
 
 /* ---- Running and stopping. ---- */
@@ -316,6 +331,8 @@ static void
 shutdown_and_exit (int status)
 {
   stop_children ();
+  drain_frontend ();
+  stats_report_at_exit ();
   scripts_cleanup ();
   cleanup_files ();
   exit (status);
@@ -555,7 +572,19 @@ drop_rights (void)
   }
 }
 
-/* The signals that came: children ended, SIGHUP, a stop. */
+/* A signal nbdcurld has no use for (unused-signals.h): never a stop. */
+static void
+unused_signal (uint32_t sig)
+{
+  if (sig == SIGUSR1) {
+    stats_report_ask (control_fd, true);
+    return;
+  }
+  notice ("signal %u (%s): nbdcurld has no use for it, serving on (SIGUSR1 "
+          "logs the statistics)", sig, strsignal ((int) sig));
+}
+
+/* The signals that came: children ended, SIGHUP, a stop, the others. */
 static void
 take_signals (int sfd)
 {
@@ -564,6 +593,8 @@ take_signals (int sfd)
   while (read (sfd, &si, sizeof si) == (ssize_t) sizeof si) {
     if (si.ssi_signo == SIGCHLD)
       reap_children ();
+    else if (si.ssi_signo != SIGHUP && si.ssi_signo != SIGTERM && si.ssi_signo != SIGINT)
+      unused_signal (si.ssi_signo);
     else if (si.ssi_signo == SIGHUP) {
       /* No log file of our own to reopen: standard error belongs to
        * whoever started us (a service manager's journal, a shell's
@@ -594,7 +625,7 @@ control_ready (int fd, short revents, void *cookie)
 {
   (void) fd, (void) cookie;
   if (control_fd >= 0 && (revents & (POLLIN | POLLHUP | POLLERR)))
-    supervisor_dispatch_frontend ();
+    (void) supervisor_dispatch_frontend ();
 }
 
 /* A graceful stop's time is up. */
@@ -608,9 +639,18 @@ grace_over (void *cookie)
   shutdown_and_exit (stop_status ());
 }
 
+/* --stats-interval's report is due. */
+static void
+stats_interval_due (void *cookie)
+{
+  (void) cookie;
+  stats_report_interval_due (control_fd);
+}
+
 /* The deadlines a round may have: a graceful stop's end, the open
- * checks', the scripts' next timer, a new launcher's start. */
-#define SUPERVISOR_TIMERS 4
+ * checks', the scripts' next timer, a new launcher's start, the next
+ * statistics report. */
+#define SUPERVISOR_TIMERS 5
 
 /* This round's peers, in the order their handlers run: the front-end,
  * the launcher, the scripts and the fetchers' script channels, the open
@@ -626,6 +666,9 @@ watch_peers (struct event_loop *ev, int sfd)
       event_add (ev, sfd, POLLIN, signals_ready, NULL) == -1)
     return -1;
   if (stopping && event_timer (ev, stop_deadline_ms, grace_over, NULL) == -1)
+    return -1;
+  if (stats_report_next_ms () &&
+      event_timer (ev, stats_report_next_ms (), stats_interval_due, NULL) == -1)
     return -1;
   return 0;
 }
@@ -672,10 +715,12 @@ supervisor_main (int argc, char **argv)
   options_parse (argc, argv, &opt);
   log_init (NULL, opt.verbose);
   exports_make_paths_absolute (&opt);
+  stats_report_setup (&opt);
   /* Before any child: writes to a child that died must be errors.  (The
    * children and --run's command get the default back.) */
   signal (SIGPIPE, SIG_IGN);
   choose_child_user ();
+  stats_report_check_dir (change_user, child_uid, child_gid);
 
   /* SIGTERM: a graceful stop.  Set again when we become --user. */
   if (opt.exit_with_parent)
@@ -692,7 +737,9 @@ supervisor_main (int argc, char **argv)
   sigaddset (&mask, SIGCHLD);
   sigaddset (&mask, SIGTERM);
   sigaddset (&mask, SIGINT);
-  sigaddset (&mask, SIGHUP);
+  /* SIGHUP, SIGUSR1 (statistics to the log) and the other signals whose
+   * default would end us: read from the signalfd, never fatal. */
+  unused_signals_add (&mask);
   if (sigprocmask (SIG_BLOCK, &mask, NULL) == -1)
     fatal_errno ("sigprocmask");
 

@@ -127,6 +127,12 @@ struct options {
   bool allow_local_redirects;     /* --allow-local-redirects */
   bool curl_verbose;              /* -D curl.verbose=1 */
   uint32_t multi_conn_mode;       /* multi-conn-mode=: MULTI_CONN_* */
+  /* Statistics (stats-report.c). */
+  bool stats;                     /* --stats: print them at exit */
+  const char *stats_file;         /* --stats-file, statsfile= */
+  bool stats_append;              /* statsappend=true: append, not replace */
+  bool stats_prometheus;          /* --stats-format=prometheus */
+  uint32_t stats_interval;        /* --stats-interval, seconds; 0: none */
 };
 
 /* nbdkit's multi-conn filter's multi-conn-mode= (options-nbdkit.c):
@@ -134,6 +140,13 @@ struct options {
  * export is read-only; DISABLE never does; ALWAYS (emulate, unsafe) asks
  * for it with writable exports too, which is refused (exports.c). */
 enum { MULTI_CONN_AUTO, MULTI_CONN_DISABLE, MULTI_CONN_ALWAYS };
+
+/* statsfile=, statsappend=, statsthreshold= (nbdkit's stats filter's
+ * parameters): taken into o and true, or false for any other key
+ * (options-stats.c). */
+bool stats_filter_key (struct options *o, const char *arg);
+/* --stats-format's argument. */
+void stats_format_option (struct options *o, const char *arg);
 
 /* Why a header line (header=, a header-script's) is refused, or NULL
  * (options-nbdkit.c). */
