@@ -57,6 +57,13 @@ uint32_t parse_uint (const char *what, const char *arg, uint32_t min, uint32_t m
 uint32_t parse_size (const char *what, const char *arg, uint32_t min, uint32_t max);
 uint32_t parse_delay (const char *what, const char *arg, uint32_t max_ms);
 
+/* ---- options-version.c ---- */
+
+/* --version: the version and the libraries' "key=value" lines, then
+ * exit (1 if one could not be printed). */
+__attribute__((noreturn))
+void print_version (void);
+
 /* ---- options-nbdkit.c ---- */
 
 /* The keys (curl-keys.h), in the table's order: what --help lists, what

@@ -159,10 +159,10 @@ usage_access_and_diagnostics (FILE *fp)
 "  -D curl.verbose=1         trace each web conversation, secrets masked\n"
 "Diagnostics:\n"
 "  -v, --verbose             debug messages\n"
-"  -V, --version             print the version\n"
+"  -V, --version             print the version and those of the libraries\n"
 "      --sandbox-debug       name a system call the sandbox refuses, then exit\n"
 "                            (a diagnostic for policy work, not a way to run)\n"
-"      --help                this text\n"
+"  -h, --help                this text\n"
 "See nbdcurld(8) for details.\n");
 }
 

@@ -27,10 +27,10 @@
 
 /* "-": other arguments come in order, as option 1 (the URL, and
  * key=value parameters that apply to the --export before them).  -u and
- * -g are nbdkit's names for --user and --group; -4, -6, -t, -D, --filter
- * and --log are nbdkit's, taken or refused with what to use instead
- * (nbdkit_option). */
-static const char short_options[] = "-46D:e:fg:i:p:P:rst:u:U:vV";
+ * -g are nbdkit's names for --user and --group, -h for --help; -4, -6,
+ * -t, -D, --filter and --log are nbdkit's, taken or refused with what to
+ * use instead (nbdkit_option). */
+static const char short_options[] = "-46D:e:fg:hi:p:P:rst:u:U:vV";
 const struct option long_options[] = {
   { "exportname",        required_argument, NULL, 'e' },
   { "export",            required_argument, NULL, OPT_EXPORT },
@@ -428,8 +428,7 @@ static void
 take_version (struct parse_state *p, int c, const char *arg)
 {
   (void) p, (void) c, (void) arg;
-  printf ("nbdcurld %s\n", PACKAGE_VERSION);
-  exit (EXIT_SUCCESS);
+  print_version ();
 }
 
 static void
@@ -538,7 +537,7 @@ static option_handler *const handlers[OPT_END] = {
   [OPT_LOG] = take_nbdkit_option,
   /* Diagnostics. */
   ['v'] = take_flag, ['V'] = take_version, [OPT_SANDBOX_DEBUG] = take_flag,
-  [OPT_HELP] = take_help,
+  ['h'] = take_help, [OPT_HELP] = take_help,
 };
 
 /* The next option: from the --config file being read, else getopt's;
