@@ -104,6 +104,7 @@ struct parse_state {
   struct options *o;
   const char *exportname, *url;
   const char *url_conf_path;  /* the --config file that gave url, or NULL */
+  const char *last_conf_path; /* the last --config file read, or NULL */
   struct fetch_settings defaults;
   /* Where keys and --allow go: the export defined last, or (before any)
    * all.  A --config file's own part before its first section is for

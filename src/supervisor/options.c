@@ -290,6 +290,7 @@ take_config (struct parse_state *p, int c, const char *arg)
   p->conf.next = 0;
   p->conf.in_section = false;
   conf_where_path = arg;
+  p->last_conf_path = arg;
   p->scope_before_conf = p->scope;
   p->scope = ALL_EXPORTS;
 }
@@ -555,6 +556,24 @@ next_option (struct parse_state *p, int argc, char **argv)
   return getopt_long (argc, argv, short_options, long_options, NULL);
 }
 
+/* Nothing to serve: what to write, and where.  A service (systemd sets
+ * INVOCATION_ID for each) is told the files its unit reads. */
+__attribute__((noreturn))
+static void
+no_url_given (const struct parse_state *p)
+{
+  if (getenv ("INVOCATION_ID") != NULL)
+    usage_error ("no URL given: name the exports in %s/nbdcurld/nbdcurld.conf (format: "
+                 "nbdcurld.conf(5)) or the URL and options in NBDCURLD_OPTIONS in "
+                 "%s/default/nbdcurld, then restart the service",
+                 SYSCONFDIR, SYSCONFDIR);
+  if (p->last_conf_path != NULL)
+    usage_error ("no URL given: %s names no export: add an [export NAME] section "
+                 "with url = URL, or url = URL alone (nbdcurld.conf(5)), or give a "
+                 "URL on the command line", p->last_conf_path);
+  usage_error ("no URL given: nbdcurld [OPTIONS] URL, or --export NAME=URL");
+}
+
 /* A URL given alone (with -e its name) is the one export. */
 static void
 add_single_url_export (struct parse_state *p)
@@ -570,7 +589,7 @@ add_single_url_export (struct parse_state *p)
   else if (p->exportname)
     usage_error ("-e names the single URL export; with --export the name is given there");
   if (o->nexports == 0)
-    usage_error ("no URL given: nbdcurld [OPTIONS] URL");
+    no_url_given (p);
 }
 
 void
