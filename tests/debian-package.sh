@@ -59,14 +59,15 @@ expected_files='./etc/default/nbdcurld
 ./usr/share/doc/nbdcurld/copyright
 ./usr/share/man/man5/nbdcurld.conf.5.gz
 ./usr/share/man/man8/nbdcurld.8.gz'
-files=$(dpkg-deb -c "$deb" | awk '$1 !~ /^d/ { print $6 }' | sort)
+listing=$(dpkg-deb -c "$deb")
+files=$(awk '$1 !~ /^d/ { print $6 }' <<< "$listing" | sort)
 if [ "$files" != "$expected_files" ]; then
     echo "debian-package: the package's files differ from the expected list (< expected, > packaged):" >&2
     diff <(echo "$expected_files") <(echo "$files") >&2 || true
     status=1
 fi
 for f in ./usr/sbin/nbdcurld ./usr/lib/nbdcurld/nbdcurld-fetcher ./usr/lib/nbdcurld/nbdcurld-frontend; do
-    dpkg-deb -c "$deb" | grep -q "^-rwxr-xr-x .* $f\$" ||
+    grep -q "^-rwxr-xr-x .* $f\$" <<< "$listing" ||
         { echo "debian-package: $f is not an executable file" >&2; status=1; }
 done
 # The configuration files are conffiles: an upgrade keeps the operator's.
