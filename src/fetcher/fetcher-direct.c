@@ -6,7 +6,7 @@
  *
  * Why: libcurl reads every body into its own buffer, and the data area
  * path then copies it again; for a sequential copy those copies are a
- * large share of all the CPU time (README, Performance).
+ * large share of all the CPU time.
  * Here the kernel moves the body's pages from the TCP socket into the
  * pipe, and the front-end moves them on into the client's socket.
  *
