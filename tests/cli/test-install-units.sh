@@ -91,6 +91,11 @@ fi
 cat empty.log
 grep -qF "$conf" empty.log && grep -qF "$SYSCONFDIR/default/nbdcurld" empty.log ||
     fail "the message does not name $conf and $SYSCONFDIR/default/nbdcurld"
+# The same by hand (no INVOCATION_ID): the file that names no export.
+if "$NBDCURLD" --config "$dest$conf" -f 2>by-hand.log; then
+    fail "nbdcurld with the installed nbdcurld.conf alone started"
+fi
+grep -qF "$dest$conf names no export" by-hand.log || fail "by hand: $(cat by-hand.log)"
 
 systemd-analyze security --offline=true --threshold=$MAX_EXPOSURE "$service" >security.log 2>&1 ||
     fail "exposure above $MAX_EXPOSURE/10: $(grep Overall security.log)"
