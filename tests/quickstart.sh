@@ -37,6 +37,7 @@ TEST_PACKAGES=(
     e2fsprogs hyperfine fio qemu-block-extra python3-pyftpdlib tinyproxy
     clang libclang-rt-14-dev
     dpkg-dev debhelper lintian
+    python3-yaml yamllint
 )
 
 say() { printf '==> %s\n' "$*"; }

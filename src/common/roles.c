@@ -13,6 +13,7 @@ extern int fetcher_main (void) __attribute__ ((weak));
 extern int launcher_main (void) __attribute__ ((weak));
 extern int url_check_main (void) __attribute__ ((weak));
 extern int remover_main (void) __attribute__ ((weak));
+extern int print_library_versions (void) __attribute__ ((weak));
 
 const struct role roles[NROLES] = {
   [ROLE_SUPERVISOR] = {
@@ -87,6 +88,8 @@ role_main (int argc, char **argv, const char *what, const char *exe_name)
 
   if (role_run (argc, argv, &status))
     return status;
+  if (argc == 2 && strcmp (argv[1], ARG_LIBRARY_VERSIONS) == 0 && print_library_versions)
+    return print_library_versions ();
   fprintf (stderr, "%s: this is nbdcurld's %s, started by nbdcurld itself: run nbdcurld "
            "instead\n", argc > 0 ? argv[0] : exe_name, what);
   return 1;

@@ -51,6 +51,9 @@ struct role {
 #define ROLE_ARG_KEYHOLDER        "--internal-role=key-holder"
 #define ROLE_ARG_LAUNCHER         "--internal-role=launcher"
 #define ROLE_ARG_REMOVER          "--internal-role=file-remover"
+/* Not a role: the front-end's and the fetcher's executables print the
+ * versions of the libraries they link, for nbdcurld --version. */
+#define ARG_LIBRARY_VERSIONS      "--internal-library-versions"
 
 extern const struct role roles[NROLES];
 
@@ -76,5 +79,10 @@ int url_check_main (void);
 int keyholder_main (void);
 int launcher_main (void);
 int remover_main (void);
+
+/* ARG_LIBRARY_VERSIONS: "key=value" lines on stdout naming the libraries
+ * this executable links (frontend-versions.c, fetcher-versions.c).  0,
+ * or 1 after a message. */
+int print_library_versions (void);
 
 #endif

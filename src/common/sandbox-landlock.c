@@ -87,11 +87,19 @@ ll_restrict_self (int ruleset)
   return (int) syscall (SYS_landlock_restrict_self, ruleset, 0);
 }
 
+int
+sandbox_landlock_abi (int *why_errno)
+{
+  int abi = ll_create_ruleset (NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+  *why_errno = abi < 0 ? errno : 0;
+  return abi < 0 ? 0 : abi;
+}
+
 static int
 landlock_abi (void)
 {
-  int abi = ll_create_ruleset (NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
-  return abi < 0 ? 0 : abi;
+  int why;
+  return sandbox_landlock_abi (&why);
 }
 
 static uint64_t

@@ -131,6 +131,10 @@ struct sandbox_landlock_result {
   bool fs, net, scoped;       /* which parts were enforced */
 };
 void sandbox_landlock (const struct sandbox_spec *s, struct sandbox_landlock_result *r);
+/* The kernel's Landlock ABI version, or 0 with why in *why_errno:
+ * ENOSYS (not built into this kernel) or EOPNOTSUPP (built in, not
+ * enabled at boot). */
+int sandbox_landlock_abi (int *why_errno);
 /* Start and join one thread, so that glibc's one-time thread set-up (it
  * installs signal handlers) is done before a filter that refuses it. */
 void sandbox_seccomp_prepare_threads (void);

@@ -8,12 +8,14 @@
  * urlcheck-client.c), and it needs nothing of theirs: it owns only the
  * executables' descriptors.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include <linux/close_range.h>
 
 #include "config-build.h"
@@ -175,4 +177,26 @@ spawn_child (enum role_id id, const int *fds, unsigned nfds)
     _exit (127);
   }
   return pid;
+}
+
+int
+children_print_library_versions (enum role_id id)
+{
+  const struct role *r = &roles[id];
+  char *argv[] = { (char *) "nbdcurld", (char *) ARG_LIBRARY_VERSIONS, NULL };
+  int status;
+  pid_t pid;
+
+  fflush (stdout);
+  pid = fork ();
+  if (pid == -1)
+    fatal_errno ("fork");
+  if (pid == 0) {
+    fexecve (role_executable (r), argv, child_environment (r));
+    _exit (127);
+  }
+  while (waitpid (pid, &status, 0) == -1)
+    if (errno != EINTR)
+      fatal_errno ("waitpid");
+  return WIFEXITED (status) ? WEXITSTATUS (status) : 1;
 }

@@ -20,4 +20,9 @@ void children_open_self (void);
  * with errno. */
 pid_t spawn_child (enum role_id id, const int *fds, unsigned nfds);
 
+/* --version: run the executable of role id with ARG_LIBRARY_VERSIONS,
+ * its lines going to our stdout.  Its exit status (1 if it did not
+ * exit). */
+int children_print_library_versions (enum role_id id);
+
 #endif

@@ -11,6 +11,7 @@
 
 #include "log.h"
 #include "options-internal.h"
+#include "secret.h"
 
 /* Secrets: in a file, named by file (+FILE) or descriptor (-FD) only,
  * never written there (a file is copied, backed up, and shown more
@@ -75,7 +76,8 @@ conf_value (const struct conf_reading *cr, const char *name, char *v)
                    "(%s = +FILE) or a descriptor (%s = -FD), never the secret itself",
                    name, name, name);
   }
-  if ((CONF_IS_SECRET (name) || strcmp (name, "url") == 0) && v[0] == '+')
+  if ((CONF_IS_SECRET (name) || strcmp (name, "url") == 0) && v[0] == '+' &&
+      strncmp (v, SECRET_CREDENTIAL_PREFIX, sizeof SECRET_CREDENTIAL_PREFIX - 1) != 0)
     abs = conf_relative (cr, "+", v + 1);
   else if (CONF_IS_PATH (name) && v[0] != '\0' &&
            !(strcmp (name, "unix") == 0 && strcmp (v, "-") == 0))

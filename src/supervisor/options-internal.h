@@ -58,6 +58,13 @@ uint32_t parse_uint (const char *what, const char *arg, uint32_t min, uint32_t m
 uint32_t parse_size (const char *what, const char *arg, uint32_t min, uint32_t max);
 uint32_t parse_delay (const char *what, const char *arg, uint32_t max_ms);
 
+/* ---- options-version.c ---- */
+
+/* --version: the version and the libraries' "key=value" lines, then
+ * exit (1 if one could not be printed). */
+__attribute__((noreturn))
+void print_version (void);
+
 /* ---- options-nbdkit.c ---- */
 
 /* The keys (curl-keys.h), in the table's order: what --help lists, what
@@ -102,6 +109,7 @@ struct parse_state {
   bool plugin_named;          /* nbdkit's plugin name "curl" was given */
   const char *url_conf_path;  /* the --config file that gave url, or NULL */
   unsigned url_conf_line;     /* and its line */
+  const char *last_conf_path; /* the last --config file read, or NULL */
   struct fetch_settings defaults;
   /* Where keys and --allow go: the export defined last, or (before any)
    * all.  A --config file's own part before its first section is for

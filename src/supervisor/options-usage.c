@@ -98,7 +98,8 @@ usage_transfers (FILE *fp)
 "      --insecure            do not verify TLS certificates (testing only)\n"
 "      --auth-user NAME      user name for the web or FTP server\n"
 "      --auth-password -|-FD|+FILE  its password: asked on the terminal,\n"
-"                            read from descriptor FD, or from FILE\n"
+"                            read from descriptor FD, or from FILE (+cred:NAME:\n"
+"                            from the service's credential NAME)\n"
 "      --connections N       connections per client to the web server (default %u)\n"
 "      --client-memory SIZE  data one client's reads may hold in flight\n"
 "                            (default %uM; K and M suffixes)\n"
@@ -170,10 +171,10 @@ usage_access_and_diagnostics (FILE *fp)
 "      --stats-interval N    write FILE every N seconds too\n"
 "Diagnostics:\n"
 "  -v, --verbose             debug messages\n"
-"  -V, --version             print the version\n"
+"  -V, --version             print the version and those of the libraries\n"
 "      --sandbox-debug       name a system call the sandbox refuses, then exit\n"
 "                            (a diagnostic for policy work, not a way to run)\n"
-"      --help                this text\n"
+"  -h, --help                this text\n"
 "See nbdcurld(8) for details.\n");
 }
 

@@ -27,10 +27,10 @@
 
 /* "-": other arguments come in order, as option 1 (the URL, and
  * key=value parameters that apply to the --export before them).  -u and
- * -g are nbdkit's names for --user and --group; -4, -6, -t, -D, -n, -o,
- * --filter and --log are nbdkit's, taken or refused with what to use instead
- * (nbdkit_option). */
-static const char short_options[] = "-46D:e:fg:i:nop:P:rst:u:U:vV";
+ * -g are nbdkit's names for --user and --group, -h for --help; -4, -6,
+ * -t, -D, -n, -o, --filter and --log are nbdkit's, taken or refused
+ * with what to use instead (nbdkit_option). */
+static const char short_options[] = "-46D:e:fg:hi:nop:P:rst:u:U:vV";
 const struct option long_options[] = {
   { "exportname",        required_argument, NULL, 'e' },
   { "export",            required_argument, NULL, OPT_EXPORT },
@@ -305,6 +305,7 @@ take_config (struct parse_state *p, int c, const char *arg)
   p->conf.next = 0;
   p->conf.in_section = false;
   conf_where_path = arg;
+  p->last_conf_path = arg;
   p->scope_before_conf = p->scope;
   p->scope = ALL_EXPORTS;
 }
@@ -450,8 +451,7 @@ static void
 take_version (struct parse_state *p, int c, const char *arg)
 {
   (void) p, (void) c, (void) arg;
-  printf ("nbdcurld %s\n", PACKAGE_VERSION);
-  exit (EXIT_SUCCESS);
+  print_version ();
 }
 
 static void
@@ -561,7 +561,7 @@ static option_handler *const handlers[OPT_END] = {
   [OPT_LOG] = take_nbdkit_option,
   /* Diagnostics. */
   ['v'] = take_flag, ['V'] = take_version, [OPT_SANDBOX_DEBUG] = take_flag,
-  [OPT_HELP] = take_help,
+  ['h'] = take_help, [OPT_HELP] = take_help,
   /* Statistics. */
   [OPT_STATS] = take_flag, [OPT_STATS_FILE] = take_text, [OPT_STATS_FORMAT] = take_text,
   [OPT_STATS_INTERVAL] = take_number,
@@ -582,6 +582,24 @@ next_option (struct parse_state *p, int argc, char **argv)
   return getopt_long (argc, argv, short_options, long_options, NULL);
 }
 
+/* Nothing to serve: what to write, and where.  A service (systemd sets
+ * INVOCATION_ID for each) is told the files its unit reads. */
+__attribute__((noreturn))
+static void
+no_url_given (const struct parse_state *p)
+{
+  if (getenv ("INVOCATION_ID") != NULL)
+    usage_error ("no URL given: name the exports in %s/nbdcurld/nbdcurld.conf (format: "
+                 "nbdcurld.conf(5)) or the URL and options in NBDCURLD_OPTIONS in "
+                 "%s/default/nbdcurld, then restart the service",
+                 SYSCONFDIR, SYSCONFDIR);
+  if (p->last_conf_path != NULL)
+    usage_error ("no URL given: %s names no export: add an [export NAME] section "
+                 "with url = URL, or url = URL alone (nbdcurld.conf(5)), or give a "
+                 "URL on the command line", p->last_conf_path);
+  usage_error ("no URL given: nbdcurld [OPTIONS] URL, or --export NAME=URL");
+}
+
 /* A URL given alone (with -e its name) is the one export. */
 static void
 add_single_url_export (struct parse_state *p)
@@ -599,7 +617,7 @@ add_single_url_export (struct parse_state *p)
   else if (p->exportname)
     usage_error ("-e names the single URL export; with --export the name is given there");
   if (o->nexports == 0)
-    usage_error ("no URL given: nbdcurld [OPTIONS] URL");
+    no_url_given (p);
 }
 
 void

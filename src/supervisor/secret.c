@@ -1,6 +1,7 @@
 /* secret.c: passwords from a terminal, a descriptor or a file. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,6 +115,37 @@ read_from_terminal (const struct secret_kind *k, char *buf, size_t cap,
   return len;
 }
 
+/* The file a "+FILE" source names: FILE, or for "+cred:NAME" NAME in
+ * $CREDENTIALS_DIRECTORY.  Malloc'd, or NULL with a message in err. */
+static char *
+secret_file_path (const struct secret_kind *k, const char *source, char *err, size_t errlen)
+{
+  const size_t plen = sizeof SECRET_CREDENTIAL_PREFIX - 1;
+  const char *name = source + plen, *dir = getenv ("CREDENTIALS_DIRECTORY");
+  char *path;
+
+  if (strncmp (source, SECRET_CREDENTIAL_PREFIX, plen) != 0)
+    path = strdup (source + 1);
+  else if (name[0] == '\0' || strchr (name, '/') || strcmp (name, ".") == 0 ||
+           strcmp (name, "..") == 0 || strlen (name) > NAME_MAX) {
+    snprintf (err, errlen, "%s %s: a credential's name is a file name of 1 to %d "
+              "bytes without \"/\"", k->option, source, NAME_MAX);
+    return NULL;
+  }
+  else if (dir == NULL || dir[0] != '/') {
+    snprintf (err, errlen, "%s %s: $CREDENTIALS_DIRECTORY is %s: +cred:NAME reads a "
+              "credential systemd loads for the service (LoadCredential=%s:/path/to/file "
+              "in its unit); elsewhere give +FILE", k->option, source,
+              dir == NULL ? "not set" : "not an absolute path", name);
+    return NULL;
+  }
+  else if (asprintf (&path, "%s/%s", dir, name) == -1)
+    path = NULL;
+  if (path == NULL)
+    snprintf (err, errlen, "%s: out of memory", k->option);
+  return path;
+}
+
 /* Read a secret from SOURCE (see secret.h); with allow_prompt and
  * allow_fd false only "+FILE" is accepted. */
 static char *
@@ -149,15 +181,19 @@ read_secret (const struct secret_kind *k, const char *source, bool allow_other,
     close ((int) fd);
   }
   else if (source[0] == '+') {
-    int fd = open (source + 1, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    char *path = secret_file_path (k, source, err, errlen);
+    int fd = path ? open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY) : -1;
     if (fd == -1) {
-      snprintf (err, errlen, "%s: %s: %s", k->option, source + 1, strerror (errno));
+      if (path != NULL)
+        snprintf (err, errlen, "%s: %s: %s", k->option, path, strerror (errno));
+      free (path);
       goto out;
     }
     len = fd_read_all (fd, buf, cap);
     if (len == -1)
-      snprintf (err, errlen, "%s: %s: %s", k->option, source + 1, read_error (k, errno));
+      snprintf (err, errlen, "%s: %s: %s", k->option, path, read_error (k, errno));
     close (fd);
+    free (path);
   }
   else {
     snprintf (err, errlen, allow_other ? "%s takes -, -FD or +FILE" : "%s takes +FILE",

@@ -8,8 +8,17 @@
 
 #include <stddef.h>
 
+/* "+cred:NAME" in place of "+FILE": the credential NAME that systemd
+ * put in $CREDENTIALS_DIRECTORY for the service (LoadCredential=NAME:PATH,
+ * SetCredential=, LoadCredentialEncrypted=), so that a service under
+ * DynamicUser= reads a secret only root may read elsewhere.  NAME is a
+ * file name (no "/"); without $CREDENTIALS_DIRECTORY it is refused.  A
+ * --config file keeps it as it is (no directory is put before it). */
+#define SECRET_CREDENTIAL_PREFIX "+cred:"
+
 /* SOURCE is "-" (ask on the controlling terminal, without echo), "-FD"
- * (read descriptor FD to its end, then close it) or "+FILE" (read FILE).
+ * (read descriptor FD to its end, then close it), "+FILE" (read FILE)
+ * or "+cred:NAME" (read the credential NAME).
  * One trailing newline (LF or CR LF) is dropped; the rest must be at most
  * MAX_SECRET_LENGTH bytes without NUL or line breaks.  Returns the
  * malloc'd password, or NULL with a message for the user in err (the
