@@ -190,7 +190,7 @@ refused 'after-quote.conf:2: something after the closing quote' bad/after-quote.
 # What is found wrong after the file is read names its line too: a URL
 # the URL checker refuses, a CA file that is not there.
 bad scheme '# an export' "url = htp://127.0.0.1:$WEB_PORT/good/hdr.img"
-refused '^nbdcurld: error: bad/scheme.conf:2: export "": .*URL scheme' bad/scheme.conf
+refused '^([0-9T:.-]+Z )?nbdcurld: error: bad/scheme.conf:2: export "": .*URL scheme' bad/scheme.conf
 bad section-scheme '[export a]' "$good" '' '[export b]' 'header = X-Nbdcurld-Test: b' \
     'url = "gopher://127.0.0.1/x"'
 refused 'bad/section-scheme.conf:6: export "b": .*scheme' bad/section-scheme.conf

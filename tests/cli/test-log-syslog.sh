@@ -89,7 +89,7 @@ grep -Ev '^<(2[4-9]|3[01])>nbdcurld\[[0-9]+\]: ' received.log &&
 
 echo "== a warning: <28>"
 expect_fail nbdinfo --size "nbd+unix:///gone?socket=$tmp/a.sock" 2>/dev/null
-eventually 10 received '^<28>nbdcurld\[[0-9]+\]: front-end: warning: export "gone" cannot be opened: not found \(HTTP 404\)' ||
+eventually 10 received '^<28>nbdcurld\[[0-9]+\]: front-end: warning: export "gone" cannot be opened: http://[^ ]*/good/missing.img: not found \(HTTP 404\)' ||
     fail "no <28> warning for a 404: $(grep 404 received.log)"
 
 echo "== the logger restarts: lines are lost and counted, SIGHUP reconnects"
@@ -111,7 +111,7 @@ echo "== --log=syslog in the foreground: an export that cannot be opened is <27>
 rc=0
 "$NBDCURLD" -r --log=syslog "$WEB_URL/good/missing.img" --run true 2> stderr2.log || rc=$?
 [ "$rc" -eq 1 ] || fail "exit status $rc, not 1"
-eventually 10 received '^<27>nbdcurld\[[0-9]+\]: error: export "" cannot be opened: not found \(HTTP 404\)' ||
+eventually 10 received '^<27>nbdcurld\[[0-9]+\]: error: export "" cannot be opened: http://[^ ]*/good/missing.img: not found \(HTTP 404\)' ||
     fail "no <27> error: $(cat received.log)"
 grep -q 'cannot be opened' stderr2.log && fail "the error went to standard error too"
 

@@ -38,7 +38,7 @@ refused() {
 refused "404" "$WEB_URL/good/missing.img"
 grep -q 'not found (HTTP 404)' err.txt || fail "404: the reason is missing"
 # It stops nbdcurld: an error, not a warning.
-grep -q 'nbdcurld: error: export "" cannot be opened: not found (HTTP 404)' err.txt ||
+grep -Eq 'nbdcurld: error: export "" cannot be opened: http://[^ ]*/good/missing.img: not found \(HTTP 404\)' err.txt ||
     fail "404: not reported as an error"
 grep -q 'warning: export "" cannot be opened' err.txt && fail "404: reported as a warning"
 
