@@ -151,6 +151,7 @@ start_read (const struct fetcher_request *req)
     const struct fetcher_request *next = &http.queue[http.queue_head];
     if (next->offset != t->offset + t->length ||
         t->length >= max_bytes || next->length > max_bytes - t->length ||
+        readahead_overlaps (next->offset, next->length) ||
         (direct && (!direct_takes (next) || direct_to_area (next) != direct_to_area (req))))
       break;
     t->parts[t->nparts].id = next->id;

@@ -209,6 +209,10 @@ void readahead_finished (struct ra_segment *s, const char *why);
 void readahead_arrived (struct ra_segment *s, size_t bytes);
 /* No request waits in the store. */
 bool readahead_idle (void);
+/* The store holds or fetches a byte of [offset, offset + length): a
+ * queued read that does must come off the queue through readahead_take,
+ * not join another read's transfer, or it would be fetched twice. */
+bool readahead_overlaps (uint64_t offset, uint32_t length);
 /* fetcher-http.c: start s's prefetch of [offset, offset + length) into
  * buf through libcurl, on a free transfer (the caller checked there is
  * one).  A failure to start is readahead_finished at once. */

@@ -149,15 +149,60 @@ make_room (uint32_t len, uint64_t keep_lo, uint64_t keep_hi)
   }
 }
 
-/* len, or less: up to the next stored (or coming) byte after pos, which
- * is not stored itself: no byte is fetched twice. */
+/* The transfers fetching reads for the client (not prefetches): those
+ * of the pool not on its free list.  Their ranges include the queued
+ * reads that joined a read as its parts (start_read's coalescing), which
+ * this store never saw. */
+static void
+reads_in_flight (bool busy[MAX_CONNECTIONS])
+{
+  for (unsigned i = 0; i < http.f->cfg->connections; i++)
+    busy[i] = true;
+  for (struct transfer *t = http.free_list; t != NULL; t = t->next_free)
+    busy[t - http.pool] = false;
+  for (unsigned i = 0; i < http.f->cfg->connections; i++)
+    busy[i] = busy[i] && http.pool[i].mode == MODE_READ && http.pool[i].prefetch == NULL;
+}
+
+/* pos, or if a read in flight is fetching byte pos, the end of its
+ * range: a window starts there, so that it fetches none of the bytes the
+ * client's own reads are fetching.  (Each pass moves pos on, past one of
+ * at most MAX_CONNECTIONS ranges, or ends.) */
+static uint64_t
+past_reads_in_flight (uint64_t pos)
+{
+  bool busy[MAX_CONNECTIONS], moved = true;
+
+  reads_in_flight (busy);
+  while (moved) {
+    moved = false;
+    for (unsigned i = 0; i < http.f->cfg->connections; i++) {
+      const struct transfer *t = &http.pool[i];
+      if (busy[i] && pos >= t->offset && pos - t->offset < t->length) {
+        pos = t->offset + t->length;
+        moved = true;
+      }
+    }
+  }
+  return pos;
+}
+
+/* len, or less: up to the next byte after pos that is stored, coming, or
+ * fetched by a read in flight, which is not itself: no byte is fetched
+ * twice. */
 static uint32_t
 up_to_next (uint64_t pos, uint32_t len)
 {
+  bool busy[MAX_CONNECTIONS];
+
   for (unsigned i = 0; i < READAHEAD_MAX_SEGMENTS; i++)
     if (ra.seg[i].state != SEG_FREE && ra.seg[i].offset > pos &&
         ra.seg[i].offset - pos < len)
       len = (uint32_t) (ra.seg[i].offset - pos);
+  reads_in_flight (busy);
+  for (unsigned i = 0; i < http.f->cfg->connections; i++)
+    if (busy[i] && http.pool[i].offset > pos && http.pool[i].offset - pos < len)
+      len = (uint32_t) (http.pool[i].offset - pos);
   return len;
 }
 
@@ -228,7 +273,7 @@ next_window (uint32_t read_length)
 static bool
 little_in_flight (void)
 {
-  bool is_free[MAX_CONNECTIONS] = { false };
+  bool busy[MAX_CONNECTIONS];
   uint64_t bytes = 0;
   unsigned reads = 0;
 
@@ -241,12 +286,10 @@ little_in_flight (void)
     reads += ra.waiters[i].req.type == IPC_READ;
     bytes += ra.waiters[i].req.type == IPC_READ ? ra.waiters[i].req.length : 0;
   }
-  /* The transfers at work for reads (not prefetches): those not free. */
-  for (struct transfer *t = http.free_list; t != NULL; t = t->next_free)
-    is_free[t - http.pool] = true;
+  reads_in_flight (busy);
   for (unsigned i = 0; i < http.f->cfg->connections; i++) {
     const struct transfer *t = &http.pool[i];
-    if (!is_free[i] && t->mode == MODE_READ && t->prefetch == NULL) {
+    if (busy[i]) {
       reads += t->nparts - t->next_part;
       bytes += t->length - t->received;
     }
@@ -254,23 +297,42 @@ little_in_flight (void)
   return reads < READAHEAD_MAX_CLIENT_READS && bytes < READAHEAD_MAX_CLIENT_BYTES;
 }
 
-/* The segments wholly behind the forward run of the newest read, further
- * back than any read that continues the run may start: they will not be
- * read again, and go before they are evicted.  (Not by counting the bytes
- * read out of them: a reader whose reads overlap reads some twice, and
- * one that leaves gaps never reads them all.) */
+/* Does a read waiting in the store need a byte of s? */
+static bool
+segment_awaited (const struct ra_segment *s)
+{
+  for (unsigned i = 0; i < ra.nwaiters; i++) {
+    const struct fetcher_request *r = &ra.waiters[i].req;
+    if (r->offset < s->offset + s->length && s->offset < r->offset + r->length)
+      return true;
+  }
+  return false;
+}
+
+/* The segments wholly behind the forward run of the newest read (req),
+ * further back than any read that continues the run may start, and
+ * behind req itself, which is yet to be answered (its run's frontier is
+ * its end already: a read of 2 MiB starts further back than
+ * FORWARD_MAX_DISTANCE before it): they will not be read again, and go
+ * before they are evicted.  (Not by counting the bytes read out of them:
+ * a reader whose reads overlap reads some twice, and one that leaves gaps
+ * never reads them all.)  A segment a waiting read needs stays. */
 static void
-release_behind (void)
+release_behind (const struct fetcher_request *req)
 {
   uint64_t lo = ra.verdict.run_start, hi;
 
   if (ra.verdict.frontier - lo <= FORWARD_MAX_DISTANCE)
     return;
   hi = ra.verdict.frontier - FORWARD_MAX_DISTANCE;
+  if (req->offset < hi)
+    hi = req->offset;
+  if (hi <= lo)
+    return;
   for (unsigned i = 0; i < READAHEAD_MAX_SEGMENTS; i++) {
     struct ra_segment *s = &ra.seg[i];
     if (s->state == SEG_READY && s->offset >= lo && s->length <= hi - lo &&
-        s->offset - lo <= hi - lo - s->length)
+        s->offset - lo <= hi - lo - s->length && !segment_awaited (s))
       segment_free (s);
   }
 }
@@ -284,7 +346,7 @@ observe (const struct fetcher_request *req)
   if (!ra.verdict.forward)
     ra.window = 0;              /* a jump or a random read: start small again */
   else
-    release_behind ();
+    release_behind (req);
 }
 
 /* Fetch ahead for the newest read?  Its run must be forward, and the
@@ -409,7 +471,7 @@ keep_ahead (uint64_t frontier, unsigned spare_transfers)
    * start (one that fails at once is not tried again here). */
   for (unsigned pass = 0; pass < READAHEAD_MAX_INFLIGHT; pass++) {
     uint64_t have = covered (frontier, http.f->size - frontier, &fetching);
-    uint64_t pos = frontier + have;
+    uint64_t pos = past_reads_in_flight (frontier + have);
     if (pos >= http.f->size || have >= (uint64_t) ra.window * READAHEAD_MAX_INFLIGHT ||
         ra.fetching >= READAHEAD_MAX_INFLIGHT || free_transfers () <= spare_transfers)
       return;
@@ -613,6 +675,18 @@ void
 readahead_arrived (struct ra_segment *s, size_t bytes)
 {
   s->arrived = (uint32_t) bytes;    /* <= s->length: the write callback's check */
+}
+
+bool
+readahead_overlaps (uint64_t offset, uint32_t length)
+{
+  for (unsigned i = 0; i < READAHEAD_MAX_SEGMENTS; i++) {
+    const struct ra_segment *seg = &ra.seg[i];
+    if (seg->state != SEG_FREE && seg->offset < offset + length &&
+        offset < seg->offset + seg->length)
+      return true;
+  }
+  return false;
 }
 
 bool

@@ -3,6 +3,8 @@
 # web server, whose log shows every range request:
 #  - a reader at queue depth 1 reading 4 KiB after 4 KiB gets exact data
 #    from far fewer requests than reads;
+#  - a reader at queue depth 1 reading 2 MiB after 2 MiB (reads longer
+#    than the distance a run may step back) fetches no byte twice;
 #  - a random reader's requests are not inflated: about one a read, and
 #    hardly more bytes fetched than read;
 #  - after NBD_CMD_CACHE of a range, reading it sends no request;
@@ -17,6 +19,7 @@ make_image www/seq.img $((4 * 1024 * 1024))
 cp www/seq.img www/rnd.img
 cp www/seq.img www/cache.img
 cp www/seq.img www/changing.img
+make_image www/big.img $((24 * 1024 * 1024))
 start_web_server "$tmp/www"
 
 cat > reader.py <<'PYEOF'
@@ -39,6 +42,12 @@ if mode == "seq":
     for offset in range(0, size, 4096):
         check(offset, 4096)
     print(size // 4096)
+elif mode == "big":
+    # One read of 2 MiB at a time: each starts further back than
+    # FORWARD_MAX_DISTANCE before its own end.
+    for offset in range(0, size, 2 << 20):
+        check(offset, 2 << 20)
+    print(size // (2 << 20))
 elif mode in ("overlap", "gapped"):
     # One read at a time, each overlapping the last by 1 KiB or leaving a
     # 4 KiB gap after it, as qemu-img reads a compressed qcow2.
@@ -168,6 +177,16 @@ for mode in overlap gapped depth3; do
     [ $((n * 10)) -le "$reads" ] ||
         fail "$mode: $n range requests for $reads reads (expected 10 times fewer)"
 done
+
+# Queue depth 1, 2 MiB a read: read ahead, and every window's bytes
+# served (a window freed before the read that needed its tail was
+# answered had that tail fetched again).
+reads=$("$NBDCURLD" -r "$WEB_URL/good/big.img" --run "$PY reader.py big \"\$uri\" www/big.img")
+size=$(stat -c %s www/big.img)
+bytes=$(sent big)
+echo "big: $reads reads, $(gets big) range requests, $bytes bytes sent for $size"
+[ "$bytes" -le $((size + size / 100)) ] ||
+    fail "big: $bytes bytes sent for $size read once each (fetched twice?)"
 
 # Random: no readahead.
 reads=$("$NBDCURLD" -r "$WEB_URL/good/rnd.img" --run "$PY reader.py random \"\$uri\" www/rnd.img")
