@@ -138,7 +138,19 @@
    * with the reason. */                                                              \
   TEXT ("cookiefile", cookie_file, text_cookie_file, MAX_PATH_LENGTH, NULL,           \
         SUPERVISOR, KEY_PATH, HELP_LISTED)                                           \
-  NAME_ONLY ("cookiejar", refuse_cookiejar)
+  NAME_ONLY ("cookiejar", refuse_cookiejar)                                            \
+  /* nbdkit's cache filter's, for the export's read cache (options-cache.c):          \
+   * its size and block size; cache-on-read=true is what it does;                     \
+   * cache= and the thresholds change nothing for a read-only export whose             \
+   * cache evicts as it fills. */                                                     \
+  CHOICE ("cache-max-size", cache_bytes, parse_cache_size_key, 0, 0,                  \
+          (int64_t) o->cache_bytes, HELP_UNLISTED)                                    \
+  CHOICE ("cache-min-block-size", cache_block_size, parse_cache_block_key, 0, 0, 0,   \
+          HELP_UNLISTED)                                                              \
+  NAME_ONLY ("cache-on-read", check_cache_on_read)                                    \
+  NAME_ONLY ("cache", ignored_cache_mode)                                             \
+  NAME_ONLY ("cache-high-threshold", ignored_cache_threshold)                         \
+  NAME_ONLY ("cache-low-threshold", ignored_cache_threshold)
 
 enum curl_key_help { HELP_UNLISTED, HELP_LISTED, HELP_RETRY };
 enum curl_key_conf { KEY_VALUE, KEY_PATH, KEY_SECRET };

@@ -32,6 +32,12 @@ struct fetcher_config_wire {
   uint32_t readahead;          /* 0 .. READAHEAD_MAX_BYTES: the prefetch
                                   store's size, 0: none */
   uint16_t allow_ports[MAX_ALLOWED_PORTS];  /* --allow-port, 0: unused slot */
+  /* The export's read cache (cache-layout.h): its geometry, which
+   * cache_geometry_ok allows, or 0 entries: none; and this connection's
+   * number among the export's, whose share it counts. */
+  uint32_t cache_entries;
+  uint32_t cache_block_size;
+  uint32_t cache_owner;
   uint32_t nstrings;           /* config.h's FETCHER_NSTRINGS */
   /* then nstrings uint32_t lengths, then the strings' bytes, both in
      config.h's order (fetcher_strings: the URL, export name, password,

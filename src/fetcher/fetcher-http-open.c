@@ -17,6 +17,7 @@
 
 #include <curl/curl.h>
 
+#include "fetcher-cache.h"
 #include "fetcher-curl.h"
 #include "fetcher-wire.h"
 
@@ -381,6 +382,7 @@ prepare_reads (struct fetcher *f, uint32_t n)
     build_preconditions ();
     build_read_headers ();
   }
+  fetcher_cache_pin (http.range_url, f->size, http.etag, http.last_modified);
   direct_prepare (&http.pool[0]);
   if (transfer_setup_reads (&http.pool[0]) == -1)
     return open_failed (EIO, "libcurl refused an option (see above)");

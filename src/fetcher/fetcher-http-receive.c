@@ -93,7 +93,7 @@ write_callback (char *ptr, size_t size, size_t nmemb, void *opaque)
         /* Complete and from a checked response: answer it now.  The last
          * part waits for the end of the transfer (finish_read), which
          * proves the body was exactly as long as asked. */
-        fetcher_reply (t->parts[p].id, 0);
+        answer_part (t, p);
         t->next_part++;
         t->part_received = 0;
       }

@@ -37,6 +37,7 @@
 
 #include "child-fds.h"
 #include "clock.h"
+#include "fetcher-cache.h"
 #include "fetcher-curl.h"
 #include "ipc-messages.h"
 #include "limits-web.h"
@@ -203,8 +204,13 @@ finish_read (struct transfer *t, CURLcode rc)
     cause = RETRY_CAUSE_TRANSIENT;
   }
 
-  if (t->prefetch != NULL)
+  if (t->prefetch != NULL) {
+    if (why == NULL)
+      fetcher_cache_keep (t->offset, t->data, t->length);
+    else if (t->reply.object_changed)
+      fetcher_cache_changed ();
     readahead_finished (t->prefetch, why);   /* its own buffer, no parts */
+  }
   else if (why != NULL) {
     /* 401, 403 with scripts: the read goes again with renewed values. */
     if (script_park_refused (t))
@@ -218,7 +224,7 @@ finish_read (struct transfer *t, CURLcode rc)
     fatal ("internal error: a complete read left %u parts unanswered",
            t->nparts - t->next_part);
   else
-    fetcher_reply (t->parts[t->next_part].id, 0);
+    answer_part (t, t->next_part);
   release (t);
 }
 
@@ -315,7 +321,7 @@ start_queued_reads (void)
          (http.range_is_http || http.active == 0) &&
          (!direct_takes (&http.queue[http.queue_head]) || direct_may_start ())) {
     struct fetcher_request req = queue_pop ();
-    if (!readahead_take (&req))
+    if (!fetcher_cache_answer (&req) && !readahead_take (&req))
       start_read (&req);
   }
 }
@@ -386,6 +392,7 @@ http_serve (struct fetcher *f)
     if (!take_requests (f, &input_open, input_ready)) {
       /* Gone: nobody will read the replies of the reads in flight. */
       retry_summary ();
+      fetcher_cache_summary ();
       return;
     }
     start_queued_reads ();
@@ -393,6 +400,7 @@ http_serve (struct fetcher *f)
     if (!input_open && http.active == 0 && http.queue_len == 0 && script_parked () == 0 &&
         readahead_idle ()) {
       retry_summary ();
+      fetcher_cache_summary ();
       return;
     }
     input_ready = wait_for_events (input_open && http.queue_len < QUEUE_SIZE);

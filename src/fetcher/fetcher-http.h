@@ -175,6 +175,10 @@ const char *certificate_problem (struct transfer *t, CURLcode rc, const char *wh
 void reply_begin (struct transfer *t);
 /* The reads of t not answered yet fail with EIO, and why is logged. */
 void fail_read (struct transfer *t, const char *why);
+/* Part p of t (none before it unanswered) is all in its place in the data
+ * area, from a reply that passed its checks: kept in the cache, and
+ * answered. */
+void answer_part (struct transfer *t, unsigned p);
 /* t goes back to the pool's free list. */
 void release (struct transfer *t);
 /* The queue of requests waiting for a transfer (the callers check that

@@ -85,6 +85,8 @@ const struct option long_options[] = {
   { "ipv4-only",         no_argument,       NULL, '4' },
   { "ipv6-only",         no_argument,       NULL, '6' },
   { "config",            required_argument, NULL, OPT_CONFIG },
+  { "cache",             required_argument, NULL, OPT_CACHE },
+  { "cache-dir",         required_argument, NULL, OPT_CACHE_DIR },
   { NULL, 0, NULL, 0 },
 };
 
@@ -496,6 +498,18 @@ take_auth_password (struct parse_state *p, int c, const char *arg)
   p->o->auth_password_source = arg;
 }
 
+/* --cache SIZE, --cache-dir DIR (options-cache.c). */
+static void
+take_cache (struct parse_state *p, int c, const char *arg)
+{
+  if (c == OPT_CACHE)
+    p->o->cache_bytes = parse_cache_bytes ("--cache", arg);
+  else if (arg[0] == '\0')
+    usage_error ("--cache-dir needs a directory");
+  else
+    p->o->cache_dir = arg;
+}
+
 /* -4, -6, -t, -D, --filter, --log (options-nbdkit.c). */
 static void
 take_nbdkit_option (struct parse_state *p, int c, const char *arg)
@@ -526,6 +540,7 @@ static option_handler *const handlers[OPT_END] = {
   [OPT_PROXY_FROM_ENV] = take_flag, [OPT_MAX_CLIENTS] = take_number,
   [OPT_SPARE_FETCHERS] = take_number, [OPT_EXEC_FETCHERS] = take_flag,
   [OPT_ALLOW_PORT] = take_allow_port, [OPT_ALLOW_LOCAL_REDIRECTS] = take_flag,
+  [OPT_CACHE] = take_cache, [OPT_CACHE_DIR] = take_cache,
   /* NBD over TLS and access. */
   [OPT_TLS] = take_tls, [OPT_TLS_CERTIFICATES] = take_text, [OPT_TLS_PSK] = take_text,
   [OPT_TLS_VERIFY_PEER] = take_flag, [OPT_TLS_PRIORITY] = take_text,

@@ -67,6 +67,11 @@ struct export_spec {
    * (valid when ca_bundle_len > 0). */
   int ca_bundle_fd;
   uint32_t ca_bundle_len;
+  /* Its read cache (cache-layout.h): the geometry options_check_cache
+   * chose (0 entries: none), and the backing cache-backing.c made, given
+   * to each of its fetchers after the descriptors above (else -1). */
+  uint32_t cache_entries, cache_block_size;
+  int cache_fd;
 };
 
 /* One --allow rule, for one export or (export == ALL_EXPORTS) all. */
@@ -125,6 +130,9 @@ struct options {
   unsigned nallow_ports;
   bool allow_local_redirects;     /* --allow-local-redirects */
   bool curl_verbose;              /* -D curl.verbose=1 */
+  uint64_t cache_bytes;           /* --cache, bytes; 0: none */
+  const char *cache_dir;          /* --cache-dir, or NULL: in memory */
+  bool cache_filter;              /* --filter=cache */
 };
 
 /* Why a header line (header=, a header-script's) is refused, or NULL
