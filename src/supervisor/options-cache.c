@@ -2,9 +2,9 @@
  * options-cache.c: the options and keys of the exports' read caches:
  * --cache SIZE and --cache-dir DIR, and nbdkit's cache filter's keys
  * (--filter=cache with cache-max-size=, cache-min-block-size=,
- * cache-on-read=, and cache=, cache-high-threshold=,
- * cache-low-threshold=, which change nothing here), each per export in a
- * --config file's sections too; and the geometry each export gets.
+ * cache-on-read=, and cache-high-threshold=, cache-low-threshold=, which
+ * change nothing here), each per export in a --config file's sections
+ * too; and the geometry each export gets.
  *
  * Apart because the cache's options are one concern: what a size means,
  * which of nbdkit's values are taken and why, and how an export's keys,
@@ -87,18 +87,6 @@ check_cache_on_read (const char *key, const char *v, const char **url)
   usage_error ("cache-on-read=%s: nbdcurld's cache always keeps what was read (its "
                "exports are read-only, so there is nothing else to keep): give "
                "cache-on-read=true, or leave it out", v);
-}
-
-/* cache=writeback, writethrough or unsafe: how writes go, and nothing is
- * written to these exports. */
-void
-ignored_cache_mode (const char *key, const char *v, const char **url)
-{
-  (void) key, (void) url;
-  if (strcmp (v, "writeback") != 0 && strcmp (v, "writethrough") != 0 &&
-      strcmp (v, "unsafe") != 0)
-    usage_error ("cache=%s: writeback, writethrough or unsafe (nbdkit's cache modes, "
-                 "which change nothing for nbdcurld's read-only exports)", v);
 }
 
 /* cache-high-threshold=, cache-low-threshold=: when nbdkit reclaims; the

@@ -87,11 +87,10 @@ uint64_t parse_cache_bytes (const char *what, const char *arg);
 /* cache-max-size=, cache-min-block-size= (curl-keys.h's CHOICE rows). */
 int64_t parse_cache_size_key (const char *key, const char *v, uint32_t min, uint32_t max);
 int64_t parse_cache_block_key (const char *key, const char *v, uint32_t min, uint32_t max);
-/* cache-on-read=, cache=, cache-high-threshold=, cache-low-threshold=
+/* cache-on-read=, cache-high-threshold=, cache-low-threshold=
  * (NAME_ONLY rows): taken when they ask for what the cache does, or
  * change nothing; else refused. */
 void check_cache_on_read (const char *key, const char *v, const char **url);
-void ignored_cache_mode (const char *key, const char *v, const char **url);
 void ignored_cache_threshold (const char *key, const char *v, const char **url);
 /* Once every option is taken: each export's cache geometry (none, or
  * cache_geometry_ok's), from its keys, --cache and --filter=cache. */

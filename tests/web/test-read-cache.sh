@@ -14,7 +14,8 @@
 #    client gets the new bytes, the old one EIO, never the cached ones;
 #  - --cache-dir keeps the cache in an unnamed file: nothing is left in
 #    the directory;
-#  - nbdkit's form (--filter=cache cache-on-read=true cache-max-size=);
+#  - nbdkit's form (--filter=cache cache-on-read=true cache-max-size=),
+#    and a --config file's sections, each export's own size;
 #  - bad values are refused at start, naming the option.
 source "$(dirname "$0")/../lib/functions.sh"
 set -euo pipefail
@@ -158,7 +159,7 @@ stop_nbdcurld
 
 echo "== nbdkit's --filter=cache"
 start_nbdcurld -v -r --filter=cache "$WEB_URL/good/nbdkit.img" cache-on-read=true \
-    cache-max-size=16M cache-min-block-size=128K cache=writeback
+    cache-max-size=16M cache-min-block-size=128K cache-high-threshold=95
 nbdcopy -C 1 "$NBD_URI" nbdkit1.img
 sleep 0.2
 n1=$(gets nbdkit)
@@ -168,6 +169,22 @@ sleep 0.2
 cmp nbdkit2.img www/nbdkit.img || fail "--filter=cache: the copy differs"
 grep -q 'a cache of 128 blocks of 131072 bytes' "$NBDCURLD_LOG" ||
     fail "--filter=cache: not 16 MiB of 128 KiB blocks"
+stop_nbdcurld
+
+echo "== per export in a --config file"
+cat > cache.conf <<CONFEOF
+cache = 2M
+[export big]
+url = $WEB_URL/good/a.img
+cache-max-size = 4M
+[export default]
+url = $WEB_URL/good/a.img
+CONFEOF
+start_nbdcurld -v -r --config cache.conf
+eventually 10 grep -q 'export "default": a cache of 32 blocks' "$NBDCURLD_LOG" ||
+    fail "config: export default has no 2 MiB cache"
+grep -q 'export "big": a cache of 64 blocks' "$NBDCURLD_LOG" ||
+    fail "config: export big has no 4 MiB cache"
 stop_nbdcurld
 
 echo "== refused"
