@@ -32,6 +32,10 @@ struct cache_head {
   uint64_t current_tag;     /* the tag of the object as last seen by a
                                connection, CACHE_TAG_CHANGED after one saw
                                it change, 0 before any */
+  /* --prefetch=all: the object (by its tag) whose blocks are being
+   * fetched in order, and the offset of the next chunk to claim. */
+  uint64_t scan_tag;
+  uint64_t scan_next;
 };
 
 /* Tags: a hash of the object's pinned URL, size and validators. */
@@ -95,17 +99,19 @@ cache_entries_for (uint64_t bytes, uint32_t block_size)
 }
 
 /* The first entry of the set of (tag, block), in a table of nentries
- * (a multiple of CACHE_WAYS): splitmix64's mixing, so that neighbouring
- * blocks land in different sets. */
+ * (a multiple of CACHE_WAYS): consecutive blocks in consecutive sets, so
+ * that an object no larger than the cache fits it whole (every set gets
+ * its share of the blocks, none overflows), from a start that depends on
+ * the object (splitmix64's mixing of its tag). */
 static inline uint32_t
 cache_set_first (uint64_t tag, uint64_t block, uint32_t nentries)
 {
-  uint64_t z = tag ^ (block * 0x9e3779b97f4a7c15u);
+  uint64_t z = tag, nsets = nentries / CACHE_WAYS;
 
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
   z ^= z >> 31;
-  return (uint32_t) (z % (nentries / CACHE_WAYS)) * CACHE_WAYS;
+  return (uint32_t) ((z % nsets + block % nsets) % nsets) * CACHE_WAYS;
 }
 
 /* The bytes of block b of an object of size bytes: block_size, less at

@@ -80,6 +80,9 @@ enum {
 /* cookiefile= (even empty): libcurl's cookie engine is on, its cookies
  * shared by all the fetcher's handles, loaded from the cookie file string. */
 #define FETCHER_COOKIE_ENGINE (1u << 17)
+/* --prefetch=all (--filter=scan): fetch the object into the export's
+ * cache while the client's reads leave the fetcher idle (fetcher-scan.c). */
+#define FETCHER_PREFETCH_ALL (1u << 24)
 #define FETCHER_PROTO_ALL   (FETCHER_PROTO_HTTP | FETCHER_PROTO_HTTPS | \
                              FETCHER_PROTO_FTP | FETCHER_PROTO_FTPS)
 /* header-script=, cookie-script=: the fetcher has its script channel at

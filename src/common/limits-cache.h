@@ -38,6 +38,15 @@
  * entry may be taken over. */
 #define CACHE_CLAIM_STALE_MS      10000u
 
+/* --prefetch=all: each transfer of the scan brings this much (or a block,
+ * if larger): large enough that a request's round trip is a small part
+ * of its time, small enough that a client's read that arrives meanwhile
+ * waits for little; up to this many at once per connection (and within
+ * its readahead budget, --client-memory), to fill the link on servers
+ * that cap each connection. */
+#define SCAN_CHUNK_BYTES          (2u * 1024 * 1024)
+#define SCAN_MAX_INFLIGHT         4u
+
 /* --cache=SIZE: at least one set of default blocks, at most 256 GiB
  * (the table then takes 256 MiB of the backing, and every fetcher of the
  * export maps all of it). */

@@ -121,6 +121,34 @@ fetcher_cache_keep (uint64_t offset, const uint8_t *data, uint64_t length)
     read_cache_insert (&cache, offset, length, data, monotonic_ms ());
 }
 
+bool
+fetcher_cache_holds (uint64_t offset, uint64_t length)
+{
+  if (!cache_mapped || offset >= cache.size)
+    return false;
+  if (length > cache.size - offset)
+    length = cache.size - offset;
+  return read_cache_holds (&cache, offset, length);
+}
+
+uint64_t
+fetcher_cache_scan_claim (uint64_t chunk, uint64_t limit)
+{
+  return cache_mapped ? read_cache_scan_claim (&cache, chunk, limit) : UINT64_MAX;
+}
+
+uint32_t
+fetcher_cache_block_size (void)
+{
+  return cache_mapped ? cache.block_size : 0;
+}
+
+uint64_t
+fetcher_cache_capacity (void)
+{
+  return cache_mapped ? (uint64_t) cache.nentries * cache.block_size : 0;
+}
+
 void
 fetcher_cache_changed (void)
 {

@@ -28,6 +28,15 @@ void fetcher_cache_pin (const char *url, uint64_t size, const char *etag,
 bool fetcher_cache_answer (const struct fetcher_request *req);
 /* length bytes of the object at offset, in data, passed every check. */
 void fetcher_cache_keep (uint64_t offset, const uint8_t *data, uint64_t length);
+/* Does the cache hold [offset, offset + length) of the object (clipped
+ * to its end)? */
+bool fetcher_cache_holds (uint64_t offset, uint64_t length);
+/* --prefetch=all: the next chunk to fetch (read_cache_scan_claim), or
+ * UINT64_MAX. */
+uint64_t fetcher_cache_scan_claim (uint64_t chunk, uint64_t limit);
+/* The cache's block size and capacity in bytes (0 without a cache). */
+uint32_t fetcher_cache_block_size (void);
+uint64_t fetcher_cache_capacity (void);
 /* A reply said the object changed. */
 void fetcher_cache_changed (void);
 /* The debug line of the cache's hits and misses, at the end. */

@@ -397,6 +397,7 @@ prepare_reads (struct fetcher *f, uint32_t n)
          http.last_modified ? http.last_modified : "(none)", n);
   /* Readahead over HTTP(S) only: FTP reads run one at a time. */
   readahead_init (http.range_is_http ? f->cfg->readahead : 0);
+  scan_init (f, fetcher_cache_block_size (), fetcher_cache_capacity ());
   f->can = 0;                   /* read-only: no write, flush or FUA */
   f->piped_read_max = direct_piped () ? fetcher_pipe_read_max : 0;
   return 0;

@@ -122,6 +122,7 @@ transfer_reset (struct transfer *t, enum transfer_mode mode)
   t->deadline_ms = 0;
   t->next_owner = NULL;
   t->prefetch = NULL;
+  t->scan = false;
   t->window_bytes = 0;
   t->limit_ms = UINT64_MAX;
   t->retries = 0;

@@ -55,8 +55,7 @@ read_time_left (const struct transfer *t)
   return t->limit_ms > now ? (long) (t->limit_ms - now) : 1;
 }
 
-/* Start t's range (t->offset, t->length, t->parts set) through libcurl. */
-static void
+void
 start_curl_read (struct transfer *t)
 {
   char range[64];
@@ -87,6 +86,8 @@ start_curl_read (struct transfer *t)
     snprintf (why, sizeof why, "libcurl could not start it: %s", curl_multi_strerror (mc));
     if (t->prefetch != NULL)
       readahead_finished (t->prefetch, why);
+    else if (t->scan)
+      scan_finished (t, why);
     else
       fail_read (t, why);
     release (t);
@@ -204,7 +205,9 @@ finish_read (struct transfer *t, CURLcode rc)
     cause = RETRY_CAUSE_TRANSIENT;
   }
 
-  if (t->prefetch != NULL) {
+  if (t->scan)
+    scan_finished (t, why);     /* its own buffer, no parts, no retries */
+  else if (t->prefetch != NULL) {
     if (why == NULL)
       fetcher_cache_keep (t->offset, t->data, t->length);
     else if (t->reply.object_changed)
@@ -285,6 +288,7 @@ take_requests (struct fetcher *f, bool *input_open, bool input_ready)
         debug ("the front-end closed its end; finishing %u reads",
                http.active + http.queue_len);
       *input_open = false;
+      scan_stop ();             /* the connection ends with its reads */
       break;
     }
     if (r == 0)
@@ -324,6 +328,7 @@ start_queued_reads (void)
     if (!fetcher_cache_answer (&req) && !readahead_take (&req))
       start_read (&req);
   }
+  scan_progress ();
 }
 
 /* Wait for the front-end's socket (if want_input), the direct reads, the

@@ -124,6 +124,8 @@ struct transfer {
   size_t window_here;
   struct ra_segment *prefetch;  /* a readahead's segment (its buffer is
                                    data), or NULL: a read */
+  bool scan;                    /* a chunk of --prefetch=all (its buffer is
+                                   data, no parts) */
   char errbuf[CURL_ERROR_SIZE];
   char message[CURL_ERROR_SIZE + 160];  /* curl_message's text, or a TLS
                                            failure with its next step */
@@ -217,6 +219,22 @@ bool readahead_idle (void);
  * buf through libcurl, on a free transfer (the caller checked there is
  * one).  A failure to start is readahead_finished at once. */
 void start_prefetch (struct ra_segment *s, uint64_t offset, uint32_t length, uint8_t *buf);
+
+/* fetcher-scan.c: --prefetch=all.  After the open (and fetcher_cache_pin):
+ * scan if asked, with the cache's block size and capacity in bytes. */
+void scan_init (const struct fetcher *f, uint32_t block_size, uint64_t capacity);
+/* Start chunks while the client's reads leave the fetcher idle.  Called
+ * once a round, after the client's reads were started. */
+void scan_progress (void);
+/* Start no more chunks: the client is leaving. */
+void scan_stop (void);
+/* Chunks running now (counted in http.active). */
+unsigned scan_inflight (void);
+/* A chunk's transfer ended: why NULL if every check passed. */
+void scan_finished (struct transfer *t, const char *why);
+/* fetcher-http.c: start t's range through libcurl (t->offset, t->length,
+ * and t->data or its parts set). */
+void start_curl_read (struct transfer *t);
 
 /* fetcher-connect.c */
 /* libcurl's CURLOPT_OPENSOCKETFUNCTION (clientp: the transfer): a

@@ -140,6 +140,63 @@ read_cache_read (struct read_cache *c, uint64_t offset, uint32_t length, uint8_t
   return true;
 }
 
+/* Is block b (of length len) there, stable? */
+static bool
+holds_block (const struct read_cache *c, uint64_t b, uint32_t len)
+{
+  uint32_t first = cache_set_first (c->tag, b, c->nentries), w;
+
+  for (w = 0; w < CACHE_WAYS; w++) {
+    struct cache_entry *e = entry_at (c, first + w);
+    uint64_t v = __atomic_load_n (&e->version, __ATOMIC_ACQUIRE);
+
+    if ((v & 1) == 0 && LOAD (&e->tag) == c->tag && LOAD (&e->block) == b &&
+        LOAD (&e->length) == len)
+      return true;
+  }
+  return false;
+}
+
+bool
+read_cache_holds (const struct read_cache *c, uint64_t offset, uint64_t length)
+{
+  uint64_t b, last;
+
+  if (!usable (c) || length == 0 || offset > c->size || length > c->size - offset)
+    return false;
+  last = (offset + length - 1) / c->block_size;
+  /* Each pass looks at one block of the range. */
+  for (b = offset / c->block_size; b <= last; b++)
+    if (!holds_block (c, b, cache_block_length (b, c->block_size, c->size)))
+      return false;
+  return true;
+}
+
+uint64_t
+read_cache_scan_claim (struct read_cache *c, uint64_t chunk, uint64_t limit)
+{
+  struct cache_head *h = head_of (c);
+  uint64_t tag, next;
+
+  if (!usable (c) || chunk == 0 || chunk % c->block_size != 0)
+    return UINT64_MAX;
+  /* The first connection of this object to get here starts its scan at
+   * 0; a scan of an older object is over. */
+  tag = __atomic_load_n (&h->scan_tag, __ATOMIC_ACQUIRE);
+  if (tag != c->tag &&
+      __atomic_compare_exchange_n (&h->scan_tag, &tag, c->tag, false, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_ACQUIRE))
+    __atomic_store_n (&h->scan_next, (uint64_t) 0, __ATOMIC_RELEASE);
+  else if (tag != c->tag)
+    return UINT64_MAX;
+  next = __atomic_fetch_add (&h->scan_next, chunk, __ATOMIC_ACQ_REL);
+  /* Another fetcher may have written anything there: a chunk that is not
+   * one of ours ends the scan here. */
+  if (next >= limit || next >= c->size || next % chunk != 0)
+    return UINT64_MAX;
+  return next;
+}
+
 /* ---- Inserting ---- */
 
 /* What an entry of a set is to a writer looking for room. */

@@ -46,6 +46,13 @@ void read_cache_object_changed (struct read_cache *c);
  * current.  True then; false (dst's bytes undefined) otherwise. */
 bool read_cache_read (struct read_cache *c, uint64_t offset, uint32_t length,
                       uint8_t *dst, uint64_t now_ms);
+/* Does the cache hold every block [offset, offset + length) touches, for
+ * this object?  (Nothing copied, no use recorded.) */
+bool read_cache_holds (const struct read_cache *c, uint64_t offset, uint64_t length);
+/* --prefetch=all: claim the next chunk of chunk bytes (a multiple of the
+ * block size) of this object to fetch, below limit.  Returns its offset,
+ * or UINT64_MAX when the scan is over (or another object's is running). */
+uint64_t read_cache_scan_claim (struct read_cache *c, uint64_t chunk, uint64_t limit);
 /* src holds [offset, offset + length) of the object, and passed every
  * check: keep the whole blocks it covers (and the object's last block,
  * if it reaches the end). */

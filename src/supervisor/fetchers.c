@@ -105,6 +105,7 @@ fetcher_config_of (const struct export_spec *e, struct fetcher_config *fc)
              (opt.curl_verbose ? FETCHER_CURL_VERBOSE : 0) |
              (opt.sandbox_debug ? FETCHER_SANDBOX_DEBUG : 0) |
              (e->cookie_lines ? FETCHER_COOKIE_ENGINE : 0) |
+             (opt.prefetch_all && e->cache_fd >= 0 ? FETCHER_PREFETCH_ALL : 0) |
              (data_pipe_usable ? FETCHER_DATA_PIPE : 0),
     .connections = e->keys.connections,
     .connect_timeout = opt.connect_timeout,

@@ -106,6 +106,7 @@ void
 options_check_cache (struct options *o)
 {
   unsigned i;
+  bool any = false;
 
   for (i = 0; i < o->nexports; i++) {
     struct export_spec *e = &o->exports[i];
@@ -127,7 +128,12 @@ options_check_cache (struct options *o)
                    "(cache-min-block-size=)", e->name, bytes, CACHE_WAYS, block);
     e->cache_block_size = block;
     e->cache_entries = cache_entries_for (bytes, block);
+    any = true;
   }
+  if (o->prefetch_all && !any)
+    usage_error ("--prefetch=all (--filter=scan) fetches the object into its export's "
+                 "read cache: give a cache too (--cache SIZE, cache-max-size= or "
+                 "--filter=cache)");
   if (o->cache_dir && strlen (o->cache_dir) > MAX_PATH_LENGTH)
     usage_error ("--cache-dir path too long");
 }

@@ -35,7 +35,7 @@ enum {
    * given on the command line: conf_next makes them). */
   OPT_CONFIG, OPT_CONF_EXPORT, OPT_CONF_DESCRIPTION,
   OPT_RETRIES, OPT_RETRY_DELAY,
-  OPT_CACHE, OPT_CACHE_DIR,
+  OPT_CACHE, OPT_CACHE_DIR, OPT_PREFETCH,
   OPT_END,                   /* one past the last: options.c's handlers */
 };
 

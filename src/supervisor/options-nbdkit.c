@@ -541,6 +541,11 @@ nbdkit_option (struct options *o, int c, const char *arg)
       o->cache_filter = true;
       break;
     }
+    /* nbdkit's scan: --prefetch=all, into the read cache. */
+    if (strcmp (arg, "scan") == 0) {
+      o->prefetch_all = true;
+      break;
+    }
     /* Several exports are built in too, each with a name of its own. */
     if (strcmp (arg, "exportname") == 0)
       usage_error ("--filter=exportname: nbdcurld serves several exports itself: "

@@ -105,6 +105,7 @@ usage_transfers (FILE *fp)
 "      --cache SIZE          a read cache of SIZE per export, shared by its\n"
 "                            clients (K, M, G or T suffixes)\n"
 "      --cache-dir DIR       keep it in an unnamed file in DIR, not memory\n"
+"      --prefetch=all        fetch each object into its cache while idle\n"
 "      --timeout SECS        fail a read that takes longer, retries included\n"
 "                            (default: none)\n"
 "      --connect-timeout SECS  (default %u)\n"

@@ -133,6 +133,7 @@ struct options {
   uint64_t cache_bytes;           /* --cache, bytes; 0: none */
   const char *cache_dir;          /* --cache-dir, or NULL: in memory */
   bool cache_filter;              /* --filter=cache */
+  bool prefetch_all;              /* --prefetch=all, --filter=scan */
 };
 
 /* Why a header line (header=, a header-script's) is refused, or NULL

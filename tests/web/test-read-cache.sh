@@ -16,6 +16,9 @@
 #    the directory;
 #  - nbdkit's form (--filter=cache cache-on-read=true cache-max-size=),
 #    and a --config file's sections, each export's own size;
+#  - --prefetch=all fetches the whole object into the cache while a client
+#    is idle, so a copy after it sends no range request; --filter=scan
+#    with a smaller cache stops once it has fetched what the cache holds;
 #  - bad values are refused at start, naming the option.
 source "$(dirname "$0")/../lib/functions.sh"
 set -euo pipefail
@@ -23,7 +26,7 @@ requires nbdcopy
 requires_python_nbd
 
 mkdir www
-for f in a small scan chg dir nbdkit; do
+for f in a small scan chg dir nbdkit pf pfsmall; do
     make_image www/$f.img $((8 * 1024 * 1024))
 done
 sum=$(md5_of www/a.img)
@@ -187,6 +190,46 @@ grep -q 'export "big": a cache of 64 blocks' "$NBDCURLD_LOG" ||
     fail "config: export big has no 4 MiB cache"
 stop_nbdcurld
 
+echo "== --prefetch=all"
+sent() {
+    web_requests "$1" | sed -n 's/^GET .* body_bytes_sent=\([0-9]*\) .*/\1/p' |
+        awk '{ s += $1 } END { print s + 0 }'
+}
+whole() { [ "$(sent "$1")" -ge "$2" ]; }
+cat > idle.py <<'PYEOF'
+import sys, time
+import nbd
+h = nbd.NBD()
+h.connect_uri(sys.argv[1])
+h.pread(4096, 0)
+time.sleep(float(sys.argv[2]))
+h.shutdown()
+PYEOF
+start_nbdcurld -v -r --cache 16M --prefetch=all "$WEB_URL/good/pf.img"
+$PY idle.py "$NBD_URI" 3 &
+idle=$!
+eventually 20 whole pf $((8 * 1024 * 1024)) ||
+    fail "prefetch: only $(sent pf) bytes of 8 MiB were fetched"
+wait "$idle" || fail "prefetch: the idle client failed"
+sleep 0.2
+n1=$(gets pf)
+nbdcopy -C 1 "$NBD_URI" pf.img
+sleep 0.2
+echo "prefetch: $n1 range requests, then $(($(gets pf) - n1))"
+[ "$(gets pf)" -eq "$n1" ] || fail "prefetch: the copy after it still fetched"
+cmp pf.img www/pf.img || fail "prefetch: the copy differs"
+stop_nbdcurld
+
+start_nbdcurld -v -r --filter=scan --filter=cache "$WEB_URL/good/pfsmall.img" \
+    cache-max-size=2M
+$PY idle.py "$NBD_URI" 2
+sleep 0.2
+echo "scan into 2 MiB: $(sent pfsmall) bytes fetched"
+[ "$(sent pfsmall)" -ge $((2 * 1024 * 1024)) ] || fail "scan: it fetched too little"
+[ "$(sent pfsmall)" -le $((2 * 1024 * 1024 + 65536)) ] ||
+    fail "scan: it went on past what the cache holds"
+stop_nbdcurld
+
 echo "== refused"
 touch plainfile
 refused_at_start zero '--cache must be a size' --cache 0 "$WEB_URL/good/a.img"
@@ -201,6 +244,10 @@ refused_at_start block 'cache-min-block-size= must be a power of two' \
     --cache 2M "$WEB_URL/good/a.img" cache-min-block-size=3000
 refused_at_start blockonly 'cache-min-block-size= without a cache' \
     "$WEB_URL/good/a.img" cache-min-block-size=64K
+refused_at_start prefetchword '--prefetch takes all' \
+    --cache 2M --prefetch=some "$WEB_URL/good/a.img"
+refused_at_start prefetchalone '--prefetch=all .* give a cache too' \
+    --prefetch=all "$WEB_URL/good/a.img"
 refused_at_start toosmall 'fewer than 16 blocks' \
     --cache 1M "$WEB_URL/good/a.img" cache-min-block-size=1M
 echo "ok"
