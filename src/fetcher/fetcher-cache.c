@@ -55,8 +55,9 @@ fetcher_cache_take (const struct fetcher_config *cfg)
   p = mmap (NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED)
     fatal_errno ("mapping the cache");
-  close (fd);
-  read_cache_init (&cache, p, cfg->cache_entries, cfg->cache_block_size, cfg->cache_owner);
+  /* Kept open: hits read the blocks with pread (read-cache.h). */
+  read_cache_init (&cache, p, fd, cfg->cache_entries, cfg->cache_block_size,
+                   cfg->cache_owner);
   cache_mapped = true;
 }
 

@@ -19,6 +19,7 @@
  * publish fail.
  */
 #include <string.h>
+#include <unistd.h>
 
 #include "read-cache.h"
 
@@ -44,11 +45,11 @@ block_at (const struct read_cache *c, uint32_t i)
 }
 
 void
-read_cache_init (struct read_cache *c, void *base, uint32_t nentries, uint32_t block_size,
-                 uint32_t owner)
+read_cache_init (struct read_cache *c, void *base, int fd, uint32_t nentries,
+                 uint32_t block_size, uint32_t owner)
 {
   *c = (struct read_cache) {
-    .base = base, .nentries = nentries, .block_size = block_size, .owner = owner,
+    .base = base, .fd = fd, .nentries = nentries, .block_size = block_size, .owner = owner,
   };
 }
 
@@ -97,7 +98,12 @@ copy_block (const struct read_cache *c, uint64_t b, uint32_t len, uint32_t skip,
     if ((v & 1) != 0 || LOAD (&e->tag) != c->tag || LOAD (&e->block) != b ||
         LOAD (&e->length) != len)
       continue;
-    memcpy (dst, block_at (c, first + w) + skip, n);
+    if (c->fd < 0)
+      memcpy (dst, block_at (c, first + w) + skip, n);
+    else if (pread (c->fd, dst, n, (off_t) (cache_data_offset (c->nentries) +
+                                           (uint64_t) (first + w) * c->block_size + skip))
+             != (ssize_t) n)
+      return false;
     __atomic_thread_fence (__ATOMIC_ACQUIRE);
     if (LOAD (&e->version) != v)
       return false;             /* rewritten meanwhile */

@@ -21,6 +21,8 @@
 
 struct read_cache {
   uint8_t *base;            /* the mapping, cache_backing_bytes long */
+  int fd;                   /* its descriptor, which hits read with pread
+                               (-1: they copy from the mapping) */
   uint32_t nentries, block_size;
   uint32_t owner;           /* this connection */
   uint64_t tag;             /* this connection's object, CACHE_TAG_NONE: the
@@ -30,9 +32,12 @@ struct read_cache {
   uint64_t hits, misses, inserted;
 };
 
-/* c over the mapping at base, of a geometry cache_geometry_ok allows,
- * for connection owner; not used until read_cache_pin. */
-void read_cache_init (struct read_cache *c, void *base, uint32_t nentries,
+/* c over the mapping at base (of descriptor fd, or -1), of a geometry
+ * cache_geometry_ok allows, for connection owner; not used until
+ * read_cache_pin.  Hits copy the blocks with pread when there is a
+ * descriptor: a connection's first touch of each page of a mapping is a
+ * page fault, and pread copies from the same pages without any. */
+void read_cache_init (struct read_cache *c, void *base, int fd, uint32_t nentries,
                       uint32_t block_size, uint32_t owner);
 /* The object is open, with this tag (from its pinned URL, size and
  * validators; CACHE_TAG_NONE: it cannot be pinned, do not use the cache)

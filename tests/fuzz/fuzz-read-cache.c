@@ -125,7 +125,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   else
     memset (mapping, 0, sizeof mapping);
   for (unsigned i = 0; i < 3; i++) {
-    read_cache_init (&conns[i].c, mapping, nentries, BLOCK, i + 1);
+    read_cache_init (&conns[i].c, mapping, -1, nentries, BLOCK, i + 1);
     pin (&conns[i], 0);
   }
   data += 2, size -= 2;

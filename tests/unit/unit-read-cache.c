@@ -9,6 +9,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
 
 #include "cache-layout.h"
 #include "read-cache.h"
@@ -53,14 +55,29 @@ layout (void)
   }
 }
 
+/* A memfd of the backing's size, mapped as a fetcher maps it. */
+static int map_fd = -1;
 static uint8_t *
 new_mapping (void)
 {
-  uint8_t *m = calloc (1, cache_backing_bytes (ENTRIES, BLOCK));
+  uint64_t bytes = cache_backing_bytes (ENTRIES, BLOCK);
+  void *m;
 
-  if (m == NULL)
+  if (map_fd >= 0)
+    close (map_fd);
+  map_fd = memfd_create ("unit-read-cache", MFD_CLOEXEC);
+  if (map_fd == -1 || ftruncate (map_fd, (off_t) bytes) == -1)
+    exit (1);
+  m = mmap (NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, map_fd, 0);
+  if (m == MAP_FAILED)
     exit (1);
   return m;
+}
+
+static void
+drop_mapping (uint8_t *m)
+{
+  munmap (m, cache_backing_bytes (ENTRIES, BLOCK));
 }
 
 static void
@@ -69,8 +86,8 @@ hits_and_misses (void)
   uint8_t *m = new_mapping (), out[3 * BLOCK];
   struct read_cache a, b;
 
-  read_cache_init (&a, m, ENTRIES, BLOCK, 1);
-  read_cache_init (&b, m, ENTRIES, BLOCK, 2);
+  read_cache_init (&a, m, -1, ENTRIES, BLOCK, 1);
+  read_cache_init (&b, m, map_fd, ENTRIES, BLOCK, 2);    /* hits with pread */
   read_cache_pin (&a, 1000, OBJECT);
   read_cache_pin (&b, 1000, OBJECT);
   CHECK (!read_cache_read (&a, 0, 100, out, 1), "an empty cache misses");
@@ -88,7 +105,7 @@ hits_and_misses (void)
   /* A connection that saw another object: nobody reads the old one. */
   {
     struct read_cache c;
-    read_cache_init (&c, m, ENTRIES, BLOCK, 3);
+    read_cache_init (&c, m, -1, ENTRIES, BLOCK, 3);
     read_cache_pin (&c, 2000, OBJECT);
     CHECK (!read_cache_read (&c, BLOCK, BLOCK, out, 5), "another object's blocks miss");
     CHECK (!read_cache_read (&b, BLOCK, BLOCK, out, 5),
@@ -99,7 +116,7 @@ hits_and_misses (void)
   read_cache_object_changed (&a);
   CHECK (!read_cache_read (&b, BLOCK, BLOCK, out, 7) && !read_cache_read (&a, BLOCK, BLOCK, out, 7),
          "after a reply said it changed, no connection is answered");
-  free (m);
+  drop_mapping (m);
 }
 
 /* A writer that died mid-write: the entry is reclaimed once stale. */
@@ -111,7 +128,7 @@ dead_claim (void)
   struct cache_entry *table = (struct cache_entry *) (void *) (m + CACHE_HEAD_BYTES);
   uint32_t first;
 
-  read_cache_init (&a, m, CACHE_WAYS, BLOCK, 1);
+  read_cache_init (&a, m, -1, CACHE_WAYS, BLOCK, 1);
   read_cache_pin (&a, 1000, OBJECT);
   for (unsigned w = 0; w < CACHE_WAYS; w++)
     table[w] = (struct cache_entry) { .version = 1, .claimed_ms = 100 };
@@ -122,7 +139,7 @@ dead_claim (void)
          "a stale claim is taken over");
   first = cache_set_first (1000, 0, CACHE_WAYS);
   CHECK (first == 0, "one set");
-  free (m);
+  drop_mapping (m);
 }
 
 /* A connection that fills the cache with a scan keeps to its share once
@@ -135,8 +152,8 @@ shares (void)
   bool kept = true;
   uint64_t now = 1000;
 
-  read_cache_init (&hot, m, CACHE_WAYS, BLOCK, 1);
-  read_cache_init (&scan, m, CACHE_WAYS, BLOCK, 2);
+  read_cache_init (&hot, m, -1, CACHE_WAYS, BLOCK, 1);
+  read_cache_init (&scan, m, -1, CACHE_WAYS, BLOCK, 2);
   read_cache_pin (&hot, 1000, OBJECT);
   read_cache_pin (&scan, 1000, OBJECT);
   read_cache_insert (&hot, 0, CACHE_SHARE_WAYS * BLOCK, object, now++);
@@ -153,7 +170,7 @@ shares (void)
   for (uint64_t b = 0; b < 64; b++)
     read_cache_insert (&scan, b * BLOCK, BLOCK, object + b * BLOCK, now++);
   CHECK (!read_cache_read (&hot, 0, BLOCK, out, now), "idle blocks are evicted");
-  free (m);
+  drop_mapping (m);
 }
 
 /* Garbage everywhere, as a compromised fetcher could write it. */
@@ -167,7 +184,7 @@ hostile_mapping (void)
 
   for (uint64_t i = 0; i < bytes; i++)
     m[i] = (uint8_t) rand_r (&seed);
-  read_cache_init (&a, m, ENTRIES, BLOCK, 1);
+  read_cache_init (&a, m, -1, ENTRIES, BLOCK, 1);
   read_cache_pin (&a, 1000, OBJECT);
   for (uint64_t off = 0; off + 2 * BLOCK <= OBJECT; off += 777)
     hits += read_cache_read (&a, off, 2 * BLOCK, out, 5);
@@ -177,7 +194,7 @@ hostile_mapping (void)
                        object + off, 6);
   CHECK (read_cache_read (&a, 2 * BLOCK, BLOCK, out, 7) || a.inserted > 0,
          "inserts over garbage go in bounds");
-  free (m);
+  drop_mapping (m);
 }
 
 int
