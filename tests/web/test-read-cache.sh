@@ -150,10 +150,19 @@ $PY chg.py "$(nbd_uri chg)" www/chg.img
 stop_nbdcurld
 
 echo "== --cache-dir"
+# Executed fetchers, with CA certificates when the system has some: the
+# cache's descriptor after theirs.
 mkdir cdir
-start_nbdcurld -v -r --cache 2M --cache-dir cdir "$WEB_URL/good/dir.img"
+ca=()
+[ -r /etc/ssl/certs/ca-certificates.crt ] && ca=(--cainfo /etc/ssl/certs/ca-certificates.crt)
+start_nbdcurld -v -r --exec-fetchers "${ca[@]}" --cache 16M --cache-dir cdir \
+    "$WEB_URL/good/dir.img"
 nbdcopy -C 1 "$NBD_URI" dir1.img
 [ "$(md5_of dir1.img)" = "$(md5_of www/dir.img)" ] || fail "cache-dir: the copy differs"
+nbdcopy -C 1 "$NBD_URI" dir2.img
+[ "$(md5_of dir2.img)" = "$(md5_of www/dir.img)" ] || fail "cache-dir: the second copy differs"
+grep -q 'cache: [1-9][0-9]* reads answered' "$NBDCURLD_LOG" ||
+    fail "cache-dir: no read was answered from the cache"
 ls -l /proc/"$NBDCURLD_PID"/fd | grep -q "$tmp/cdir/#" ||
     fail "cache-dir: the supervisor holds no unnamed file in cdir"
 [ -z "$(ls -A cdir)" ] || fail "cache-dir: files in the directory: $(ls -A cdir)"
