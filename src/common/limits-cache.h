@@ -38,6 +38,12 @@
  * entry may be taken over. */
 #define CACHE_CLAIM_STALE_MS      10000u
 
+/* Blocks a fetcher keeps part of (cache-partial.h), a block's size each,
+ * waiting for neighbouring reads to make them whole: the edges of a few
+ * reads or readahead windows in flight at once, at 512 KiB of heap with
+ * the default block. */
+#define CACHE_PARTIAL_SLOTS       8u
+
 /* --prefetch=all: each transfer of the scan brings this much (or a block,
  * if larger): large enough that a request's round trip is a small part
  * of its time, small enough that a client's read that arrives meanwhile

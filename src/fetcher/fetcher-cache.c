@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cache-layout.h"
+#include "cache-partial.h"
 #include "child-fds.h"
 #include "clock.h"
 #include "fetcher-cache.h"
@@ -19,6 +20,7 @@
 #include "read-cache.h"
 
 static struct read_cache cache;
+static struct partial_blocks partial;
 static bool cache_mapped;
 static const char *export_name = "";
 
@@ -103,6 +105,13 @@ fetcher_cache_pin (const char *url, uint64_t size, const char *etag,
   if (tag <= CACHE_TAG_CHANGED)
     tag += 2;
   read_cache_pin (&cache, tag, size);
+  partial_init (&partial, cache.block_size, size);
+}
+
+bool
+fetcher_cache_copy (uint64_t offset, uint32_t length, uint8_t *buf)
+{
+  return cache_mapped && read_cache_read (&cache, offset, length, buf, monotonic_ms ());
 }
 
 bool
@@ -115,11 +124,21 @@ fetcher_cache_answer (const struct fetcher_request *req)
   return true;
 }
 
+static void
+keep_whole (void *ctx, uint64_t offset, uint32_t length, const uint8_t *bytes)
+{
+  (void) ctx;
+  read_cache_insert (&cache, offset, length, bytes, monotonic_ms ());
+}
+
 void
 fetcher_cache_keep (uint64_t offset, const uint8_t *data, uint64_t length)
 {
-  if (cache_mapped)
-    read_cache_insert (&cache, offset, length, data, monotonic_ms ());
+  if (!cache_mapped || cache.tag == CACHE_TAG_NONE)
+    return;
+  read_cache_insert (&cache, offset, length, data, monotonic_ms ());
+  /* The blocks at its edges, with what neighbouring reads brought. */
+  partial_add (&partial, offset, length, data, keep_whole, NULL);
 }
 
 bool

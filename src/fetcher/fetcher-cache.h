@@ -26,6 +26,9 @@ void fetcher_cache_pin (const char *url, uint64_t size, const char *etag,
 /* A READ all in the cache is copied into its place and answered: true.
  * False: fetch it (a CACHE goes on to the readahead store). */
 bool fetcher_cache_answer (const struct fetcher_request *req);
+/* Copy [offset, offset + length) of the object into buf if the cache
+ * holds all of it: true; false (buf's bytes undefined) otherwise. */
+bool fetcher_cache_copy (uint64_t offset, uint32_t length, uint8_t *buf);
 /* length bytes of the object at offset, in data, passed every check. */
 void fetcher_cache_keep (uint64_t offset, const uint8_t *data, uint64_t length);
 /* Does the cache hold [offset, offset + length) of the object (clipped

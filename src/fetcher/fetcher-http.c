@@ -110,6 +110,13 @@ start_prefetch (struct ra_segment *s, uint64_t offset, uint32_t length, uint8_t 
 {
   struct transfer *t = http.free_list;
 
+  /* All of it in the export's cache: no request. */
+  if (fetcher_cache_copy (offset, length, buf)) {
+    readahead_arrived (s, length);
+    readahead_finished (s, NULL);
+    return;
+  }
+
   http.free_list = t->next_free;
   http.active++;
   transfer_reset (t, MODE_READ);
@@ -325,7 +332,10 @@ start_queued_reads (void)
          (http.range_is_http || http.active == 0) &&
          (!direct_takes (&http.queue[http.queue_head]) || direct_may_start ())) {
     struct fetcher_request req = queue_pop ();
-    if (!fetcher_cache_answer (&req) && !readahead_take (&req))
+    /* The readahead sees every read (it follows the reader), and its
+     * windows come from the cache when it holds them (start_prefetch);
+     * what it hands back is looked up before it is fetched. */
+    if (!readahead_take (&req) && !fetcher_cache_answer (&req))
       start_read (&req);
   }
   scan_progress ();

@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 
 #include "cache-layout.h"
+#include "cache-partial.h"
 #include "read-cache.h"
 #include "unit.h"
 
@@ -197,6 +198,57 @@ hostile_mapping (void)
   drop_mapping (m);
 }
 
+/* Edges of blocks, completed by pieces in any order. */
+static uint64_t whole_offset[8];
+static unsigned nwhole;
+static bool whole_exact = true;
+
+static void
+got_whole (void *ctx, uint64_t offset, uint32_t len, const uint8_t *bytes)
+{
+  (void) ctx;
+  whole_exact &= memcmp (bytes, object + offset, len) == 0;
+  if (nwhole < 8)
+    whole_offset[nwhole] = offset;
+  nwhole++;
+}
+
+static void
+partial_blocks (void)
+{
+  struct partial_blocks p;
+
+  partial_init (&p, BLOCK, OBJECT);
+  /* Block 1 in three pieces: the middle first, overlapping, out of order. */
+  partial_add (&p, BLOCK + 1000, 2000, object + BLOCK + 1000, got_whole, NULL);
+  partial_add (&p, BLOCK + 2500, BLOCK - 2500, object + BLOCK + 2500, got_whole, NULL);
+  CHECK (nwhole == 0, "a block with a gap is not whole");
+  partial_add (&p, BLOCK - 10, 1020, object + BLOCK - 10, got_whole, NULL);
+  CHECK (nwhole == 1 && whole_offset[0] == BLOCK && whole_exact,
+         "the piece that fills the gap makes it whole, exact");
+  /* A range over whole blocks leaves only its edges here. */
+  partial_add (&p, 3 * BLOCK + 7, 3 * BLOCK, object + 3 * BLOCK + 7, got_whole, NULL);
+  CHECK (nwhole == 1, "the whole blocks inside a range are the caller's");
+  partial_add (&p, 3 * BLOCK, 7, object + 3 * BLOCK, got_whole, NULL);
+  partial_add (&p, 6 * BLOCK + 7, BLOCK - 7, object + 6 * BLOCK + 7, got_whole, NULL);
+  CHECK (nwhole == 3 && whole_offset[1] == 3 * BLOCK && whole_offset[2] == 6 * BLOCK &&
+         whole_exact, "both edges completed");
+  /* The short last block. */
+  partial_add (&p, 64 * BLOCK + 50, 50, object + 64 * BLOCK + 50, got_whole, NULL);
+  partial_add (&p, 64 * BLOCK, 60, object + 64 * BLOCK, got_whole, NULL);
+  CHECK (nwhole == 4 && whole_offset[3] == 64 * BLOCK && whole_exact, "the last block");
+  /* More blocks than slots: the oldest is dropped, never mixed up. */
+  for (uint64_t b = 10; b < 10 + CACHE_PARTIAL_SLOTS + 2; b++)
+    partial_add (&p, b * BLOCK, 100, object + b * BLOCK, got_whole, NULL);
+  partial_add (&p, 10 * BLOCK + 100, BLOCK - 100, object + 10 * BLOCK + 100, got_whole, NULL);
+  CHECK (nwhole == 4, "a dropped block's start is not assumed");
+  partial_add (&p, 19 * BLOCK + 100, BLOCK - 100, object + 19 * BLOCK + 100, got_whole, NULL);
+  CHECK (nwhole == 5 && whole_offset[4] == 19 * BLOCK && whole_exact, "a recent one completes");
+  partial_add (&p, OBJECT - 5, 10, object, got_whole, NULL);
+  CHECK (nwhole == 5, "a range past the end is ignored");
+  partial_free (&p);
+}
+
 int
 main (void)
 {
@@ -207,5 +259,6 @@ main (void)
   dead_claim ();
   shares ();
   hostile_mapping ();
+  partial_blocks ();
   return UNIT_END ();
 }
