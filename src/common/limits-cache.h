@@ -44,6 +44,11 @@
  * the default block. */
 #define CACHE_PARTIAL_SLOTS       8u
 
+/* Blocks a fetcher fills in the background (fetcher-scan.c) because a
+ * read that missed covered only part of them: a few, the edges of the
+ * last reads; older ones are dropped (their reads are long answered). */
+#define CACHE_FILL_QUEUE          16u
+
 /* --prefetch=all: each transfer of the scan brings this much (or a block,
  * if larger): large enough that a request's round trip is a small part
  * of its time, small enough that a client's read that arrives meanwhile

@@ -335,8 +335,10 @@ start_queued_reads (void)
     /* The readahead sees every read (it follows the reader), and its
      * windows come from the cache when it holds them (start_prefetch);
      * what it hands back is looked up before it is fetched. */
-    if (!readahead_take (&req) && !fetcher_cache_answer (&req))
+    if (!readahead_take (&req) && !fetcher_cache_answer (&req)) {
+      scan_missed (&req);
       start_read (&req);
+    }
   }
   scan_progress ();
 }

@@ -226,6 +226,9 @@ void scan_init (const struct fetcher *f, uint32_t block_size, uint64_t capacity)
 /* Start chunks while the client's reads leave the fetcher idle.  Called
  * once a round, after the client's reads were started. */
 void scan_progress (void);
+/* A read that missed the cache and goes to the web server: the blocks
+ * at its edges that it does not cover whole are fetched whole later. */
+void scan_missed (const struct fetcher_request *req);
 /* Start no more chunks: the client is leaving. */
 void scan_stop (void);
 /* Chunks running now (counted in http.active). */

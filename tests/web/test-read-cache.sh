@@ -17,7 +17,7 @@
 #  - nbdkit's form (--filter=cache cache-on-read=true cache-max-size=),
 #    and a --config file's sections, each export's own size;
 #  - a warm qcow2 import (qemu-img's overlapping and gapped reads) sends
-#    only the few reads of blocks it never fills;
+#    no range request;
 #  - --prefetch=all fetches the whole object into the cache while a client
 #    is idle, so a copy after it sends no range request; --filter=scan
 #    with a smaller cache stops once it has fetched what the cache holds;
@@ -237,16 +237,17 @@ $PY idle.py "$NBD_URI" 2
 sleep 0.2
 echo "scan into 2 MiB: $(sent pfsmall) bytes fetched"
 [ "$(sent pfsmall)" -ge $((2 * 1024 * 1024)) ] || fail "scan: it fetched too little"
-[ "$(sent pfsmall)" -le $((2 * 1024 * 1024 + 65536)) ] ||
+# Besides the client's read, a block it read in part may be fetched whole.
+[ "$(sent pfsmall)" -le $((2 * 1024 * 1024 + 2 * 65536)) ] ||
     fail "scan: it went on past what the cache holds"
 stop_nbdcurld
 
 echo "== a warm qcow2 import"
 # qemu-img reads a compressed qcow2 a cluster at a time, rounded to
 # sectors: reads that overlap or leave gaps, rarely on block boundaries.
-# The blocks at their edges are completed by their neighbours, so a
-# second import sends only the few tiny reads of the image's header and
-# tables that never fill a block.
+# The blocks at their edges are completed by their neighbours, and those
+# only ever read in part (the image's header and tables) are fetched
+# whole in the background: a second import sends no range request.
 if command -v qemu-img > /dev/null && command -v mkfs.ext4 > /dev/null; then
     mkdir tree
     find /usr/share/doc /usr/lib/python3 -type f -readable -size -1024k 2>/dev/null |
@@ -265,7 +266,7 @@ if command -v qemu-img > /dev/null && command -v mkfs.ext4 > /dev/null; then
     n1=$(cat q1.n)
     n2=$(( $(gets qcow) - n1 ))
     echo "qcow2: $n1 range requests, then $n2"
-    [ "$n2" -le 6 ] || fail "qcow2: the warm import sent $n2 range requests"
+    [ "$n2" -eq 0 ] || fail "qcow2: the warm import sent $n2 range requests"
 else
     echo "qcow2: skipped (no qemu-img or mkfs.ext4)"
 fi
