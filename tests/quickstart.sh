@@ -3,8 +3,8 @@
 # at work or run the whole test suite.
 #
 #   tests/quickstart.sh demo   serve a sample image through nginx, show it
-#                              with nbdinfo, copy it with nbdcopy and check
-#                              the copy
+#                              with nbdinfo, copy it with nbdcopy, check
+#                              the copy, and say where the binary is
 #   tests/quickstart.sh test   run the suite on a release build and on an
 #                              ASan/UBSan build, build the Debian package
 #                              and lint it, and run the fuzz suite on a
@@ -12,7 +12,8 @@
 #                              print a summary
 #
 # Debian or Ubuntu: missing packages are installed with apt-get (through
-# sudo when not run as root).  Runs from any directory.
+# sudo when not run as root): for the demo only what it uses, for the
+# tests those and the tools the tests use.  Runs from any directory.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -20,12 +21,20 @@ root=$(pwd)
 # What every private nginx shares (nginx_launch), and stop_pid.
 source "$root/tests/lib/nginx.sh"
 
-PACKAGES=(
+# What the build and the demo use: the compiler and build tools, the
+# libraries' development files, the NBD clients and nginx.
+DEMO_PACKAGES=(
     meson ninja-build pkg-config gcc
     libcurl4-openssl-dev libssl-dev libseccomp-dev libcap-ng-dev libgnutls28-dev
-    libnbd-bin python3-libnbd nbdkit nginx-light qemu-utils
-    mandoc openssl curl jq procps iproute2 gnutls-bin e2fsprogs
-    hyperfine fio qemu-block-extra python3-pyftpdlib tinyproxy
+    libnbd-bin nginx-light
+)
+# What only the tests use, beside those: clients, peers and web tools,
+# the manual pages' linters, the benchmark's tools, clang for the fuzz
+# suite, and the Debian package's tools.
+TEST_PACKAGES=(
+    python3-libnbd nbdkit qemu-utils
+    mandoc groff-base bsdextrautils openssl curl jq procps iproute2 gnutls-bin
+    e2fsprogs hyperfine fio qemu-block-extra python3-pyftpdlib tinyproxy
     clang libclang-rt-14-dev
     dpkg-dev debhelper lintian
 )
@@ -43,11 +52,12 @@ EOF
 
 # ---- dependencies ----
 
+# install_deps PACKAGE...: install those of the packages that are missing.
 install_deps() {
     local pkg missing=() sudo=()
     command -v dpkg-query >/dev/null 2>&1 ||
-        die "dpkg-query not found: install these packages by hand: ${PACKAGES[*]}"
-    for pkg in "${PACKAGES[@]}"; do
+        die "dpkg-query not found: install these packages by hand: $*"
+    for pkg in "$@"; do
         if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null |
                 grep -q 'install ok installed'; then
             missing+=("$pkg")
@@ -115,7 +125,7 @@ EOF
 
 demo() {
     local url sum_image sum_copy
-    install_deps
+    install_deps "${DEMO_PACKAGES[@]}"
     build build
     if ! command -v nbdinfo >/dev/null || ! command -v nbdcopy >/dev/null; then
         die "nbdinfo and nbdcopy are needed (package libnbd-bin)"
@@ -149,6 +159,17 @@ demo() {
     echo "copy:  $sum_copy"
     [ "$sum_image" = "$sum_copy" ] || die "checksums differ"
     echo "checksums match"
+
+    cat <<EOF
+
+nbdcurld is built: $root/build/src/nbdcurld
+It runs from there (it starts nbdcurld-frontend and nbdcurld-fetcher from
+beside itself), for example:
+    $root/build/src/nbdcurld -r URL --run 'nbdcopy "\$uri" disk.img'
+To install it with its manual pages and systemd units:
+    meson install -C $root/build
+or build the Debian package (in $root: dpkg-buildpackage -us -uc -b).
+EOF
 }
 
 # ---- test ----
@@ -221,7 +242,7 @@ PY
 }
 
 test_all() {
-    install_deps
+    install_deps "${DEMO_PACKAGES[@]}" "${TEST_PACKAGES[@]}"
 
     MESON_TEST_ARGS=()
     suite release build

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "unused-signals.h"
 #include "child-fds.h"
 #include "log.h"
 #include "roles.h"
@@ -30,9 +31,11 @@ child_start (enum role_id id)
 
   /* Replies to a closed peer must be errors, not a signal that kills us. */
   signal (SIGPIPE, SIG_IGN);
-  /* SIGHUP never stops nbdcurld (the supervisor only logs it), also when
-   * a terminal's hang-up sends it to the whole process group. */
-  signal (SIGHUP, SIG_IGN);
+  /* No signal nbdcurld has no use for ends a child: SIGHUP (also when a
+   * terminal's hang-up sends it to the whole process group), SIGUSR1
+   * and SIGUSR2 sent to a child's pid rather than the supervisor's, and
+   * the rest of unused-signals.h. */
+  unused_signals_ignore ();
 
   if (fcntl (CHILD_FD_PEER, F_GETFD) == -1 || fcntl (CHILD_FD_CONFIG, F_GETFD) == -1)
     fatal ("started without its file descriptors: this program is run by "

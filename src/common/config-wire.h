@@ -54,8 +54,10 @@ struct export_config_wire {
   uint32_t flags;              /* EXPORT_* */
   uint32_t name_len;           /* <= NBD_MAX_STRING */
   uint32_t description_len;    /* <= NBD_MAX_STRING */
-  uint32_t reserved;           /* 0 */
-  /* then name_len bytes of name, description_len bytes of description */
+  uint32_t log_url_len;        /* <= MAX_LOG_URL_LENGTH: the URL without its
+                                  credentials or query, for log lines */
+  /* then name_len bytes of name, description_len bytes of description,
+     log_url_len bytes of the URL */
 };
 #define EXPORT_READONLY     (1u << 0)
 

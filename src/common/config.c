@@ -21,6 +21,7 @@
 #include "limits-web.h"
 #include "log.h"
 #include "tls-modes.h"
+#include "url-check-wire.h"
 #include "wire.h"
 
 static int
@@ -82,7 +83,7 @@ config_send_frontend (int fd, const struct frontend_config *c)
     .client_memory = c->client_memory,
     .max_clients = c->max_clients,
   };
-  uint8_t buf[sizeof (struct export_config_wire) + 2 * NBD_MAX_STRING];
+  uint8_t buf[sizeof (struct export_config_wire) + 2 * NBD_MAX_STRING + MAX_LOG_URL_LENGTH];
   uint32_t i;
 
   if (send_message (fd, IPC_CONFIG_FRONTEND, &fw, sizeof fw) == -1)
@@ -93,12 +94,14 @@ config_send_frontend (int fd, const struct frontend_config *c)
       .flags = e->readonly ? EXPORT_READONLY : 0,
       .name_len = (uint32_t) strlen (e->name),
       .description_len = (uint32_t) strlen (e->description),
+      .log_url_len = e->log_url ? (uint32_t) strlen (e->log_url) : 0,
     };
     struct writer w;
     writer_init (&w, buf, sizeof buf);
     if (writer_put_bytes (&w, &ew, sizeof ew) == -1 ||
         put_string (&w, e->name) == -1 ||
-        put_string (&w, e->description) == -1) {
+        put_string (&w, e->description) == -1 ||
+        put_string (&w, e->log_url ? e->log_url : "") == -1) {
       errno = E2BIG;
       return -1;
     }
@@ -397,6 +400,7 @@ config_recv_frontend (int fd, struct frontend_config *c)
     c->exports[i].name = get_string (&r, ew.name_len, NBD_MAX_STRING, "export name");
     c->exports[i].description =
       get_string (&r, ew.description_len, NBD_MAX_STRING, "export description");
+    c->exports[i].log_url = get_string (&r, ew.log_url_len, MAX_LOG_URL_LENGTH, "export URL");
     c->exports[i].readonly = (ew.flags & EXPORT_READONLY) != 0;
     if (reader_end (&r) == -1)
       fatal ("configuration: trailing bytes in export message");

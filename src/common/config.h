@@ -20,6 +20,7 @@
 struct export_info {          /* what the front-end knows of an export */
   char *name;
   char *description;          /* "" when none */
+  char *log_url;              /* url_for_log's: never told to clients */
   bool readonly;
 };
 

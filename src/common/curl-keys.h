@@ -138,7 +138,7 @@
    * with the reason. */                                                              \
   TEXT ("cookiefile", cookie_file, text_cookie_file, MAX_PATH_LENGTH, NULL,           \
         SUPERVISOR, KEY_PATH, HELP_LISTED)                                           \
-  NAME_ONLY ("cookiejar", refuse_cookiejar)                                            \
+  NAME_ONLY ("cookiejar", refuse_cookiejar)                                           \
   /* nbdkit's cache filter's, for the export's read cache (options-cache.c):          \
    * its size and block size; cache-on-read=true is what it does; the                 \
    * thresholds change nothing for a cache that evicts as it fills.  Its               \
@@ -150,7 +150,12 @@
           HELP_UNLISTED)                                                              \
   NAME_ONLY ("cache-on-read", check_cache_on_read)                                    \
   NAME_ONLY ("cache-high-threshold", ignored_cache_threshold)                         \
-  NAME_ONLY ("cache-low-threshold", ignored_cache_threshold)
+  NAME_ONLY ("cache-low-threshold", ignored_cache_threshold)                          \
+  /* nbdkit's multi-conn filter's (built in): for the whole server, as the            \
+   * filter is (options-nbdkit.c). */                                                 \
+  NAME_ONLY ("multi-conn-mode", take_multi_conn_mode)                                 \
+  NAME_ONLY ("multi-conn-track-dirty", take_multi_conn_track_dirty)                   \
+  NAME_ONLY ("multi-conn-exportname", ignored_bool)
 
 enum curl_key_help { HELP_UNLISTED, HELP_LISTED, HELP_RETRY };
 enum curl_key_conf { KEY_VALUE, KEY_PATH, KEY_SECRET };

@@ -74,6 +74,22 @@ enum ipc_type {
                               client once its replies are out, exit when
                               none is left; every field 0, no fds,
                               payload 0 */
+  IPC_STATS_REQUEST,       /* 19, sup -> fe: report the statistics now: one
+                              IPC_EXPORT_STATS per export; every field 0,
+                              payload 0 */
+  IPC_EXPORT_STATS,        /* 20, fe -> sup: length = export index (in
+                              order, 0 first), flags EXPORT_STATS_*,
+                              payload struct stats_wire (stats-wire.h): the
+                              export's clients, closed and connected, since
+                              the start; answers IPC_STATS_REQUEST, and is
+                              sent unasked once more as the front-end
+                              exits (EXPORT_STATS_FINAL) */
+  IPC_CLIENT_STATS,        /* 21, fe -> sup: a client that opened an export
+                              closed: id = its token, length = the export
+                              index, payload struct client_stats_wire.  For
+                              the log only (the export's sums come in
+                              IPC_EXPORT_STATS): dropped when the socket
+                              is full */
 
   /* Data, front-end <-> fetcher on the SOCK_STREAM socket. */
   IPC_FETCHER_OPENED = 32, /* fetcher -> fe, first message: offset = export
@@ -110,6 +126,12 @@ enum ipc_type {
                               open the export now (a spare fetcher waits
                               for it, see limits-spares.h); every other
                               field 0, payload 0 */
+  IPC_FETCHER_STATS,       /* 41, fetcher -> fe, after IPC_FETCHER_OPENED:
+                              its figures since it opened, payload struct
+                              fetcher_stats_wire (stats-wire.h), every
+                              field 0; sent when they changed, before the
+                              replies they came with.  Untrusted: only
+                              summed, saturating */
 
   /* Keys, front-end <-> key holder on a SOCK_SEQPACKET socket: one message
    * per packet, header and payload together, one request at a time. */

@@ -8,6 +8,7 @@
 #include "keyholder-wire.h"
 #include "limits-strings.h"
 #include "script-values.h"
+#include "stats-wire.h"
 #include "url-check-wire.h"
 
 /* Short names for the rows. */
@@ -60,6 +61,15 @@ const struct ipc_message ipc_messages[] = {
   { IPC_FETCHER_SPAWNED, "IPC_FETCHER_SPAWNED", SUP, ROLE_BIT (FE),
     { .uses = ID, .min_fds = 2, .max_fds = 3 }, true, { .uses = ID } },
   { IPC_STOP_ACCEPTING, "IPC_STOP_ACCEPTING", SUP, ROLE_BIT (FE), { 0 } },
+  { IPC_STATS_REQUEST, "IPC_STATS_REQUEST", SUP, ROLE_BIT (FE), { 0 } },
+  /* length: the export's index. */
+  { IPC_EXPORT_STATS, "IPC_EXPORT_STATS", FE, ROLE_BIT (SUP),
+    { .uses = LEN, .flags = EXPORT_STATS_LAST | EXPORT_STATS_FINAL,
+      .min_payload = STATS_WIRE_SIZE, .max_payload = STATS_WIRE_SIZE } },
+  /* id: the client's token; length: the export's index. */
+  { IPC_CLIENT_STATS, "IPC_CLIENT_STATS", FE, ROLE_BIT (SUP),
+    { .uses = ID | LEN, .min_payload = CLIENT_STATS_WIRE_SIZE,
+      .max_payload = CLIENT_STATS_WIRE_SIZE } },
 
   /* ---- Data, front-end <-> fetcher (SOCK_STREAM) ---- */
   /* offset: the export's size; length: the largest piped read.  A failed
@@ -77,6 +87,8 @@ const struct ipc_message ipc_messages[] = {
   { IPC_FETCHER_STARTED, "IPC_FETCHER_STARTED", FET, ROLE_BIT (FE) | ROLE_BIT (SUP), { 0 } },
   { IPC_CACHE, "IPC_CACHE", FE, ROLE_BIT (FET), { .uses = ID | OFF | LEN } },
   { IPC_FETCHER_OPEN, "IPC_FETCHER_OPEN", SUP, ROLE_BIT (FET), { 0 } },
+  { IPC_FETCHER_STATS, "IPC_FETCHER_STATS", FET, ROLE_BIT (FE),
+    { .min_payload = FETCHER_STATS_WIRE_SIZE, .max_payload = FETCHER_STATS_WIRE_SIZE } },
 
   /* ---- Keys, front-end <-> key holder (SOCK_SEQPACKET) ---- */
   /* id: the request's number; length: the scheme; offset: GnuTLS's sign

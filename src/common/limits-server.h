@@ -21,4 +21,8 @@
 /* Exports on one command line. */
 #define MAX_EXPORTS               64u
 
+/* --stats-interval's largest value, seconds: a day.  Longer and a
+ * report at exit or on SIGUSR1 serves as well. */
+#define MAX_STATS_INTERVAL        86400u
+
 #endif

@@ -33,7 +33,7 @@ enum role_executable {
 };
 
 struct role {
-  const char *name;             /* in its log lines: "nbdcurld[front-end]: " */
+  const char *name;             /* in its log lines: "nbdcurld: front-end: " */
   const char *arg;              /* argv[1] it is started with; NULL: the supervisor */
   enum role_executable exe;
   const char *comm;             /* its process name (ps, /proc/PID/comm) */

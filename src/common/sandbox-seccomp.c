@@ -36,7 +36,6 @@
  * call malloc (libseccomp's resolver returns a malloc'd string). */
 #define TRAP_MAX_NR 512
 static char *trap_names[TRAP_MAX_NR];
-static char trap_prefix[64];
 
 static size_t
 append (char *buf, size_t n, size_t max, const char *s)
@@ -64,13 +63,13 @@ append_number (char *buf, size_t n, size_t max, unsigned long v)
 static void
 trap_handler (int sig, siginfo_t *si, void *ctx)
 {
-  char line[256];
-  size_t n = 0;
+  char line[384];
+  size_t n;
   int nr = si->si_syscall;
 
   (void) sig;
   (void) ctx;
-  n = append (line, n, sizeof line, trap_prefix);
+  n = log_prefix_now (line, sizeof line, LOG_LEVEL_ERROR);
   n = append (line, n, sizeof line, "sandbox: blocked system call ");
   if (nr >= 0 && nr < TRAP_MAX_NR && trap_names[nr])
     n = append (line, n, sizeof line, trap_names[nr]);
@@ -79,13 +78,15 @@ trap_handler (int sig, siginfo_t *si, void *ctx)
   n = append (line, n, sizeof line, " (");
   n = append_number (line, n, sizeof line, (unsigned long) (unsigned) nr);
   n = append (line, n, sizeof line, "): sandbox debug mode; if the call is "
-              "legitimate, add it to the role's policy/*.policy\n");
+              "legitimate, add it to the role's policy/*.policy");
+  if (LOG_STYLE_NEWLINE (log_get_style ()))
+    n = append (line, n, sizeof line, "\n");
   (void) !write (STDERR_FILENO, line, n);
   _exit (EXIT_FAILURE);
 }
 
 static void
-install_trap_handler (const char *role)
+install_trap_handler (void)
 {
   struct sigaction sa;
   sigset_t sys;
@@ -93,7 +94,6 @@ install_trap_handler (const char *role)
 
   for (nr = 0; nr < TRAP_MAX_NR; nr++)
     trap_names[nr] = seccomp_syscall_resolve_num_arch (SCMP_ARCH_NATIVE, nr);
-  (void) snprintf (trap_prefix, sizeof trap_prefix, "nbdcurld[%s]: ", role);
 
   memset (&sa, 0, sizeof sa);
   sa.sa_sigaction = trap_handler;
@@ -178,7 +178,7 @@ sandbox_seccomp (const char *role, const struct policy_rule *rules, size_t nrule
   if (nrules == 0)
     fatal ("sandbox: the %s policy is empty (a build problem)", role);
   if (trap)
-    install_trap_handler (role);
+    install_trap_handler ();
 
   /* seccomp_init puts the native architecture only in the filter; a call
    * through any other one takes the bad-architecture action. */

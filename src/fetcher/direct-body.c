@@ -230,6 +230,7 @@ body_moved (struct transfer *t, size_t bytes)
   t->received += bytes;
   t->part_received += bytes;
   t->window_bytes += bytes;
+  fetcher_stats.web_bytes += bytes;
   if (t->part_received < t->parts[p].length)
     return;
   if (t->to_area)

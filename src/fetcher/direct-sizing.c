@@ -42,7 +42,7 @@
  * pieces on more connections go faster, down to DIRECT_PIECE_MIN_BYTES (a
  * request costs the server and this process more than its header bytes).
  * A near server keeps ranges of up to COALESCE_MAX_BYTES, the size that
- * suits a LAN best (README, Performance).
+ * suits a LAN best.
  *
  * Each piece must be able to arrive while another read owns the pipe,
  * or its socket fills, the server's window closes, and the connections'

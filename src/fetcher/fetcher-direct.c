@@ -6,7 +6,7 @@
  *
  * Why: libcurl reads every body into its own buffer, and the data area
  * path then copies it again; for a sequential copy those copies are a
- * large share of all the CPU time (README, Performance).
+ * large share of all the CPU time.
  * Here the kernel moves the body's pages from the TCP socket into the
  * pipe, and the front-end moves them on into the client's socket.
  *
@@ -98,6 +98,7 @@ start_request (struct transfer *t)
   t->head_len = t->body_pos = t->head_scanned = 0;
   t->conn_close = false;        /* of this reply, when it says so */
   reply_begin (t);              /* nothing of an earlier attempt counts */
+  fetcher_stats.web_requests++;
 }
 
 void

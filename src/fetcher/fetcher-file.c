@@ -115,7 +115,9 @@ file_read (struct fetcher *f, const struct fetcher_request *req)
       return EIO;
     }
     done += (size_t) r;
+    fetcher_stats.web_bytes += (size_t) r;
   }
+  fetcher_stats.web_requests++;
   return 0;
 }
 
@@ -174,6 +176,8 @@ file_read_piped (struct fetcher *f, const struct fetcher_request *req)
     fetcher_reply (req->id, EIO);
     return true;
   }
+  fetcher_stats.web_bytes += done;
+  fetcher_stats.web_requests++;
   fetcher_reply_piped (req->id);
   return true;
 }

@@ -26,13 +26,22 @@ issuer_unknown (const char *what)
   return false;
 }
 
+/* A certificate libcurl refused, with the way out: the CA that signed it
+ * when that is what is missing, else the name or dates to check; and
+ * turning verification off as the last resort.  The libcurl path and the
+ * direct path (direct-tls.c) both say it with these words. */
 const char *
 certificate_problem (struct transfer *t, CURLcode rc, const char *what)
 {
-  if (rc != CURLE_PEER_FAILED_VERIFICATION || !issuer_unknown (what))
+  if (rc != CURLE_PEER_FAILED_VERIFICATION)
     return what;
-  snprintf (t->message, sizeof t->message, "%s (give the CA that signed the server's "
-            "certificate with --cainfo FILE or --capath DIR)", what);
+  snprintf (t->message, sizeof t->message, "%s: %s; as a last resort, --insecure "
+            "(sslverify=false) turns verification off", what,
+            issuer_unknown (what)
+            ? "the web server's certificate is signed by a CA not trusted here: give "
+              "that CA with --cainfo FILE or --capath DIR (cainfo= or capath=)"
+            : "the web server's certificate cannot be verified: check the URL's host "
+              "name and the certificate's dates");
   return t->message;
 }
 

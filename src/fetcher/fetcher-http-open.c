@@ -85,13 +85,19 @@ status_failed (long status)
 {
   switch (status) {
   case 404: case 410:
-    return open_failed (ENOENT, "not found (HTTP %ld)", status);
-  case 401: case 403:
-    return open_failed (EACCES, "access denied (HTTP %ld)", status);
+    return open_failed (ENOENT, "not found (HTTP %ld): check the URL", status);
+  case 401:
+    return open_failed (EACCES, "access denied (HTTP 401): the web server wants "
+                        "credentials (user= and password=, or header=)");
+  case 403:
+    return open_failed (EACCES, "access denied (HTTP 403): check the credentials, "
+                        "or that a signed URL has not expired");
   case 200:
     return open_failed (EIO, NO_RANGES_MESSAGE);
   default:
-    return open_failed (EIO, "the server answered HTTP %ld", status);
+    return open_failed (EIO, "the server answered HTTP %ld%s", status,
+                        status >= 500 ? ": the web server's own error (try again later, "
+                        "or ask its administrators)" : "");
   }
 }
 
@@ -103,8 +109,11 @@ curl_failed (struct transfer *t, CURLcode rc)
     return open_failed (EIO, "%s (redirects may lead only to http, https, ftp "
                         "and ftps URLs)", curl_message (t, rc));
   case CURLE_REMOTE_FILE_NOT_FOUND:
-    return open_failed (ENOENT, "not found: %s", curl_message (t, rc));
-  case CURLE_LOGIN_DENIED: case CURLE_REMOTE_ACCESS_DENIED:
+    return open_failed (ENOENT, "not found: %s: check the URL", curl_message (t, rc));
+  case CURLE_LOGIN_DENIED:
+    return open_failed (EACCES, "access denied: %s: check user= and password=",
+                        curl_message (t, rc));
+  case CURLE_REMOTE_ACCESS_DENIED:
     return open_failed (EACCES, "access denied: %s", curl_message (t, rc));
   default:
     return open_failed (EIO, "%s", curl_message (t, rc));

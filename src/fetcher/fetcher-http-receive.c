@@ -70,6 +70,7 @@ write_callback (char *ptr, size_t size, size_t nmemb, void *opaque)
     return 0;
   }
   t->received += len;
+  fetcher_stats.web_bytes += len;
   if (t->nparts == 0) {
     if (len > 0)
       memcpy (t->data + t->received - len, ptr, len);

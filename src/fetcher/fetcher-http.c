@@ -81,6 +81,8 @@ start_curl_read (struct transfer *t)
     mc = CURLM_OUT_OF_MEMORY;
   else
     mc = curl_multi_add_handle (http.multi, t->easy);
+  if (mc == CURLM_OK)
+    fetcher_stats.web_requests++;
   if (mc != CURLM_OK) {
     char why[PROBLEM_MAX];
     snprintf (why, sizeof why, "libcurl could not start it: %s", curl_multi_strerror (mc));

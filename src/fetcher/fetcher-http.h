@@ -127,7 +127,7 @@ struct transfer {
   bool scan;                    /* a chunk of --prefetch=all (its buffer is
                                    data, no parts) */
   char errbuf[CURL_ERROR_SIZE];
-  char message[CURL_ERROR_SIZE + 160];  /* curl_message's text, or a TLS
+  char message[CURL_ERROR_SIZE + 256];  /* curl_message's text, or a TLS
                                            failure with its next step */
   char refused[MAX_LOG_URL_LENGTH + 256];  /* why fetcher_open_socket refused
                                               a connection, or "" */

@@ -435,6 +435,8 @@ try_read (struct fetcher_request *req, bool fresh)
       copy_out (req->data, req->offset, have);
       fetcher_reply (req->id, 0);
     }
+    fetcher_stats.readahead_hits++;
+    fetcher_stats.readahead_bytes += have;
     if (fresh)
       keep_ahead (ra.verdict.frontier, 0);
     return ANSWERED;

@@ -200,6 +200,7 @@ retry_decide (struct transfer *t, enum retry_cause cause, const char *why)
   if (t->retries == 0)
     http.retried_reads++;
   http.retries++;
+  fetcher_stats.retries++;
   t->retries++;
   trim_answered_parts (t);
   t->retry_direct = t->direct;

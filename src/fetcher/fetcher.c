@@ -80,7 +80,7 @@ front_end_violation (const char *fmt, ...)
   va_start (ap, fmt);
   vsnprintf (what, sizeof what, fmt, ap);
   va_end (ap);
-  warn ("protocol violation by the front-end: %s; ending this connection", what);
+  log_error ("protocol violation by the front-end: %s; ending this connection", what);
   exit (EXIT_FAILURE);
 }
 
@@ -177,12 +177,43 @@ static struct {
   unsigned n;
 } replies;
 
+struct fetcher_stats_wire fetcher_stats;
+
+/* The figures as last sent, and the message that sends them. */
+static struct fetcher_stats_wire stats_sent;
+static struct {
+  struct ipc_header h;
+  struct fetcher_stats_wire s;
+} stats_message;
+static_assert (sizeof stats_message == IPC_HEADER_SIZE + FETCHER_STATS_WIRE_SIZE,
+               "the statistics message has no padding");
+
+/* The queued replies, after the figures when they changed: one write. */
+static int
+send_replies (void)
+{
+  static uint8_t out[sizeof stats_message + sizeof replies.h];
+  size_t len = 0;
+
+  if (memcmp (&fetcher_stats, &stats_sent, sizeof stats_sent) != 0) {
+    stats_message.h = (struct ipc_header) {
+      .type = IPC_FETCHER_STATS, .payload_len = FETCHER_STATS_WIRE_SIZE,
+    };
+    stats_message.s = fetcher_stats;
+    stats_sent = fetcher_stats;
+    memcpy (out, &stats_message, sizeof stats_message);
+    len = sizeof stats_message;
+  }
+  memcpy (out + len, replies.h, replies.n * sizeof replies.h[0]);
+  return write_full (CHILD_FD_PEER, out, len + replies.n * sizeof replies.h[0]);
+}
+
 void
 fetcher_flush_replies (void)
 {
   if (replies.n == 0)
     return;
-  if (write_full (CHILD_FD_PEER, replies.h, replies.n * sizeof replies.h[0]) == -1) {
+  if (send_replies () == -1) {
     if (errno == EPIPE || errno == ECONNRESET) {
       /* The client went away and the front-end closed our socket. */
       debug ("the front-end closed the connection; exiting");
@@ -461,7 +492,7 @@ describe_export (struct fetcher *f, const struct fetcher_config *cfg)
   if (f->log_url == NULL)
     fatal_errno ("malloc");
   if (url_parse (cfg->url, &f->kind, &f->file_path, err, sizeof err) == -1) {
-    warn ("export \"%s\" (%s): %s", f->export_name, f->log_url, err);
+    log_error ("export \"%s\" (%s): %s", f->export_name, f->log_url, err);
     send_control (&(struct ipc_header) { .type = IPC_FETCHER_OPENED, .error = EINVAL },
                   NULL);
     exit (EXIT_FAILURE);

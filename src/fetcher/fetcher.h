@@ -6,7 +6,7 @@
  * The fetcher has three peers:
  *   front-end   fd CHILD_FD_PEER, SOCK_STREAM: IPC_READ, IPC_WRITE and
  *               IPC_FLUSH and IPC_CACHE in, IPC_FETCHER_OPENED then
- *               IPC_REPLY out.
+ *               IPC_REPLY and IPC_FETCHER_STATS out.
  *               Untrusted: every request is checked here again.
  *   the export  a local file (fetcher-file.c) or a web/FTP server
  *               (fetcher-http.c, fetcher-direct.c).  Untrusted: every
@@ -28,6 +28,7 @@
 
 #include "config.h"
 #include "ipc-messages.h"
+#include "stats-wire.h"
 #include "url.h"
 
 /* What every part of the fetcher knows about its export. */
@@ -112,6 +113,12 @@ bool fetcher_front_end_gone (void);
  * nobody left to serve. */
 void fetcher_reply (uint64_t id, uint32_t error);
 void fetcher_flush_replies (void);
+
+/* The fetcher's figures since it opened (stats-wire.h): each part of the
+ * fetcher adds what it sees; fetcher_flush_replies sends them, when they
+ * changed, ahead of the replies, so that the front-end has them before a
+ * client sees the reply they came with. */
+extern struct fetcher_stats_wire fetcher_stats;
 
 /* The data pipe (data-path.h) of a network export: its write end, made
  * non-blocking, or -1 when the supervisor gave none; and the largest read

@@ -82,6 +82,7 @@ drop_fetcher (struct client *c)
 {
   if (c->spawn != SPAWN_NONE)
     fetcher_start_done (c);
+  stats_fetcher_dropped (c);
   if (c->fetcher_fd >= 0)
     close (c->fetcher_fd);          /* the fetcher exits on EOF */
   c->fetcher_fd = -1;
@@ -107,6 +108,7 @@ client_close (struct client *c, const char *why)
   if (why)
     debug ("client %s: closing: %s", c->peer, why);
   fe.nlive--;                           /* counted by admit_client */
+  stats_client_closed (c);
   drop_fetcher (c);
   outq_clear (&c->out);
   for (unsigned i = 0; i < MAX_INFLIGHT_PER_CLIENT; i++)

@@ -4,7 +4,8 @@
  * Peers and their handlers (watch_peers):
  *   listening sockets   listener_ready() -> accept_clients()
  *   supervisor          frontend_dispatch_supervisor(): IPC_FETCHER_SPAWNED,
- *                       and IPC_STOP_ACCEPTING (frontend_stop_accepting())
+ *                       IPC_STOP_ACCEPTING (frontend_stop_accepting()) and
+ *                       IPC_STATS_REQUEST (stats_report(), frontend-stats.c)
  *   key holder          tls_keyholder_register() (frontend-tls.c)
  *   each client         client_socket_ready() -> client_read() -> handshake.c /
  *                       transmission.c
@@ -80,8 +81,10 @@ reap_clients (void)
     fe.nclients--;
     free (c);
     /* With -s the one client was the whole job. */
-    if (fe.config.flags & FRONTEND_SINGLE)
+    if (fe.config.flags & FRONTEND_SINGLE) {
+      stats_report (true);
       exit (EXIT_SUCCESS);
+    }
   }
 }
 
@@ -464,6 +467,10 @@ frontend_dispatch_supervisor (void)
            nfds, why);
   if (h.type == IPC_STOP_ACCEPTING) {
     frontend_stop_accepting ();
+    return;
+  }
+  if (h.type == IPC_STATS_REQUEST) {
+    stats_report (false);
     return;
   }
   if (h.type != IPC_FETCHER_SPAWNED)
@@ -869,6 +876,7 @@ frontend_main (void)
   fe.reserve_fd = fcntl (fe.control_fd, F_DUPFD_CLOEXEC, 0);
   if (fe.reserve_fd == -1)
     fatal_errno ("reserving a descriptor");
+  stats_init ();
   take_listeners ();
   tls_setup (tls_handshake_ended);
 
@@ -889,5 +897,6 @@ frontend_main (void)
   }
 
   run_loop ();
+  stats_report (true);
   return EXIT_SUCCESS;
 }

@@ -14,6 +14,9 @@
  *   clients.c       closing a client, its fetcher's start and end, the clock
  *   output-queue.c  bytes waiting for a peer, and the memory they hold
  *   data-area.c     a fetcher's data area and its allocator
+ *   frontend-stats.c
+ *                   the clients' and exports' statistics, reported to the
+ *                   supervisor
  *
  * Calls go one way, down the layers: frontend.c calls transmission.c,
  * which calls handshake.c (an export opened), which calls access.c and
@@ -41,6 +44,7 @@
 #include "limits-nbd.h"
 #include "nbd-protocol.h"
 #include "output-queue.h"
+#include "stats-wire.h"
 
 enum client_state {
   CLIENT_GREETING,        /* greeting queued; want 4 bytes of client flags */
@@ -63,6 +67,7 @@ struct inflight {
   uint64_t offset;
   uint32_t length;
   uint64_t ipc_id;        /* the id the fetcher must answer: never reused */
+  uint64_t started_us;    /* its header read (now_us), for its service time */
   struct area_span span;  /* READ and WRITE: where the data is */
 };
 
@@ -114,6 +119,7 @@ struct client {
   struct client_tls *tls;       /* after STARTTLS, else NULL */
 
   /* Negotiation. */
+  bool fixed_newstyle;          /* else plain: EXPORT_NAME alone, no replies */
   bool no_zeroes;
   bool structured;
   unsigned options_seen;
@@ -156,6 +162,12 @@ struct client {
   size_t payload_got;
   uint64_t discard_left;
   bool disconnect_requested;    /* NBD_CMD_DISC seen */
+
+  /* Statistics (frontend-stats.c), from its first request phase on. */
+  bool counted;                 /* in transmission: its figures count */
+  uint64_t serving_since_ms;
+  struct stats_wire stats;      /* its requests, and its earlier fetchers' */
+  struct fetcher_stats_wire fetcher_stats;   /* its fetcher's, as it said */
   bool dead;                    /* closed; freed at the end of the round */
 };
 
@@ -251,6 +263,21 @@ bool tls_start_allowed (const struct client *c);
 
 /* access.c */
 bool export_allowed (const struct client *c, uint32_t export_index);
+
+/* frontend-stats.c */
+uint64_t now_us (void);
+void stats_init (void);
+/* The client entered transmission: from now on it counts. */
+void stats_client_serving (struct client *c);
+/* IPC_FETCHER_STATS's payload (its size checked); and the fetcher gone:
+ * its last figures stay the client's. */
+void stats_fetcher_report (struct client *c, const uint8_t *payload);
+void stats_fetcher_dropped (struct client *c);
+/* The client is closing: its figures join its export's, and go to the
+ * supervisor for the log. */
+void stats_client_closed (struct client *c);
+/* One IPC_EXPORT_STATS per export to the supervisor; final: we exit. */
+void stats_report (bool final);
 
 /* transmission.c */
 size_t transmission_consume (struct client *c, const uint8_t *data, size_t len);

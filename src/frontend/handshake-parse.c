@@ -13,7 +13,7 @@
 bool
 client_flags_acceptable (uint32_t flags)
 {
-  return (flags & NBD_FLAG_C_FIXED_NEWSTYLE) && !(flags & ~NBD_KNOWN_CLIENT_FLAGS);
+  return !(flags & ~NBD_KNOWN_CLIENT_FLAGS);
 }
 
 enum option_parse

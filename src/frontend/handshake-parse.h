@@ -14,8 +14,9 @@
 #include "limits-nbd.h"
 #include "nbd-protocol.h"
 
-/* The client's flags, after the greeting: fixed newstyle, and nothing we
- * do not know. */
+/* The client's flags, after the greeting: nothing we do not know.  Without
+ * NBD_FLAG_C_FIXED_NEWSTYLE the client speaks plain newstyle, where
+ * EXPORT_NAME is the only option (handshake.c). */
 bool client_flags_acceptable (uint32_t flags);
 
 /* One option: its header, and its data in place. */

@@ -1,5 +1,7 @@
 /*
- * handshake.c: fixed-newstyle negotiation, one client at a time.
+ * handshake.c: newstyle negotiation, one client at a time: fixed newstyle,
+ * and plain newstyle (EXPORT_NAME alone) for clients that do not set the
+ * fixed-newstyle flag.
  *
  * Order of checks for every option: the header's length is capped before
  * anything is buffered (NBD_MAX_OPTION_LENGTH), the option count is capped
@@ -151,6 +153,7 @@ enter_transmission (struct client *c)
 {
   c->state = CLIENT_TRANSMISSION;
   c->deadline_ms = 0;
+  stats_client_serving (c);
   /* A context chosen for another export does not apply to this one. */
   if (c->meta_export != c->export_index)
     c->meta_base_allocation = false;
@@ -196,23 +199,25 @@ static struct {
 static void
 log_open_failure (uint32_t idx, uint32_t error, const char *why)
 {
-  const char *name;
+  const char *name, *url;
   uint64_t now = now_ms ();
 
   if (idx >= fe.config.nexports || idx >= MAX_EXPORTS)
     return;
   name = fe.config.exports[idx].name;
+  url = fe.config.exports[idx].log_url && fe.config.exports[idx].log_url[0]
+    ? fe.config.exports[idx].log_url : "(URL)";
   if (strcmp (open_failures[idx].reason, why) == 0 && open_failures[idx].logged_ms != 0 &&
       now - open_failures[idx].logged_ms < OPEN_FAILURE_LOG_INTERVAL * 1000ull) {
     open_failures[idx].since++;
     return;
   }
   if (open_failures[idx].since > 0 && strcmp (open_failures[idx].reason, why) == 0)
-    warn ("export \"%s\" cannot be opened: %s (%s; %u more clients since it was "
-          "last logged)", name, why[0] ? why : "no reason given", strerror ((int) error),
-          open_failures[idx].since);
+    warn ("export \"%s\" cannot be opened: %s: %s (%s; %u more clients since it was "
+          "last logged)", name, url, why[0] ? why : "no reason given",
+          strerror ((int) error), open_failures[idx].since);
   else
-    warn ("export \"%s\" cannot be opened: %s (%s)", name,
+    warn ("export \"%s\" cannot be opened: %s: %s (%s)", name, url,
           why[0] ? why : "no reason given", strerror ((int) error));
   snprintf (open_failures[idx].reason, sizeof open_failures[idx].reason, "%s", why);
   open_failures[idx].logged_ms = now;
@@ -509,6 +514,14 @@ handshake_dispatch_option (struct client *c, uint32_t option,
   struct reader r;
 
   reader_init (&r, data, len);
+  /* Plain newstyle has no option replies for the client to parse: any
+   * option but EXPORT_NAME ends the connection unanswered. */
+  if (!c->fixed_newstyle && option != NBD_OPT_EXPORT_NAME) {
+    warn ("client %s: option %u from a plain-newstyle client, which may send "
+          "only EXPORT_NAME: closing", c->peer, option);
+    client_close (c, NULL);
+    return;
+  }
   /* --tls=require: before TLS, nothing is revealed or negotiated. */
   if (tls_required () && !client_in_tls (c) && option != NBD_OPT_STARTTLS &&
       option != NBD_OPT_ABORT) {
@@ -570,8 +583,17 @@ handshake_client_flags (struct client *c, const uint8_t *data, size_t len)
   if (reader_get_u32_be (&r, &flags) == -1)
     return 0;
   if (!client_flags_acceptable (flags)) {
-    warn ("client %s: unsupported client flags 0x%x (only fixed newstyle is "
-          "served): closing", c->peer, flags);
+    warn ("client %s: unknown client flags 0x%x (known: fixed newstyle 0x%x, "
+          "no zeroes 0x%x): closing", c->peer, flags, NBD_FLAG_C_FIXED_NEWSTYLE,
+          NBD_FLAG_C_NO_ZEROES);
+    client_close (c, NULL);
+    return 0;
+  }
+  c->fixed_newstyle = (flags & NBD_FLAG_C_FIXED_NEWSTYLE) != 0;
+  /* Only fixed newstyle has STARTTLS (the spec: plain newstyle is NOTLS). */
+  if (!c->fixed_newstyle && tls_required ()) {
+    warn ("client %s: plain newstyle (no fixed-newstyle flag) cannot start TLS, "
+          "which this server requires: closing", c->peer);
     client_close (c, NULL);
     return 0;
   }

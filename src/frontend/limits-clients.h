@@ -48,4 +48,10 @@
  * net.core.wmem_max): several read replies per write. */
 #define CLIENT_UNIX_SEND_BUFFER   (4 * 1024 * 1024)
 
+/* A statistics report waits at most this long for room on the control
+ * socket: the supervisor drains it every round, so a full socket means it
+ * is busy for a moment (starting fetchers), and a report is worth a short
+ * wait but never a stuck front-end. */
+#define STATS_SEND_WAIT_MS        1000u
+
 #endif

@@ -20,6 +20,7 @@
 #include "limits-nbd.h"
 #include "log.h"
 #include "request-parse.h"
+#include "stats.h"
 #include "wire.h"
 
 uint32_t
@@ -110,6 +111,24 @@ reply_block_status (struct client *c, uint64_t cookie, uint32_t length)
   outq_push_copy (&c->out, buf, w.pos);
 }
 
+/* ---- Statistics. ---- */
+
+/* A reply queued for a request whose header came at started_us. */
+static void
+count_reply (struct client *c, uint64_t started_us, uint32_t error, enum stats_cause cause)
+{
+  stats_count_reply (&c->stats, now_us () - started_us, error, cause);
+}
+
+/* A request answered without the fetcher: refused, or served here. */
+static void
+count_answered_here (struct client *c, uint64_t started_us, uint32_t error)
+{
+  count_reply (c, started_us, error,
+               c->fetcher_failed && error == EIO ? STATS_CAUSE_FETCHER_LOST
+                                                 : STATS_CAUSE_REFUSED);
+}
+
 /* ---- Requests. ---- */
 
 static void
@@ -198,7 +217,8 @@ refuse_request (struct client *c, const struct client_request *req, uint32_t err
  * data is in); count is what the fetcher is asked for.  False, and
  * nothing taken, while the data area has no room for its data. */
 static bool
-start_request (struct client *c, const struct client_request *req, uint32_t count)
+start_request (struct client *c, const struct client_request *req, uint32_t count,
+               uint64_t started_us)
 {
   struct area_span span = { 0 };
   uint32_t slot;
@@ -214,6 +234,7 @@ start_request (struct client *c, const struct client_request *req, uint32_t coun
     .used = true, .type = req->type, .flags = req->flags, .cookie = req->cookie,
     .offset = req->offset, .length = count, .span = span,
     .ipc_id = (++c->request_serial << IPC_ID_SLOT_BITS) | slot,
+    .started_us = started_us,
   };
   c->ninflight++;
 
@@ -243,6 +264,7 @@ transmission_consume (struct client *c, const uint8_t *data, size_t len)
   const struct request_rules rules = request_rules_of (c);
   struct client_request req;
   uint32_t err, count;
+  uint64_t started_us;
 
   if (c->state == CLIENT_WRITE_PAYLOAD)
     return consume_write_payload (c, data, len);
@@ -263,12 +285,15 @@ transmission_consume (struct client *c, const uint8_t *data, size_t len)
     c->disconnect_requested = true;
     return NBD_REQUEST_SIZE;
   }
+  started_us = now_us ();
 
   err = check_request (&rules, &req);
   if (err == 0 && c->fetcher_failed &&
       (req.type == NBD_CMD_READ || req.type == NBD_CMD_WRITE || req.type == NBD_CMD_FLUSH))
     err = EIO;
   if (err != 0) {
+    c->stats.requests[stats_kind_of (req.type)]++;
+    count_answered_here (c, started_us, err);
     refuse_request (c, &req, err);
     return NBD_REQUEST_SIZE;
   }
@@ -280,6 +305,8 @@ transmission_consume (struct client *c, const uint8_t *data, size_t len)
      * store) and answers once it is there.  With no fetcher left there
      * is nothing to prefetch into. */
     if (c->fetcher_failed) {
+      c->stats.requests[STATS_CACHE]++;
+      count_answered_here (c, started_us, 0);
       reply_status (c, req.cookie, 0);
       return NBD_REQUEST_SIZE;
     }
@@ -288,12 +315,19 @@ transmission_consume (struct client *c, const uint8_t *data, size_t len)
       count = NBD_MAX_REQUEST_SIZE;
     break;
   case NBD_CMD_BLOCK_STATUS:
+    c->stats.requests[STATS_BLOCK_STATUS]++;
+    count_answered_here (c, started_us, 0);
     reply_block_status (c, req.cookie, count);
     return NBD_REQUEST_SIZE;
   default:
     break;
   }
-  return start_request (c, &req, count) ? NBD_REQUEST_SIZE : 0;
+  /* Counted once it is taken (a request waiting for room in the data
+   * area is parsed again). */
+  if (!start_request (c, &req, count, started_us))
+    return 0;
+  c->stats.requests[stats_kind_of (req.type)]++;
+  return NBD_REQUEST_SIZE;
 }
 
 void
@@ -305,6 +339,7 @@ transmission_payload_done (struct client *c)
     return;
   if (c->fetcher_fd < 0) {
     /* The fetcher died while the data arrived. */
+    count_reply (c, s->started_us, EIO, STATS_CAUSE_FETCHER_LOST);
     reply_status (c, s->cookie, EIO);
     finish_slot (c, c->payload_slot);
   }
@@ -331,6 +366,7 @@ transmission_fail_inflight (struct client *c)
       /* A WRITE still collecting its data is answered when complete. */
       if (c->state == CLIENT_WRITE_PAYLOAD && i == c->payload_slot)
         continue;
+      count_reply (c, c->slots[i].started_us, EIO, STATS_CAUSE_FETCHER_LOST);
       reply_status (c, c->slots[i].cookie, EIO);
       finish_slot (c, i);
     }
@@ -364,6 +400,10 @@ fetcher_message_done (struct client *c, const struct ipc_header *h, const uint8_
     handshake_fetcher_opened (c, h->error, payload, h->payload_len);
     return;
   }
+  if (h->type == IPC_FETCHER_STATS) {
+    stats_fetcher_report (c, payload);
+    return;
+  }
   if (h->type == IPC_PIPE_DISCARD) {
     /* In order with the announced reads around it. */
     outq_push_pipe (&c->out, c->pipe, h->length, true);
@@ -377,6 +417,9 @@ fetcher_message_done (struct client *c, const struct ipc_header *h, const uint8_
    * libcurl fetched it again): any read's reply balances one. */
   if (s->type == NBD_CMD_READ && c->discards_unmatched > 0)
     c->discards_unmatched--;
+  count_reply (c, s->started_us, h->error, STATS_CAUSE_EXPORT);
+  if (h->error == 0 && s->type == NBD_CMD_WRITE)
+    c->stats.bytes_written += s->length;
   if (h->error != 0 || s->type != NBD_CMD_READ) {
     reply_status (c, s->cookie, h->error);
     finish_slot (c, slot);
@@ -385,6 +428,7 @@ fetcher_message_done (struct client *c, const struct ipc_header *h, const uint8_
 
   /* Read data: the fetcher put it in the slot's span of the data area;
    * the reply header, then the span itself, go to the client. */
+  c->stats.bytes_read += s->length;
   writer_init (&w, buf, sizeof buf);
   if (c->structured) {
     if (put_chunk_header (&w, NBD_REPLY_FLAG_DONE, NBD_REPLY_TYPE_OFFSET_DATA,
@@ -426,6 +470,9 @@ check_fetcher_header (const struct client *c, const struct ipc_header *h)
       h->length <= (c->pipe ? DATA_PIPE_READ_MAX : 0);
   /* A discard belongs to a read in flight, one each at most, answered
    * after it: their number is bounded like the replies'. */
+  /* Its own figures: any number of times, each replacing the last. */
+  if (h->type == IPC_FETCHER_STATS)
+    return true;
   if (h->type == IPC_PIPE_DISCARD)
     return c->pipe != NULL && h->length >= 1 && h->length <= DATA_PIPE_READ_MAX &&
       c->discards_unmatched < c->ninflight;

@@ -87,14 +87,15 @@ children_open_self (void)
 
 /* ---- Children. ---- */
 
-/* The environment a child gets: one fixed setting for GnuTLS, and
- * sanitizer settings, which a sanitizer build needs in every process and
- * which carry no secrets. */
+/* The environment a child gets: one fixed setting for GnuTLS, its log's
+ * style (log-format.h), and sanitizer settings, which a sanitizer build
+ * needs in every process and which carry no secrets. */
 static char **
 child_environment (const struct role *r)
 {
   static const char *keep[] = { "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS" };
-  static char *env[sizeof keep / sizeof keep[0] + 3];
+  static char *env[sizeof keep / sizeof keep[0] + 4];
+  static char style[sizeof LOG_STYLE_ENV + 16];
   size_t i, n = 0;
 
   /* The launcher's (roles.c says why). */
@@ -107,6 +108,10 @@ child_environment (const struct role *r)
    * libraries for protocols nbdcurld refuses (librtmp, libldap), which
    * initialise it themselves when used. */
   env[n++] = (char *) "GNUTLS_NO_IMPLICIT_INIT=1";
+
+  /* How its log lines look on the standard error it inherits. */
+  snprintf (style, sizeof style, "%s=%s", LOG_STYLE_ENV, log_style_name (log_get_style ()));
+  env[n++] = style;
 
   for (i = 0; i < sizeof keep / sizeof keep[0]; i++) {
     const char *v = getenv (keep[i]);

@@ -115,6 +115,46 @@ is_name (const char *s, size_t len)
          strspn (s, "abcdefghijklmnopqrstuvwxyz0123456789-") >= len;
 }
 
+/* A value in double quotes ("..."), unquoted in place: inside, \" is a
+ * quote and \\ a backslash, and no other backslash or quote may stand.
+ * A value that does not start with a quote is taken as written.  Returns
+ * 0, or -1 with why in err. */
+static int
+unquote (const struct conf_file *f, unsigned line, char *v, size_t *len,
+         char *err, size_t errlen)
+{
+  size_t i, out = 0;
+
+  if (*len == 0 || v[0] != '"')
+    return 0;
+  for (i = 1; i < *len; i++) {
+    if (v[i] == '"')
+      break;                            /* the closing quote */
+    if (v[i] == '\\') {
+      if (i + 1 >= *len || (v[i + 1] != '"' && v[i + 1] != '\\')) {
+        snprintf (err, errlen, "%s:%u: in quotes, a backslash comes before \" or "
+                  "\\ only (write \\\\ for a backslash)", f->path, line);
+        return -1;
+      }
+      i++;
+    }
+    v[out++] = v[i];                    /* out < i: never ahead of the read */
+  }
+  if (i >= *len) {
+    snprintf (err, errlen, "%s:%u: the value's quote is not closed: end it with \"",
+              f->path, line);
+    return -1;
+  }
+  if (i + 1 != *len) {
+    snprintf (err, errlen, "%s:%u: something after the closing quote: put the whole "
+              "value in quotes, and write \\\" for a quote inside", f->path, line);
+    return -1;
+  }
+  v[out] = '\0';
+  *len = out;
+  return 0;
+}
+
 /* One line (len bytes at s, without its LF, writable: the pieces are
  * NUL-terminated in place) into at most one item.  Returns 0 with
  * *item->name NULL for a blank line or a comment, 0 with an item, or -1. */
@@ -182,6 +222,8 @@ parse_line (struct conf_file *f, char *s, size_t len, unsigned line,
     size_t vlen = strlen (eq + 1);
     char *v = trim (eq + 1, &vlen);
     v[vlen] = '\0';
+    if (unquote (f, line, v, &vlen, err, errlen) == -1)
+      return -1;
     item->value = v;
   }
   return 0;

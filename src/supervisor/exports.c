@@ -23,10 +23,12 @@
 #include "ca-bundle.h"
 #include "exports.h"
 #include "fetcher-wire.h"
+#include "limits-nbd.h"
 #include "limits-strings.h"
 #include "log.h"
 #include "secret.h"
 #include "sockets.h"
+#include "url-check-wire.h"
 
 /* The parsed options, filled in here (exports_make_paths_absolute,
  * exports_prepare). */
@@ -34,6 +36,45 @@ static struct options *options;
 #define opt (*options)
 
 static bool multi_conn;
+
+const char *
+export_where (const struct export_spec *e)
+{
+  static char where[MAX_PATH_LENGTH + 32];
+
+  if (e->conf_path == NULL)
+    return "";
+  snprintf (where, sizeof where, "%s:%u: ", e->conf_path, e->conf_line);
+  return where;
+}
+
+/* A file: export's image, opened for reading, and for writing unless
+ * the export is read-only. */
+static void
+open_file_image (struct export_spec *e)
+{
+  struct stat st;
+  /* O_NONBLOCK for the open alone: a FIFO in place of the image must
+   * not hang the start; the type check refuses it. */
+  int fd = open (e->file_path,
+                 (e->readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  int flags;
+
+  if (fd == -1 && !e->readonly && (errno == EACCES || errno == EROFS || errno == EPERM))
+    fatal_errno ("%sexport \"%s\": cannot open %s for writing (serve it "
+                 "read-only with -r or --export-ro)", export_where (e), e->name,
+                 e->file_path);
+  if (fd == -1)
+    fatal_errno ("%sexport \"%s\": cannot open %s", export_where (e), e->name,
+                 e->file_path);
+  if (fstat (fd, &st) == -1 || !(S_ISREG (st.st_mode) || S_ISBLK (st.st_mode)))
+    fatal ("%sexport \"%s\": %s is not a regular file or block device",
+           export_where (e), e->name, e->file_path);
+  flags = fcntl (fd, F_GETFL);
+  if (flags == -1 || fcntl (fd, F_SETFL, flags & ~O_NONBLOCK) == -1)
+    fatal_errno ("export \"%s\": fcntl", e->name);
+  e->fd = fd;
+}
 
 static void
 check_exports (void)
@@ -48,54 +89,45 @@ check_exports (void)
     if (opt.readonly)
       e->readonly = true;
     e->fd = -1;
-    if (e->kind == URL_FILE) {
-      struct stat st;
-      /* O_NONBLOCK for the open alone: a FIFO in place of the image must
-       * not hang the start; the type check refuses it. */
-      int fd = open (e->file_path,
-                     (e->readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-      int flags;
-      if (fd == -1 && !e->readonly && (errno == EACCES || errno == EROFS || errno == EPERM))
-        fatal_errno ("export \"%s\": cannot open %s for writing (serve it "
-                     "read-only with -r or --export-ro)", e->name, e->file_path);
-      if (fd == -1)
-        fatal_errno ("export \"%s\": cannot open %s", e->name, e->file_path);
-      if (fstat (fd, &st) == -1 || !(S_ISREG (st.st_mode) || S_ISBLK (st.st_mode)))
-        fatal ("export \"%s\": %s is not a regular file or block device",
-               e->name, e->file_path);
-      flags = fcntl (fd, F_GETFL);
-      if (flags == -1 || fcntl (fd, F_SETFL, flags & ~O_NONBLOCK) == -1)
-        fatal_errno ("export \"%s\": fcntl", e->name);
-      e->fd = fd;
-    }
-    else if (!e->readonly) {
-      notice ("export \"%s\": %s cannot be written at an offset: serving it "
-              "read-only", e->name, shown);
-      e->readonly = true;
-    }
-    if (!e->readonly)
+    if (e->kind == URL_FILE)
+      open_file_image (e);
+    else
+      e->readonly = true;     /* web servers take no ranged writes: moot, unsaid */
+    if (!e->readonly && opt.multi_conn_mode == MULTI_CONN_ALWAYS)
+      fatal ("%sexport \"%s\": %s is writable, and multi-conn-mode= asks for "
+             "multi-conn, which nbdcurld advertises only when every export is "
+             "read-only: serve it read-only (-r or --export-ro), or give "
+             "multi-conn-mode=auto", export_where (e), e->name, shown);
+    if (!e->readonly || opt.multi_conn_mode == MULTI_CONN_DISABLE)
       multi_conn = false;
+    if (e->keys.sslverify == 0 && e->kind != URL_FILE)
+      warn ("export \"%s\": %s: TLS certificate verification is off (%s): anyone "
+            "between here and the web server can pose as it; give its CA with "
+            "--cainfo FILE instead", e->name, shown,
+            opt.insecure ? "--insecure" : "sslverify=false");
     if (e->keys.protocols != 0 && e->kind != URL_FILE) {
       static const uint32_t bit[] = {
         [URL_HTTP] = FETCHER_PROTO_HTTP, [URL_HTTPS] = FETCHER_PROTO_HTTPS,
         [URL_FTP] = FETCHER_PROTO_FTP, [URL_FTPS] = FETCHER_PROTO_FTPS,
       };
       if (!(e->keys.protocols & bit[e->kind]))
-        fatal ("export \"%s\": %s uses a protocol that protocols= does not allow",
-               e->name, shown);
+        fatal ("%sexport \"%s\": %s uses a protocol that protocols= does not allow",
+               export_where (e), e->name, shown);
     }
     /* Proxies and Unix sockets carry HTTP: libcurl would send FTP
      * through an HTTP proxy as HTTP (or not at all through a socket). */
     if ((e->proxy || e->keys.unix_socket_path) && e->kind != URL_HTTP && e->kind != URL_HTTPS)
-      fatal ("export \"%s\": %s: %s serves http and https URLs only", e->name, shown,
+      fatal ("%sexport \"%s\": %s: %s serves http and https URLs only", export_where (e),
+             e->name, shown,
              e->proxy ? "a proxy" : "unix-socket-path=");
     if (e->proxy)
       debug ("export \"%s\": through the proxy %s%s%s", e->name, e->proxy_log_url,
              e->noproxy ? ", except for no_proxy: " : "", e->noproxy ? e->noproxy : "");
     /* A configuration file names secrets by file only (nbdcurld.conf(5)). */
     if (e->has_password && !e->url_from_file && e->conf_path)
-      fatal ("export \"%s\": the URL in %s holds a password: give the URL as "
-             "url = +FILE, or user = NAME and password = +FILE", e->name, e->conf_path);
+      fatal ("%sexport \"%s\": the URL holds a password: give the URL as "
+             "url = +FILE, or user = NAME and password = +FILE", export_where (e),
+             e->name);
     if (e->has_password && !e->url_from_file)
       notice ("export \"%s\": the URL holds a password, which every local user "
               "can read on the command line: use --auth-user and --auth-password, "
@@ -107,9 +139,11 @@ check_exports (void)
 
 /* A secret from where the command line says (-, -FD or +FILE): read
  * once, before anything runs in the background, and handed to each
- * fetcher of its export through its configuration pipe. */
+ * fetcher of its export through its configuration pipe.  where: "" or
+ * the --config line of the export whose key it is. */
 static char *
-read_secret_source (const char *option, const char *noun, size_t max, const char *source)
+read_secret_source (const char *where, const char *option, const char *noun, size_t max,
+                    const char *source, const char *for_whom)
 {
   char err[512], *secret;
   long fd = -1;
@@ -117,11 +151,12 @@ read_secret_source (const char *option, const char *noun, size_t max, const char
   if (source[0] == '-' && source[1] != '\0') {
     fd = strtol (source + 1, NULL, 10);     /* digits: checked by options_parse */
     if (sockets_is_listener (fd))
-      fatal ("%s%s: descriptor %ld is a socket-activated listener", option, source, fd);
+      fatal ("%s%s%s: descriptor %ld is a socket-activated listener", where, option,
+             source, fd);
   }
-  secret = secret_read_named (option, noun, max, source, err, sizeof err);
+  secret = secret_read_named (option, noun, max, source, for_whom, err, sizeof err);
   if (secret == NULL)
-    fatal ("%s", err);
+    fatal ("%s%s", where, err);
   /* secret_read closed the descriptor; keep 0, 1 and 2 open (on
    * /dev/null) so that nothing opened later takes their place. */
   if (fd >= 0 && fd <= 2) {
@@ -134,6 +169,23 @@ read_secret_source (const char *option, const char *noun, size_t max, const char
       fatal_errno ("fcntl");
   }
   return secret;
+}
+
+/* Whom a secret read from the terminal is for, for its prompt: "USER at
+ * HOST:PORT (export "NAME")", the host taken from a URL for logs
+ * (scheme://host[:port]/...), USER left out when NULL. */
+static const char *
+secret_for (const char *user, const char *log_url, const char *export)
+{
+  static char whom[MAX_SECRET_LENGTH + MAX_LOG_URL_LENGTH + NBD_MAX_STRING + 32];
+  const char *host = log_url ? strstr (log_url, "://") : NULL;
+  int host_len;
+
+  host = host ? host + 3 : "the web server";
+  host_len = (int) strcspn (host, "/");
+  snprintf (whom, sizeof whom, "%s%s%.*s (export \"%s\")", user ? user : "",
+            user ? " at " : "", host_len, host, export);
+  return whom;
 }
 
 /* Each export's password and cookie: a source given for several exports
@@ -164,7 +216,8 @@ read_export_secrets (void)
         ? strdup ("")
         : secret_read_cookie_file (e->keys.cookie_file, err, sizeof err);
       if (e->cookie_lines == NULL)
-        fatal ("%s", e->keys.cookie_file[0] == '\0' ? "strdup: out of memory" : err);
+        fatal ("%s%s", export_where (e),
+               e->keys.cookie_file[0] == '\0' ? "strdup: out of memory" : err);
       debug ("export \"%s\": the cookie engine is on, with %zu bytes of cookies",
              e->name, strlen (e->cookie_lines));
     }
@@ -173,18 +226,25 @@ read_export_secrets (void)
           opt.exports[j].keys.proxy_password_source == e->keys.proxy_password_source)
         e->proxy_password = opt.exports[j].proxy_password;
     if (e->keys.proxy_password_source && e->proxy_password == NULL)
-      e->proxy_password = read_secret_source ("proxy-password=", "proxy password",
+      e->proxy_password = read_secret_source (export_where (e), "proxy-password=",
+                                              "proxy password",
                                               MAX_SECRET_LENGTH,
-                                              e->keys.proxy_password_source);
+                                              e->keys.proxy_password_source,
+                                              secret_for (e->keys.proxy_user,
+                                                          e->proxy_log_url, e->name));
     if (e->keys.password_source && e->auth_password == NULL) {
+      bool long_option = e->keys.password_source == opt.auth_password_source;
       e->auth_password = read_secret_source (
-        e->keys.password_source == opt.auth_password_source ? "--auth-password " : "password=",
-        "password", MAX_SECRET_LENGTH, e->keys.password_source);
+        long_option ? "" : export_where (e), long_option ? "--auth-password " : "password=",
+        "password", MAX_SECRET_LENGTH, e->keys.password_source,
+        secret_for (e->keys.auth_user, e->log_url, e->name));
       debug ("export \"%s\": read a password for user %s", e->name, e->keys.auth_user);
     }
     if (c && e->cookie == NULL) {
       if (c[0] == '-' || c[0] == '+')
-        e->cookie = read_secret_source ("cookie=", "cookie", MAX_COOKIE_LENGTH, c);
+        e->cookie = read_secret_source (export_where (e), "cookie=", "cookie",
+                                        MAX_COOKIE_LENGTH, c,
+                                        secret_for (NULL, e->log_url, e->name));
       else {
         size_t k;
         if (strlen (c) > MAX_COOKIE_LENGTH)
@@ -233,7 +293,8 @@ read_export_ca_files (void)
                                       k->capath, k->capath == opt.capath ? "--capath " : "capath=",
                                       &e->ca_bundle_len, err, sizeof err);
     if (e->ca_bundle_fd == -1)
-      fatal ("%s", err);
+      fatal ("%s%s", k->cainfo == opt.cainfo && k->capath == opt.capath ? ""
+             : export_where (e), err);
     debug ("export \"%s\": %u bytes of CA certificates for its fetchers", e->name,
            e->ca_bundle_len);
   }

@@ -17,6 +17,11 @@ void exports_make_paths_absolute (struct options *o);
  * certificates into o; stops the start (fatal) on anything unusable. */
 void exports_prepare (struct options *o);
 
+/* "FILE:LINE: " of the --config line that gave e's URL, or "": what
+ * begins every message about an export from a file (a static buffer,
+ * good until the next call). */
+const char *export_where (const struct export_spec *e);
+
 /* After exports_prepare: whether every export is read-only, so that
  * clients may open several connections (NBD_FLAG_CAN_MULTI_CONN). */
 bool exports_multi_conn (void);

@@ -108,8 +108,9 @@ open_check_failed (const struct open_check *c, const char *fmt, ...)
   va_start (ap, fmt);
   vsnprintf (why, sizeof why, fmt, ap);
   va_end (ap);
-  warn ("export \"%s\" cannot be opened: %s; %s", opt.exports[c->export].name, why,
-        opt.run ? "--run's command was not started" : "not serving");
+  log_error ("export \"%s\" cannot be opened: %s: %s; %s", opt.exports[c->export].name,
+             opt.exports[c->export].log_url ? opt.exports[c->export].log_url : "(URL)", why,
+             opt.run ? "--run's command was not started" : "not serving");
   return -1;
 }
 

@@ -291,6 +291,7 @@ options_check (struct parse_state *p)
 
   take_descriptions (p);
   check_listening (o);
+  o->multi_conn_mode = nbdkit_multi_conn_mode ();
   for (i = 0; i < o->nexports; i++)
     merge_keys (o, &p->defaults, &o->exports[i]);
   options_check_cache (o);

@@ -112,6 +112,7 @@ conf_section (struct conf_reading *cr, const struct conf_item *section)
         usage_error ("url needs a value: url = URL");
       cr->export_url = conf_value (cr, "url", it->value);
       url_line = it->line;
+      cr->export_url_line = it->line;
     }
     else if (conf_is_readonly (it->name)) {
       if (it->value)

@@ -35,6 +35,7 @@ enum {
    * given on the command line: conf_next makes them). */
   OPT_CONFIG, OPT_CONF_EXPORT, OPT_CONF_DESCRIPTION,
   OPT_RETRIES, OPT_RETRY_DELAY,
+  OPT_STATS, OPT_STATS_FILE, OPT_STATS_FORMAT, OPT_STATS_INTERVAL,
   OPT_CACHE, OPT_CACHE_DIR, OPT_PREFETCH,
   OPT_END,                   /* one past the last: options.c's handlers */
 };
@@ -79,6 +80,7 @@ bool is_key_value (const char *arg);
 void add_key (struct fetch_settings *k, const char *arg, const char **url);
 const char *nearest_name (const char *word, bool with_options);
 void nbdkit_option (struct options *o, int c, const char *arg);
+uint32_t nbdkit_multi_conn_mode (void);
 
 /* ---- options-cache.c: the read cache's options and keys ---- */
 
@@ -103,6 +105,7 @@ struct conf_reading {
   size_t next;                /* its next item */
   bool in_section;            /* past its first [export NAME] */
   char *export_url;           /* the section's url =, for OPT_CONF_EXPORT */
+  unsigned export_url_line;   /* and its line */
   bool export_ro;             /* and whether it says readonly */
 };
 
@@ -113,7 +116,9 @@ int conf_next (struct conf_reading *cr);
 struct parse_state {
   struct options *o;
   const char *exportname, *url;
+  bool plugin_named;          /* nbdkit's plugin name "curl" was given */
   const char *url_conf_path;  /* the --config file that gave url, or NULL */
+  unsigned url_conf_line;     /* and its line */
   struct fetch_settings defaults;
   /* Where keys and --allow go: the export defined last, or (before any)
    * all.  A --config file's own part before its first section is for

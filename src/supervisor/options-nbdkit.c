@@ -3,7 +3,7 @@
  * plugin's parameters, KEY=VALUE (their table is curl-keys.h): each
  * key's parse and check, and "did you mean" for a mistyped one; and
  * nbdkit's server options that have no long option of ours (-4, -6, -t,
- * -D, --filter, --log), taken or refused with what to use instead.
+ * -D, -n, -o, --filter, --log), taken or refused with what to use instead.
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -16,6 +16,7 @@
 #include "fetcher-wire.h"
 #include "limits-strings.h"
 #include "log.h"
+#include "log-destination.h"
 #include "options-internal.h"
 
 /* The keys (curl-keys.h), in the table's order. */
@@ -471,6 +472,48 @@ refuse_cookiejar (const char *key, const char *v, const char **url)
                "as long as a client is connected), or cookie=+FILE", v);
 }
 
+/* nbdkit's multi-conn filter's multi-conn-mode=, for the whole server
+ * (options_check copies it into the options). */
+static uint32_t multi_conn_mode = MULTI_CONN_AUTO;
+
+uint32_t
+nbdkit_multi_conn_mode (void)
+{
+  return multi_conn_mode;
+}
+
+/* auto and plugin: advertised as the exports allow (every one read-only),
+ * as nbdcurld does anyway; disable: never; emulate and unsafe: always,
+ * which exports.c refuses when an export is writable. */
+static void
+take_multi_conn_mode (const char *key, const char *v, const char **url)
+{
+  (void) key, (void) url;
+  if (strcmp (v, "auto") == 0 || strcmp (v, "plugin") == 0)
+    multi_conn_mode = MULTI_CONN_AUTO;
+  else if (strcmp (v, "disable") == 0)
+    multi_conn_mode = MULTI_CONN_DISABLE;
+  else if (strcmp (v, "emulate") == 0 || strcmp (v, "unsafe") == 0)
+    multi_conn_mode = MULTI_CONN_ALWAYS;
+  else
+    usage_error ("multi-conn-mode= takes auto, emulate, plugin, unsafe or disable, "
+                 "not \"%s\"", v);
+}
+
+/* The filter tracks dirty data to make flushes reach every connection;
+ * an export that advertises multi-conn here is read-only, with nothing
+ * to flush. */
+static void
+take_multi_conn_track_dirty (const char *key, const char *v, const char **url)
+{
+  (void) key, (void) url;
+  if (strcmp (v, "fast") != 0 && strcmp (v, "connection") != 0 &&
+      strcmp (v, "conn") != 0 && strcmp (v, "off") != 0)
+    usage_error ("multi-conn-track-dirty= takes fast, connection or off, not \"%s\"", v);
+  notice ("multi-conn-track-dirty=%s has no effect: multi-conn is advertised only "
+          "for read-only exports, which have nothing to flush", v);
+}
+
 /* KEY=VALUE into k (an export's, or the defaults before any --export):
  * the key's row parses it, and returns. */
 #define PARSE_TEXT(name, field, check, max, fallback, sent, conf, help)       \
@@ -525,15 +568,25 @@ nbdkit_option (struct options *o, int c, const char *arg)
     usage_error ("-D %s: of nbdkit's debug flags only curl.verbose=1 applies (a "
                  "trace of each web conversation, secrets masked); -v prints "
                  "nbdcurld's debug messages", arg);
+  case 'n':
+    break;            /* --newstyle: the only protocol nbdcurld speaks */
+  case 'o':
+    usage_error ("-o (--oldstyle): nbdcurld speaks only the newstyle protocol, "
+                 "as current clients (qemu, libnbd, nbd-client) do: drop -o");
   case OPT_FILTER:
+    /* Built in: advertised when every export is read-only; the filter's
+     * parameters are taken as KEY=VALUE (multi-conn-mode=). */
     if (strcmp (arg, "multi-conn") == 0)
-      break;          /* built in: advertised when every export is read-only */
+      break;
     /* Built in: every read is retried (--retries, retries=); the
      * filters' parameters are taken as KEY=VALUE. */
     if (strcmp (arg, "retry") == 0 || strcmp (arg, "retry-request") == 0)
       break;
     /* Built in: sequential readers are detected and read ahead. */
     if (strcmp (arg, "readahead") == 0)
+      break;
+    /* Built in: statistics (statsfile= is --stats-file). */
+    if (strcmp (arg, "stats") == 0)
       break;
     /* nbdkit's cache: each export's read cache (options-cache.c), of
      * cache-max-size= or --cache, else CACHE_DEFAULT_BYTES. */
@@ -552,17 +605,12 @@ nbdkit_option (struct options *o, int c, const char *arg)
                    "give each as --export NAME=URL (and --description NAME=TEXT); "
                    "clients list them with NBD_OPT_LIST");
     usage_error ("--filter=%s: nbdcurld has no filters; multi-conn, retry, "
-                 "retry-request and readahead are built in, and the others are not "
-                 "available", arg);
+                 "retry-request, readahead and stats are built in, and the others are "
+                 "not available", arg);
   case OPT_LOG:
-    if (strcmp (arg, "stderr") == 0)
-      o->log_null = false;
-    else if (strcmp (arg, "null") == 0)
-      o->log_null = true;
-    else
-      usage_error ("--log=%s: stderr or null (syslog is not available: the "
-                   "sandboxed processes cannot reach it; a service's standard "
-                   "error goes to the journal)", arg);
+    if (log_to_of_name (arg, &o->log_to) == -1)
+      usage_error ("--log=%s: give stderr, syslog or null (the default is syslog "
+                   "when nbdcurld goes into the background, stderr otherwise)", arg);
     break;
   }
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "log.h"
 #include "options-internal.h"
 
 const char *conf_where_path;
@@ -22,11 +23,14 @@ usage_error (const char *fmt, ...)
   va_start (ap, fmt);
   vsnprintf (msg, sizeof msg, fmt, ap);
   va_end (ap);
-  if (conf_where_path)
-    fprintf (stderr, "nbdcurld: %s:%u: %s\nSee nbdcurld.conf(5) for the file's "
-             "format.\n", conf_where_path, conf_where_line, msg);
-  else
-    fprintf (stderr, "nbdcurld: %s\nTry 'nbdcurld --help' for more information.\n", msg);
+  if (conf_where_path) {
+    log_error ("%s:%u: %s", conf_where_path, conf_where_line, msg);
+    fprintf (stderr, "See nbdcurld.conf(5) for the file's format.\n");
+  }
+  else {
+    log_error ("%s", msg);
+    fprintf (stderr, "Try 'nbdcurld --help' for more information.\n");
+  }
   exit (EXIT_FAILURE);
 }
 

@@ -27,10 +27,10 @@
 
 /* "-": other arguments come in order, as option 1 (the URL, and
  * key=value parameters that apply to the --export before them).  -u and
- * -g are nbdkit's names for --user and --group; -4, -6, -t, -D, --filter
- * and --log are nbdkit's, taken or refused with what to use instead
+ * -g are nbdkit's names for --user and --group; -4, -6, -t, -D, -n, -o,
+ * --filter and --log are nbdkit's, taken or refused with what to use instead
  * (nbdkit_option). */
-static const char short_options[] = "-46D:e:fg:i:p:P:rst:u:U:vV";
+static const char short_options[] = "-46D:e:fg:i:nop:P:rst:u:U:vV";
 const struct option long_options[] = {
   { "exportname",        required_argument, NULL, 'e' },
   { "export",            required_argument, NULL, OPT_EXPORT },
@@ -84,7 +84,13 @@ const struct option long_options[] = {
   { "threads",           required_argument, NULL, 't' },
   { "ipv4-only",         no_argument,       NULL, '4' },
   { "ipv6-only",         no_argument,       NULL, '6' },
+  { "newstyle",          no_argument,       NULL, 'n' },
+  { "oldstyle",          no_argument,       NULL, 'o' },
   { "config",            required_argument, NULL, OPT_CONFIG },
+  { "stats",             no_argument,       NULL, OPT_STATS },
+  { "stats-file",        required_argument, NULL, OPT_STATS_FILE },
+  { "stats-format",      required_argument, NULL, OPT_STATS_FORMAT },
+  { "stats-interval",    required_argument, NULL, OPT_STATS_INTERVAL },
   { "cache",             required_argument, NULL, OPT_CACHE },
   { "cache-dir",         required_argument, NULL, OPT_CACHE_DIR },
   { "prefetch",          required_argument, NULL, OPT_PREFETCH },
@@ -227,15 +233,23 @@ take_argument (struct parse_state *p, int c, const char *arg)
   struct options *o = p->o;
 
   (void) c;
+  if (is_key_value (arg) && stats_filter_key (o, arg))
+    return;
   if (is_key_value (arg)) {
     const char *was = p->url;
     add_key (p->scope == ALL_EXPORTS ? &p->defaults : &o->exports[p->scope].keys, arg,
              &p->url);
     if (p->url != was && p->scope != ALL_EXPORTS)
       usage_error ("url= after --export: the export's URL is given there");
-    if (p->url != was)
+    if (p->url != was) {
       p->url_conf_path = conf_where_path;
+      p->url_conf_line = conf_where_line;
+    }
   }
+  /* nbdkit's plugin name, left in a command line moved from nbdkit
+   * ("nbdkit -r curl URL"): the plugin nbdcurld is. */
+  else if (strcmp (arg, "curl") == 0 && !p->plugin_named && !p->url && !p->conf.f)
+    p->plugin_named = true;
   else if (p->url)
     usage_error ("unexpected argument \"%s\": to serve several URLs use "
                  "--export NAME=URL for each", arg);
@@ -287,7 +301,8 @@ take_config (struct parse_state *p, int c, const char *arg)
    * paths are made absolute as they are taken. */
   p->conf.f = conf_file_read (arg, err, sizeof err);
   if (p->conf.f == NULL) {
-    fprintf (stderr, "nbdcurld: %s\nSee nbdcurld.conf(5) for the file's format.\n", err);
+    log_error ("%s", err);
+    fprintf (stderr, "See nbdcurld.conf(5) for the file's format.\n");
     exit (EXIT_FAILURE);
   }
   p->conf.next = 0;
@@ -302,9 +317,11 @@ static void
 take_conf_export (struct parse_state *p, int c, const char *arg)
 {
   struct options *o = p->o;
+  struct export_spec *e = add_export (o, arg, p->conf.export_url, p->conf.export_ro);
 
   (void) c;
-  add_export (o, arg, p->conf.export_url, p->conf.export_ro)->conf_path = conf_where_path;
+  e->conf_path = conf_where_path;
+  e->conf_line = p->conf.export_url_line;
   p->scope = o->nexports - 1;
 }
 
@@ -341,6 +358,7 @@ take_flag (struct parse_state *p, int c, const char *arg)
   case OPT_PROXY_FROM_ENV: o->proxy_from_env = true; break;
   case OPT_TLS_VERIFY_PEER: o->tls_verify_peer = true; break;
   case OPT_EXEC_FETCHERS: o->exec_fetchers = true; break;
+  case OPT_STATS: o->stats = true; break;
   }
 }
 
@@ -365,6 +383,8 @@ take_text (struct parse_state *p, int c, const char *arg)
   case OPT_TLS_CERTIFICATES: o->tls_certificates = arg; break;
   case OPT_TLS_PSK: o->tls_psk = arg; break;
   case OPT_TLS_PRIORITY: o->tls_priority = arg; break;
+  case OPT_STATS_FILE: o->stats_file = arg; break;
+  case OPT_STATS_FORMAT: stats_format_option (o, arg); break;
   }
 }
 
@@ -396,6 +416,8 @@ static const struct number_option {
   NUMBER_OPTION (OPT_STALL_TIMEOUT, "--stall-timeout", stall_timeout, 1, MAX_TIMEOUT),
   NUMBER_OPTION (OPT_HANDSHAKE_TIMEOUT, "--handshake-timeout", handshake_timeout, 1,
                  MAX_HANDSHAKE_TIMEOUT),
+  NUMBER_OPTION (OPT_STATS_INTERVAL, "--stats-interval", stats_interval, 1,
+                 MAX_STATS_INTERVAL),
 };
 #define NNUMBER_OPTIONS (sizeof number_options / sizeof number_options[0])
 
@@ -556,11 +578,15 @@ static option_handler *const handlers[OPT_END] = {
   ['u'] = take_text, [OPT_USER] = take_text, ['g'] = take_text, [OPT_GROUP] = take_text,
   /* nbdkit's server options. */
   ['4'] = take_nbdkit_option, ['6'] = take_nbdkit_option, ['t'] = take_nbdkit_option,
-  ['D'] = take_nbdkit_option, [OPT_FILTER] = take_nbdkit_option,
+  ['D'] = take_nbdkit_option, ['n'] = take_nbdkit_option, ['o'] = take_nbdkit_option,
+  [OPT_FILTER] = take_nbdkit_option,
   [OPT_LOG] = take_nbdkit_option,
   /* Diagnostics. */
   ['v'] = take_flag, ['V'] = take_version, [OPT_SANDBOX_DEBUG] = take_flag,
   [OPT_HELP] = take_help,
+  /* Statistics. */
+  [OPT_STATS] = take_flag, [OPT_STATS_FILE] = take_text, [OPT_STATS_FORMAT] = take_text,
+  [OPT_STATS_INTERVAL] = take_number,
 };
 
 /* The next option: from the --config file being read, else getopt's;
@@ -587,8 +613,10 @@ add_single_url_export (struct parse_state *p)
   if (p->url) {
     if (o->nexports > 0)
       usage_error ("give either one URL or --export options, not both");
-    add_export (o, p->exportname ? p->exportname : "", p->url, false)->conf_path =
-      p->url_conf_path;
+    struct export_spec *e = add_export (o, p->exportname ? p->exportname : "", p->url,
+                                        false);
+    e->conf_path = p->url_conf_path;
+    e->conf_line = p->url_conf_line;
   }
   else if (p->exportname)
     usage_error ("-e names the single URL export; with --export the name is given there");

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 
 #include "log.h"
+#include "log-destination.h"
 #include "run-command.h"
 #include "sockets.h"
 #include "tls-modes.h"
@@ -59,6 +60,9 @@ start_run_command (const struct options *o)
     if (n != 1)
       _exit (EXIT_FAILURE);   /* nbdcurld stopped: nothing to run against */
     close (gate[0]);
+    /* The command's own messages go where nbdcurld's were to go before
+     * --log chose (the terminal, say), not into the log. */
+    log_destination_restore_stderr ();
     sigemptyset (&none);
     sigprocmask (SIG_SETMASK, &none, NULL);
     signal (SIGPIPE, SIG_DFL);
@@ -76,7 +80,7 @@ start_run_command (const struct options *o)
     if (opt.tls_psk)
       setenv ("tls_psk", opt.tls_psk, 1);
     execl ("/bin/sh", "sh", "-c", opt.run, (char *) NULL);
-    fprintf (stderr, "nbdcurld: cannot run /bin/sh: %s\n", strerror (errno));
+    log_error ("--run: cannot run /bin/sh: %s", strerror (errno));
     _exit (127);
   }
   close (gate[0]);

@@ -44,6 +44,7 @@ struct secret_kind {
   const char *option;           /* "--auth-password" */
   const char *noun;             /* "password" */
   size_t max;                   /* longest accepted */
+  const char *for_whom;         /* "alice at host:port (export \"x\")", or NULL */
 };
 
 /* What went wrong reading: E2BIG is a secret too long. */
@@ -59,24 +60,32 @@ read_error (const struct secret_kind *k, int e)
   return too_long;
 }
 
-/* Ask on the controlling terminal with echo off; restored afterwards. */
+/* Ask on the controlling terminal with echo off; restored afterwards.
+ * The prompt says whose secret it is: with several exports or a proxy,
+ * "password:" alone leaves the user guessing. */
 static ssize_t
 read_from_terminal (const struct secret_kind *k, char *buf, size_t cap,
                     char *err, size_t errlen)
 {
-  static const char prompt[] = "nbdcurld: password: ";
+  char prompt[512];
   struct termios saved, quiet;
   ssize_t len;
   int fd = open ("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
-  int saved_errno;
+  int saved_errno, n;
 
+  if (k->for_whom)
+    n = snprintf (prompt, sizeof prompt, "nbdcurld: %s for %s: ", k->noun, k->for_whom);
+  else
+    n = snprintf (prompt, sizeof prompt, "nbdcurld: %s: ", k->noun);
+  if (n < 0 || (size_t) n >= sizeof prompt)
+    n = snprintf (prompt, sizeof prompt, "nbdcurld: %s: ", k->noun);
   if (fd == -1) {
-    snprintf (err, errlen, "--auth-password -: no terminal to ask on (%s); "
-              "use --auth-password +FILE or -FD", strerror (errno));
+    snprintf (err, errlen, "%s-: no terminal to ask on (%s); use %s+FILE or -FD",
+              k->option, strerror (errno), k->option);
     return -1;
   }
   if (tcgetattr (fd, &saved) == -1) {
-    snprintf (err, errlen, "--auth-password -: /dev/tty: %s", strerror (errno));
+    snprintf (err, errlen, "%s-: /dev/tty: %s", k->option, strerror (errno));
     close (fd);
     return -1;
   }
@@ -86,9 +95,9 @@ read_from_terminal (const struct secret_kind *k, char *buf, size_t cap,
   /* Echo off (and type-ahead dropped) before the prompt: what is typed
    * after it is never shown. */
   if (tcsetattr (fd, TCSAFLUSH, &quiet) == -1 ||
-      write (fd, prompt, sizeof prompt - 1) == -1) {
+      write (fd, prompt, strlen (prompt)) == -1) {
     tcsetattr (fd, TCSAFLUSH, &saved);
-    snprintf (err, errlen, "--auth-password -: /dev/tty: %s", strerror (errno));
+    snprintf (err, errlen, "%s-: /dev/tty: %s", k->option, strerror (errno));
     close (fd);
     return -1;
   }
@@ -100,7 +109,7 @@ read_from_terminal (const struct secret_kind *k, char *buf, size_t cap,
   }
   close (fd);
   if (len == -1)
-    snprintf (err, errlen, "--auth-password -: reading the terminal: %s",
+    snprintf (err, errlen, "%s-: reading the terminal: %s", k->option,
               read_error (k, saved_errno));
   return len;
 }
@@ -187,23 +196,23 @@ char *
 secret_read (const char *source, char *err, size_t errlen)
 {
   static const struct secret_kind password = {
-    "--auth-password", "password", MAX_SECRET_LENGTH,
+    "--auth-password ", "password", MAX_SECRET_LENGTH, NULL,
   };
   return read_secret (&password, source, true, err, errlen);
 }
 
 char *
 secret_read_named (const char *option, const char *noun, size_t max, const char *source,
-                   char *err, size_t errlen)
+                   const char *for_whom, char *err, size_t errlen)
 {
-  const struct secret_kind k = { option, noun, max };
+  const struct secret_kind k = { option, noun, max, for_whom };
   return read_secret (&k, source, true, err, errlen);
 }
 
 char *
 secret_read_url (const char *source, char *err, size_t errlen)
 {
-  static const struct secret_kind url = { "URL file", "URL", MAX_URL_LENGTH };
+  static const struct secret_kind url = { "URL file", "URL", MAX_URL_LENGTH, NULL };
   return read_secret (&url, source, false, err, errlen);
 }
 

@@ -16,9 +16,11 @@
  * message never quotes the password). */
 char *secret_read (const char *source, char *err, size_t errlen);
 /* The same for another option (messages name it and the noun), at most
- * max bytes. */
+ * max bytes; a prompt says it is for for_whom (as "alice at host:443
+ * (export \"disk\")"), when not NULL. */
 char *secret_read_named (const char *option, const char *noun, size_t max,
-                         const char *source, char *err, size_t errlen);
+                         const char *source, const char *for_whom, char *err,
+                         size_t errlen);
 
 /* A URL given as "+FILE" (presigned URLs carry their signature in the
  * query string): the first line of FILE, at most MAX_URL_LENGTH bytes,

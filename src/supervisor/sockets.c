@@ -140,6 +140,24 @@ listen_private_unix (void)
   free (path);
 }
 
+/* bind failed on port (errno): why, and what to do instead. */
+__attribute__((noreturn))
+static void
+bind_failed (const char *port)
+{
+  int e = errno;
+
+  if (e == EADDRINUSE)
+    fatal ("cannot listen on port %s: %s (another server has it: pick another "
+           "port with -p)", port, strerror (e));
+  if (e == EACCES && atoi (port) < 1024)
+    fatal ("cannot listen on port %s: %s (a port below 1024 needs root: start "
+           "nbdcurld as root (it drops privileges itself), use a port of 1024 or "
+           "more with -p, or let systemd pass the socket (socket activation))",
+           port, strerror (e));
+  fatal ("cannot listen on port %s: %s", port, strerror (e));
+}
+
 static void
 listen_tcp (void)
 {
@@ -173,8 +191,7 @@ listen_tcp (void)
         close (fd);
         continue;
       }
-      fatal_errno ("cannot listen on port %s%s", port,
-                   errno == EADDRINUSE ? " (in use: pick another with -p)" : "");
+      bind_failed (port);
     }
     if (listen (fd, SOMAXCONN) == -1)
       fatal_errno ("listen");

@@ -7,10 +7,12 @@
  * the front-end's request, one fetcher per client connection (spares.c,
  * fetchers.c).  It never reads a client byte or an HTTP byte: its only
  * peer is the front-end's control socket, which may send exactly one
- * kind of request (supervisor_dispatch_frontend).
+ * kind of request, and statistics (supervisor_dispatch_frontend).
  *
- * Peers: front-end (control socket, supervisor_dispatch_frontend), signals
- * (signalfd: children exiting, termination), the --run command (a child,
+ * Peers: front-end (control socket, supervisor_dispatch_frontend; its
+ * statistics go to stats-report.c), signals (signalfd: children exiting,
+ * termination, SIGUSR1 for a statistics report, and the others nbdcurld
+ * has no use for, unused-signals.h), the --run command (a child,
  * run-command.c), the fetcher launcher (launcher-client.c), the fetchers
  * opening each export at start (open-checks.c), header-script= and
  * cookie-script= runs and the fetchers' script channels (scripts.c).
@@ -49,6 +51,7 @@
 #include "limits-server.h"
 #include "limits-shutdown.h"
 #include "log.h"
+#include "log-destination.h"
 #include "open-checks.h"
 #include "remover-client.h"
 #include "run-command.h"
@@ -56,9 +59,12 @@
 #include "scripts.h"
 #include "sockets.h"
 #include "spares.h"
+#include "stats-report.h"
+#include "stats-wire.h"
 #include "supervisor.h"
 #include "tls-files.h"
 #include "tls-modes.h"
+#include "unused-signals.h"
 #include "urlcheck-client.h"
 #include "wire.h"
 
@@ -153,6 +159,7 @@ start_frontend (void)
   for (i = 0; i < opt.nexports; i++) {
     exports[i].name = opt.exports[i].name;
     exports[i].description = opt.exports[i].description;
+    exports[i].log_url = opt.exports[i].log_url;
     exports[i].readonly = opt.exports[i].readonly;
   }
   fc.exports = exports;
@@ -194,31 +201,28 @@ start_frontend (void)
 
 /* The front-end's requests, and when each is allowed.  Anything else
  * means the front-end is broken or taken over: the server stops, since
- * every client goes through it. */
-static void
+ * every client goes through it.  (It never sends a descriptor: one makes
+ * ipc_recv_datagram fail with EPROTO.)  Returns 1 when a message was
+ * handled, 0 when none was waiting or the front-end is gone. */
+static int
 supervisor_dispatch_frontend (void)
 {
   struct ipc_header h;
-  int fds[IPC_MAX_FDS];
-  unsigned nfds, i;
+  uint8_t payload[CLIENT_STATS_WIRE_SIZE];
   const char *why;
 
-  if (ipc_recv_packet (control_fd, &h, fds, &nfds) == -1) {
+  static_assert (CLIENT_STATS_WIRE_SIZE >= STATS_WIRE_SIZE, "the largest payload");
+  if (ipc_recv_datagram (control_fd, &h, payload, sizeof payload) == -1) {
     if (errno == EAGAIN || errno == EINTR)
-      return;
+      return 0;
     if (errno == 0) {           /* the front-end exited; SIGCHLD tells why */
       close (control_fd);
       control_fd = -1;
-      return;
+      return 0;
     }
     fatal_errno ("bad message from the front-end");
   }
-  if (nfds > 0) {
-    for (i = 0; i < nfds; i++)
-      close (fds[i]);
-    fatal ("the front-end sent a file descriptor: stopping");
-  }
-  why = ipc_check (&h, nfds, ROLE_FRONTEND, ROLE_SUPERVISOR);
+  why = ipc_check (&h, 0, ROLE_FRONTEND, ROLE_SUPERVISOR);
   if (why != NULL)
     fatal ("the front-end sent a malformed message (type %u: %s): stopping", h.type, why);
   switch (h.type) {
@@ -232,9 +236,22 @@ supervisor_dispatch_frontend (void)
       break;
     spawn_fetcher (control_fd, &h);
     break;
+  case IPC_EXPORT_STATS:
+  case IPC_CLIENT_STATS:
+    stats_report_take (&h, payload);
+    break;
   default:
     fatal ("unexpected message type %u from the front-end: stopping", h.type);
   }
+  return 1;
+}
+
+/* What the front-end sent before it exited (its last statistics). */
+static void
+drain_frontend (void)
+{
+  while (control_fd >= 0 && supervisor_dispatch_frontend () == 1)
+    ;
 }
 
 /* ---- Running and stopping. ---- */
@@ -314,6 +331,8 @@ static void
 shutdown_and_exit (int status)
 {
   stop_children ();
+  drain_frontend ();
+  stats_report_at_exit ();
   scripts_cleanup ();
   cleanup_files ();
   exit (status);
@@ -386,10 +405,10 @@ static void
 stop_without (const char *who, int status)
 {
   if (WIFSIGNALED (status))
-    warn ("%s was killed by signal %d (%s): stopping", who,
-          WTERMSIG (status), strsignal (WTERMSIG (status)));
+    log_error ("%s was killed by signal %d (%s): stopping", who,
+               WTERMSIG (status), strsignal (WTERMSIG (status)));
   else
-    warn ("%s exited with status %d: stopping", who, exit_status_of (status));
+    log_error ("%s exited with status %d: stopping", who, exit_status_of (status));
   shutdown_and_exit (EXIT_FAILURE);
 }
 
@@ -452,6 +471,7 @@ daemonize (void)
     fatal_errno ("fork");
   if (pid > 0)
     _exit (EXIT_SUCCESS);
+  log_init (NULL, opt.verbose);         /* syslog lines carry our new pid */
   setsid ();
   if (chdir ("/") == -1)
     fatal_errno ("chdir /");
@@ -494,18 +514,23 @@ choose_child_user (void)
            "capabilities)");
 }
 
-/* --log=null: from here on (start-up errors above were still shown),
- * every process's log lines go nowhere.  --print-uri: the URI, once the
- * socket is there. */
-static void
-log_null_and_print_uri (void)
+/* Whether nbdcurld goes into the background: without -f, and with
+ * nobody to report to (--run, -s, socket activation and
+ * --exit-with-parent keep it where it was started). */
+static bool
+goes_to_background (void)
 {
-  if (opt.log_null) {
-    int null_fd = open ("/dev/null", O_WRONLY | O_CLOEXEC);
-    if (null_fd == -1 || dup2 (null_fd, STDERR_FILENO) == -1)
-      fatal_errno ("--log=null: /dev/null");
-    close (null_fd);
-  }
+  return !opt.foreground && !opt.single && !opt.run && !sockets_activated () &&
+         !opt.exit_with_parent;
+}
+
+/* --log: from here on (start-up errors above went to the standard error
+ * nbdcurld was started with), every process's lines go there.
+ * --print-uri: the URI, once the socket is there. */
+static void
+log_destination_and_print_uri (void)
+{
+  log_destination_open (opt.log_to, goes_to_background ());
 
   if (opt.print_uri) {
     if (opt.single || sockets_activated ())
@@ -547,7 +572,19 @@ drop_rights (void)
   }
 }
 
-/* The signals that came: children ended, SIGHUP, a stop. */
+/* A signal nbdcurld has no use for (unused-signals.h): never a stop. */
+static void
+unused_signal (uint32_t sig)
+{
+  if (sig == SIGUSR1) {
+    stats_report_ask (control_fd, true);
+    return;
+  }
+  notice ("signal %u (%s): nbdcurld has no use for it, serving on (SIGUSR1 "
+          "logs the statistics)", sig, strsignal ((int) sig));
+}
+
+/* The signals that came: children ended, SIGHUP, a stop, the others. */
 static void
 take_signals (int sfd)
 {
@@ -556,12 +593,19 @@ take_signals (int sfd)
   while (read (sfd, &si, sizeof si) == (ssize_t) sizeof si) {
     if (si.ssi_signo == SIGCHLD)
       reap_children ();
-    else if (si.ssi_signo == SIGHUP)
-      /* Nothing to reopen: every line goes to standard error, which
-       * belongs to whoever started us (a service manager's journal, a
-       * shell's redirection).  Never a reason to stop serving. */
-      notice ("SIGHUP: nbdcurld writes no log file of its own (it logs to "
-              "standard error): nothing to reopen, serving on");
+    else if (si.ssi_signo != SIGHUP && si.ssi_signo != SIGTERM && si.ssi_signo != SIGINT)
+      unused_signal (si.ssi_signo);
+    else if (si.ssi_signo == SIGHUP) {
+      /* No log file of our own to reopen: standard error belongs to
+       * whoever started us (a service manager's journal, a shell's
+       * redirection).  With syslog, the logger may have restarted.
+       * Never a reason to stop serving. */
+      if (log_get_style () == LOG_STYLE_SYSLOG)
+        log_destination_reopen ();
+      else
+        notice ("SIGHUP: nbdcurld writes no log file of its own (it logs to "
+                "standard error): nothing to reopen, serving on");
+    }
     else
       stop_on_signal (si.ssi_signo);
   }
@@ -581,7 +625,7 @@ control_ready (int fd, short revents, void *cookie)
 {
   (void) fd, (void) cookie;
   if (control_fd >= 0 && (revents & (POLLIN | POLLHUP | POLLERR)))
-    supervisor_dispatch_frontend ();
+    (void) supervisor_dispatch_frontend ();
 }
 
 /* A graceful stop's time is up. */
@@ -595,9 +639,18 @@ grace_over (void *cookie)
   shutdown_and_exit (stop_status ());
 }
 
+/* --stats-interval's report is due. */
+static void
+stats_interval_due (void *cookie)
+{
+  (void) cookie;
+  stats_report_interval_due (control_fd);
+}
+
 /* The deadlines a round may have: a graceful stop's end, the open
- * checks', the scripts' next timer, a new launcher's start. */
-#define SUPERVISOR_TIMERS 4
+ * checks', the scripts' next timer, a new launcher's start, the next
+ * statistics report. */
+#define SUPERVISOR_TIMERS 5
 
 /* This round's peers, in the order their handlers run: the front-end,
  * the launcher, the scripts and the fetchers' script channels, the open
@@ -613,6 +666,9 @@ watch_peers (struct event_loop *ev, int sfd)
       event_add (ev, sfd, POLLIN, signals_ready, NULL) == -1)
     return -1;
   if (stopping && event_timer (ev, stop_deadline_ms, grace_over, NULL) == -1)
+    return -1;
+  if (stats_report_next_ms () &&
+      event_timer (ev, stats_report_next_ms (), stats_interval_due, NULL) == -1)
     return -1;
   return 0;
 }
@@ -655,13 +711,16 @@ supervisor_main (int argc, char **argv)
    * process of our user holds every capability in a user namespace it
    * owns, ptrace of undumpable processes included. */
   sandbox_early_start ("nbdcurld", false);
+  log_destination_detect ();
   options_parse (argc, argv, &opt);
   log_init (NULL, opt.verbose);
   exports_make_paths_absolute (&opt);
+  stats_report_setup (&opt);
   /* Before any child: writes to a child that died must be errors.  (The
    * children and --run's command get the default back.) */
   signal (SIGPIPE, SIG_IGN);
   choose_child_user ();
+  stats_report_check_dir (change_user, child_uid, child_gid);
 
   /* SIGTERM: a graceful stop.  Set again when we become --user. */
   if (opt.exit_with_parent)
@@ -672,18 +731,19 @@ supervisor_main (int argc, char **argv)
   exports_prepare (&opt);
   prepare_tls (&opt);
   sockets_listen (&opt);
-  log_null_and_print_uri ();
+  log_destination_and_print_uri ();
 
   sigemptyset (&mask);
   sigaddset (&mask, SIGCHLD);
   sigaddset (&mask, SIGTERM);
   sigaddset (&mask, SIGINT);
-  sigaddset (&mask, SIGHUP);
+  /* SIGHUP, SIGUSR1 (statistics to the log) and the other signals whose
+   * default would end us: read from the signalfd, never fatal. */
+  unused_signals_add (&mask);
   if (sigprocmask (SIG_BLOCK, &mask, NULL) == -1)
     fatal_errno ("sigprocmask");
 
-  if (!opt.foreground && !opt.single && !opt.run && !sockets_activated () &&
-      !opt.exit_with_parent)
+  if (goes_to_background ())
     daemonize ();
   if (opt.pidfile)
     write_pidfile ();
@@ -694,6 +754,7 @@ supervisor_main (int argc, char **argv)
 
   if (opt.run)
     start_run_command (&opt);         /* before our sandbox: it is not ours */
+  log_destination_close_original ();
   drop_rights ();
 
   start_frontend ();

@@ -44,6 +44,7 @@ struct export_spec {
   bool has_password;         /* user:password@ in the URL */
   bool url_from_file;        /* given as +FILE, not on the command line */
   const char *conf_path;     /* the --config file that gave the URL, or NULL */
+  unsigned conf_line;        /* and the line of its url = */
   char *description;         /* "" when none */
   bool readonly;             /* -r, --export-ro, or a protocol that cannot write */
   enum url_kind kind;
@@ -94,7 +95,7 @@ struct options {
   bool exit_with_parent;
   bool print_uri;
   bool verbose;
-  bool log_null;             /* --log=null */
+  uint32_t log_to;           /* --log: LOG_TO_* (log-destination.h) */
   bool insecure;
   const char *port;          /* NULL: default */
   const char *ipaddr;        /* NULL: all addresses */
@@ -130,11 +131,31 @@ struct options {
   unsigned nallow_ports;
   bool allow_local_redirects;     /* --allow-local-redirects */
   bool curl_verbose;              /* -D curl.verbose=1 */
+  uint32_t multi_conn_mode;       /* multi-conn-mode=: MULTI_CONN_* */
+  /* Statistics (stats-report.c). */
+  bool stats;                     /* --stats: print them at exit */
+  const char *stats_file;         /* --stats-file, statsfile= */
+  bool stats_append;              /* statsappend=true: append, not replace */
+  bool stats_prometheus;          /* --stats-format=prometheus */
+  uint32_t stats_interval;        /* --stats-interval, seconds; 0: none */
   uint64_t cache_bytes;           /* --cache, bytes; 0: none */
   const char *cache_dir;          /* --cache-dir, or NULL: in memory */
   bool cache_filter;              /* --filter=cache */
   bool prefetch_all;              /* --prefetch=all, --filter=scan */
 };
+
+/* nbdkit's multi-conn filter's multi-conn-mode= (options-nbdkit.c):
+ * AUTO (auto, plugin, or not given) advertises multi-conn when every
+ * export is read-only; DISABLE never does; ALWAYS (emulate, unsafe) asks
+ * for it with writable exports too, which is refused (exports.c). */
+enum { MULTI_CONN_AUTO, MULTI_CONN_DISABLE, MULTI_CONN_ALWAYS };
+
+/* statsfile=, statsappend=, statsthreshold= (nbdkit's stats filter's
+ * parameters): taken into o and true, or false for any other key
+ * (options-stats.c). */
+bool stats_filter_key (struct options *o, const char *arg);
+/* --stats-format's argument. */
+void stats_format_option (struct options *o, const char *arg);
 
 /* Why a header line (header=, a header-script's) is refused, or NULL
  * (options-nbdkit.c). */

@@ -27,6 +27,7 @@
 #include "ipc-table.h"
 #include "limits-strings.h"
 #include "log.h"
+#include "exports.h"
 #include "url-answer-parse.h"
 #include "url-check-wire.h"
 #include "urlcheck-client.h"
@@ -124,8 +125,8 @@ choose_proxy (struct export_spec *e)
   if (asprintf (&e->proxy, "%s%s", strstr (p, "://") ? "" : "http://", p) == -1)
     fatal_errno ("asprintf");
   if (strlen (e->proxy) > MAX_URL_LENGTH)
-    fatal ("export \"%s\": the proxy's URL is longer than %u bytes", e->name,
-           MAX_URL_LENGTH);
+    fatal ("%sexport \"%s\": the proxy's URL is longer than %u bytes", export_where (e),
+           e->name, MAX_URL_LENGTH);
 }
 
 /* What export e needs of libcurl, for the URL checker (URL_CHECK_*). */
@@ -228,8 +229,9 @@ check_urls (struct options *o, bool change_user, uid_t uid, gid_t gid)
    * user is told which export, not that the checker broke off. */
   for (i = 0; i < opt.nexports; i++)
     if (strlen (opt.exports[i].url) > MAX_URL_LENGTH)
-      fatal ("export \"%s\": its URL is %zu bytes long, more than the %u nbdcurld takes",
-             opt.exports[i].name, strlen (opt.exports[i].url), MAX_URL_LENGTH);
+      fatal ("%sexport \"%s\": its URL is %zu bytes long, more than the %u nbdcurld "
+             "takes", export_where (&opt.exports[i]), opt.exports[i].name,
+             strlen (opt.exports[i].url), MAX_URL_LENGTH);
   if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sock) == -1 ||
       pipe2 (pipefd, O_CLOEXEC) == -1)
     fatal_errno ("cannot make the URL checker's sockets");
@@ -268,7 +270,7 @@ check_urls (struct options *o, bool change_user, uid_t uid, gid_t gid)
     if (errno != EINTR)
       fatal_errno ("waitpid");
   if (answer == URL_REFUSED)
-    fatal ("export \"%s\": %s: %s", e->name, e->log_url, message);
+    fatal ("%sexport \"%s\": %s: %s", export_where (e), e->name, e->log_url, message);
   if (answer == URL_MALFORMED)
     fatal ("the URL checker sent a malformed answer for export \"%s\"", e->name);
   if (answer == URL_NO_ANSWER)

@@ -4,7 +4,7 @@
  *
  * The supervisor is linked without libcurl: every process that loads it
  * pays about a megabyte of private pages for the relocations of its
- * thirty-odd libraries (README, Performance), and the supervisor only
+ * thirty-odd libraries, and the supervisor only
  * ever needed libcurl to read URLs.  Yet a URL must mean to the
  * supervisor exactly what it means to libcurl in the fetchers, so the
  * supervisor does not parse URLs itself: at start it hands each export's

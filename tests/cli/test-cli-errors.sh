@@ -71,7 +71,7 @@ bad 'retry-delay must be a number of seconds'  --retry-delay 61 "file://$img"
 bad 'retry-delay must be a number of seconds'  "file://$img" retry-delay=2.
 bad 'retry-exponential= takes true or false'   "file://$img" retry-exponential=maybe
 bad 'only curl.verbose=1 applies'  -D nbdkit.backend.datapath=0 "file://$img"
-bad 'log=syslog.*stderr or null'   --log=syslog "file://$img"
+bad 'error: --log=sylog: give stderr, syslog or null' --log=sylog "file://$img"
 bad 'and -6.*not with -U'          -4 "file://$img"
 bad 'threads.*number'              -t lots "file://$img"
 # Longer than MAX_URL_LENGTH (8192): named, not a broken-off URL checker.

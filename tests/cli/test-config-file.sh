@@ -14,7 +14,7 @@ requires nbdcopy nbdinfo
 mkdir www etc elsewhere
 make_image www/disk.img 1M
 sum=$(md5_of www/disk.img)
-for name in hdr auth plain hdr2 auth2 plain2 hdr3 auth3 plain3 extra; do
+for name in hdr auth plain hdr2 auth2 plain2 hdr3 auth3 plain3 extra quoted; do
     ln -s disk.img "www/$name.img"
 done
 start_web_server "$tmp/www"
@@ -109,6 +109,22 @@ web_every plain3 ' ua="conf-ua/1" '
     fail "hdr: description \"$(description hdr)\", not the file's"
 stop_nbdcurld
 
+# Values in double quotes (nbdcurld.conf(5)): the URL, a description
+# with blanks at its ends and an escaped quote, a header value.
+cat > etc/quoted.conf <<EOF
+[export q]
+url = "$u/good/quoted.img"
+description = "  a \\"quoted\\" one \\\\ "
+header = "X-Nbdcurld-Test: q"
+EOF
+chmod 644 etc/quoted.conf
+start_nbdcurld -r --config etc/quoted.conf
+copy_export q
+web_every quoted ' xtest="q" '
+[ "$(description q)" = '  a "quoted" one \ ' ] ||
+    fail "quoted: description [$(description q)]"
+stop_nbdcurld
+
 # refused PATTERN FILE: nbdcurld --config FILE exits with status 1 at
 # start, with a message matching PATTERN (grep -E); the --run command
 # never runs.  FILE is made 0644 unless it is already in place.
@@ -133,7 +149,7 @@ bad() {
 good="url = $u/good/hdr.img"
 
 bad unknown "$good" '' 'heder = X-Nbdcurld-Test: x'
-refused '^nbdcurld: bad/unknown.conf:3: unknown setting heder: did you mean header\?' bad/unknown.conf
+refused ' nbdcurld: error: bad/unknown.conf:3: unknown setting heder: did you mean header\?' bad/unknown.conf
 bad unknown-option 'conections = 8' "$good"
 refused 'unknown-option.conf:1: unknown setting conections: did you mean connections\?' \
     bad/unknown-option.conf
@@ -144,7 +160,8 @@ bad cookie "$good" 'cookie = session=s3cr3t'
 refused 'cookie.conf:2: cookie: .*\+FILE' bad/cookie.conf
 ! grep -qF -- 's3cr3t' refused.log || fail "a literal cookie was echoed"
 bad url-password "url = http://alice:$password@127.0.0.1:$WEB_PORT/good/hdr.img"
-refused 'url-password.conf holds a password: give the URL as url = \+FILE' bad/url-password.conf
+refused 'url-password.conf:1: export "": the URL holds a password: give the URL as url = \+FILE' \
+    bad/url-password.conf
 ! grep -qF -- "$password" refused.log || fail "a password in a URL was echoed"
 bad line "$good" 'this is not a setting'
 refused 'line.conf:2: not NAME = VALUE' bad/line.conf
@@ -163,6 +180,22 @@ bad flag "$good" 'insecure = yes'
 refused 'flag.conf:2: insecure takes no value' bad/flag.conf
 bad env 'NBDCURLD_OPTIONS="--export a=http://x/"'
 refused "env.conf:1: this is nbdcurld.service's environment file" bad/env.conf
+# Quotes: not closed, a stray backslash, text after the closing quote.
+bad open-quote "url = \"$u/good/hdr.img"
+refused 'open-quote.conf:1: the value.s quote is not closed' bad/open-quote.conf
+bad escape "$good" 'description = "a\qb"'
+refused 'escape.conf:2: in quotes, a backslash comes before " or \\ only' bad/escape.conf
+bad after-quote "$good" 'description = "a" b'
+refused 'after-quote.conf:2: something after the closing quote' bad/after-quote.conf
+# What is found wrong after the file is read names its line too: a URL
+# the URL checker refuses, a CA file that is not there.
+bad scheme '# an export' "url = htp://127.0.0.1:$WEB_PORT/good/hdr.img"
+refused '^nbdcurld: error: bad/scheme.conf:2: export "": .*URL scheme' bad/scheme.conf
+bad section-scheme '[export a]' "$good" '' '[export b]' 'header = X-Nbdcurld-Test: b' \
+    'url = "gopher://127.0.0.1/x"'
+refused 'bad/section-scheme.conf:6: export "b": .*scheme' bad/section-scheme.conf
+bad cainfo '[export c]' "$good" 'cainfo = no-such-ca.pem'
+refused 'bad/cainfo.conf:2: cainfo=.*/bad/no-such-ca.pem: no such file' bad/cainfo.conf
 # Limits: a line longer than MAX_CONFIG_LINE, a file larger than
 # MAX_CONFIG_FILE_BYTES (comment lines that are each fine), a control byte.
 bad long-line "$good" "header = X-Nbdcurld-Test: $(head -c 17000 /dev/zero | tr '\0' a)"
@@ -187,7 +220,7 @@ if [ "$(id -u)" -eq 0 ]; then
     chown 65534 bad/not-owned.conf
     refused 'not-owned.conf: owned by uid 65534, neither root nor the user' bad/not-owned.conf
 fi
-refused '^nbdcurld: --config bad/missing.conf: No such file or directory' bad/missing.conf
+refused ' nbdcurld: error: --config bad/missing.conf: No such file or directory' bad/missing.conf
 mkdir bad/dir.conf
 refused 'dir.conf: not a regular file' bad/dir.conf
 # A FIFO is refused at once, not waited on for a writer.

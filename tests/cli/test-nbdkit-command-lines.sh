@@ -33,7 +33,8 @@ url_of() {
 }
 
 # run_line NAME: read an nbdkit command line from stdin (shell words, with
-# $url and $tmp expanded), drop its first word "curl" (the plugin), run it
+# $url and $tmp expanded), drop its first word "curl" (the plugin; kept
+# when $keep_plugin is set, as nbdcurld takes it too), run it
 # with nbdcurld in place of nbdkit in directory NAME.d; its stdout in
 # NAME.out, stderr in NAME.log, exit status in $rc.
 run_line() {
@@ -48,7 +49,7 @@ run_line() {
     for w in "${words[@]:1}"; do
         if [ -z "$dropped" ] && [ "$w" = curl ]; then
             dropped=yes
-            continue
+            [ -n "${keep_plugin:-}" ] || continue
         fi
         argv+=("$w")
     done
@@ -166,6 +167,40 @@ url=$(url_of server-options)
 ok server-options <<'EOF'
 nbdkit -t 16 --filter=multi-conn --log=stderr -r curl "$url" --run 'nbdinfo --can multi-conn "$uri" && nbdcopy "$uri" out.img'
 EOF
+# The plugin's name left in: nbdcurld is the curl plugin.
+keep_plugin=yes
+url=$(url_of plugin-kept)
+ok plugin-kept <<'EOF'
+nbdkit -r curl "$url" --run 'nbdinfo --size "$uri"'
+EOF
+url=$(url_of plugin-kept-url-key)
+ok plugin-kept-url-key <<'EOF'
+nbdkit -r -f curl url="$url" --run 'nbdcopy "$uri" out.img'
+EOF
+# -n (--newstyle): the only protocol spoken here.
+url=$(url_of newstyle)
+ok newstyle <<'EOF'
+nbdkit -n --newstyle -r curl "$url" --run 'nbdinfo --size "$uri"'
+EOF
+# The multi-conn filter's parameters: unsafe and emulate advertise
+# multi-conn (every export is read-only here), disable does not, and
+# track-dirty is moot (said so).
+url=$(url_of multi-conn-unsafe)
+ok multi-conn-unsafe <<'EOF'
+nbdkit -r --filter=multi-conn curl "$url" multi-conn-mode=unsafe multi-conn-track-dirty=fast --run 'nbdinfo --can multi-conn "$uri" && nbdcopy "$uri" out.img'
+EOF
+grep -q 'multi-conn-track-dirty=fast has no effect' multi-conn-unsafe.log ||
+    fail "multi-conn-unsafe: no notice that track-dirty is moot: $(cat multi-conn-unsafe.log)"
+url=$(url_of multi-conn-emulate)
+ok multi-conn-emulate <<'EOF'
+nbdkit --filter=multi-conn -r curl "$url" multi-conn-mode=emulate multi-conn-track-dirty=conn multi-conn-exportname=false --run 'nbdinfo --can multi-conn "$uri" && nbdinfo --size "$uri"'
+EOF
+url=$(url_of multi-conn-disable)
+ok multi-conn-disable <<'EOF'
+nbdkit --filter=multi-conn -r curl "$url" multi-conn-mode=disable --run 'nbdinfo --can multi-conn "$uri"; test $? = 2 && nbdinfo --size "$uri"'
+EOF
+unset keep_plugin
+
 # nbdkit's libcurl trace, with the token masked here.
 url=$(url_of verbose)
 ok verbose ' authz="Bearer tok-Verbose-91c" ' <<'EOF'
@@ -274,6 +309,27 @@ url=$(url_of proxy)
 refused proxy 'socks5.*not supported|http:// or https:// proxy' <<'EOF'
 nbdkit -r curl "$url" proxy=socks5://proxy.example.com:1080 --run 'touch ran'
 EOF
+
+keep_plugin=yes
+url=$(url_of oldstyle)
+refused oldstyle 'newstyle protocol.*drop -o' <<'EOF'
+nbdkit -o -r curl "$url" --run 'touch ran'
+EOF
+url=$(url_of multi-conn-bad)
+refused multi-conn-bad 'multi-conn-mode= takes auto, emulate, plugin, unsafe or disable' <<'EOF'
+nbdkit -r --filter=multi-conn curl "$url" multi-conn-mode=always --run 'touch ran'
+EOF
+url=$(url_of multi-conn-dirty-bad)
+refused multi-conn-dirty-bad 'multi-conn-track-dirty= takes fast, connection or off' <<'EOF'
+nbdkit -r --filter=multi-conn curl "$url" multi-conn-track-dirty=slow --run 'touch ran'
+EOF
+# multi-conn asked for on a writable export (a file: URL) cannot be
+# honoured: refused, naming what to change.
+url=file://$tmp/www/disk.img
+refused multi-conn-writable 'writable.*read-only \(-r or --export-ro\)' <<'EOF'
+nbdkit --filter=multi-conn curl "$url" multi-conn-mode=unsafe --run 'touch ran'
+EOF
+unset keep_plugin
 
 if grep -h 'killed by signal' ./*.log; then
     fail "a process was killed by a signal"

@@ -37,6 +37,10 @@ refused() {
 
 refused "404" "$WEB_URL/good/missing.img"
 grep -q 'not found (HTTP 404)' err.txt || fail "404: the reason is missing"
+# It stops nbdcurld: an error, not a warning.
+grep -q 'nbdcurld: error: export "" cannot be opened: not found (HTTP 404)' err.txt ||
+    fail "404: not reported as an error"
+grep -q 'warning: export "" cannot be opened' err.txt && fail "404: reported as a warning"
 
 refused "connection refused" "http://127.0.0.1:$free/good/disk.img"
 grep -q 'Connection refused' err.txt || fail "connection refused: the reason is missing"
@@ -108,7 +112,8 @@ for i in 1 2 3; do
 done
 sleep 0.2
 cat "$NBDCURLD_LOG"
-n=$(grep -c 'export "gone" cannot be opened: not found (HTTP 404)' "$NBDCURLD_LOG" || true)
+n=$(grep -c "export \"gone\" cannot be opened: $WEB_URL/good/missing.img: not found (HTTP 404)" \
+    "$NBDCURLD_LOG" || true)
 [ "$n" -eq 1 ] || fail "daemon: the reason was logged $n times for 3 clients, not once"
 stop_nbdcurld
 

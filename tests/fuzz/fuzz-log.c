@@ -26,6 +26,27 @@ log_verbose (void)
   return true;
 }
 
+void
+log_set_style (enum log_style style)
+{
+  (void) style;
+}
+
+enum log_style
+log_get_style (void)
+{
+  return LOG_STYLE_PLAIN;
+}
+
+size_t
+log_prefix_now (char *buf, size_t size, enum log_level level)
+{
+  (void) level;
+  if (size > 0)
+    buf[0] = '\0';
+  return 0;
+}
+
 /* Format the line as log.c would, into a buffer nobody reads. */
 PRINTF_LIKE (1, 0) static void
 format_line (const char *fmt, va_list ap)
@@ -58,6 +79,7 @@ fatal_reached (void)
 
 LOG_FUNCTION (fatal, fatal_reached ())
 LOG_FUNCTION (fatal_errno, fatal_reached ())
+LOG_FUNCTION (log_error, )
 LOG_FUNCTION (warn, )
 LOG_FUNCTION (warn_errno, )
 LOG_FUNCTION (notice, )

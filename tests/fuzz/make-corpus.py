@@ -76,6 +76,12 @@ def handshake():
     yield 'writable-go', bytes([0x1c | 0x20, 0xff]) + CLIENT_FLAGS + \
         info_go(OPT['GO'], b'') + request('WRITE', 0, 512, FLAG_FUA, bytes(range(256)) * 2) + \
         request('FLUSH') + request('READ', 0, 512)
+    # Plain newstyle (client flags 0): EXPORT_NAME alone is served; any
+    # other option ends the connection.
+    yield 'plain-newstyle-export-name', bytes([0x00, 0xff]) + struct.pack('>I', 0) + \
+        option(OPT['EXPORT_NAME'], b'') + request('READ', 0, 512) + request('DISC')
+    yield 'plain-newstyle-list', bytes([0x00, 0xff]) + struct.pack('>I', 2) + \
+        option(OPT['LIST']) + option(OPT['EXPORT_NAME'], b'')
     yield 'long-name', bytes([0x00, 0xff]) + CLIENT_FLAGS + \
         info_go(OPT['INFO'], b'L' * 4096, [INFO_NAME, INFO_DESCRIPTION]) + \
         option(OPT['LIST'])

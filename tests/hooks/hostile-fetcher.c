@@ -31,6 +31,10 @@
  *   script-payload IPC_SCRIPT_RENEW with a payload
  *   script-flood  IPC_SCRIPT_RENEW for the current values, a thousand
  *                 times, then once a millisecond while it serves
+ *   stats-size    IPC_FETCHER_STATS a byte short
+ *   stats-lie     serves right, but before every reply says it fetched,
+ *                 retried and read ahead 2^64-1 of everything (a lie
+ *                 that must only make the figures wrong)
  * Every mode but the started-* ones starts as a real fetcher does: with
  * IPC_FETCHER_STARTED, then IPC_FETCHER_OPENED.
  */
@@ -48,6 +52,7 @@
 #include "ipc-messages.h"
 #include "log.h"
 #include "script-values.h"
+#include "stats-wire.h"
 
 #define HOSTILE_EXPORT_SIZE (1024u * 1024)
 
@@ -160,6 +165,14 @@ hostile_fetcher_main (const char *mode)
       area[req.area_offset + i] = (uint8_t) ((req.offset + i) & 0xff);
 
     rep.id = req.id;
+    if (strncmp (mode, "stats-", 6) == 0) {
+      struct fetcher_stats_wire lie;
+      memset (&lie, 0xff, sizeof lie);
+      send_or_exit (&(struct ipc_header) {
+          .type = IPC_FETCHER_STATS,
+          .payload_len = strcmp (mode, "stats-size") == 0 ? sizeof lie - 1 : sizeof lie,
+        }, &lie);
+    }
     if (strcmp (mode, "payload") == 0) {
       rep.payload_len = req.length;
       send_or_exit (&rep, area + req.area_offset);

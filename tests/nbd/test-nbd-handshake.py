@@ -65,7 +65,8 @@ def test_greeting():
 
 
 def test_client_flags_not_fixed():
-    """client flags without FIXED_NEWSTYLE: fixed newstyle only -> closed"""
+    """plain newstyle (no FIXED_NEWSTYLE): any option but EXPORT_NAME has no
+    reply the client could parse -> closed, nothing sent"""
     with SRV.connect() as c:
         c.read_greeting()
         c.send_client_flags(N.FLAG_C_NO_ZEROES)
@@ -77,6 +78,41 @@ def test_client_flags_not_fixed():
             return
         got = c.assert_closed(3)
         assert not got, "server replied %r to a non-fixed client" % got[:40]
+
+
+def test_plain_newstyle_export_name():
+    """plain newstyle (client flags 0, as old clients send): EXPORT_NAME
+    -> size, flags and the 124 zero bytes; reads work"""
+    with SRV.connect() as c:
+        c.start(0)
+        size, flags = c.export_name("")         # reads the 124 zero bytes
+        assert size == IMG_SIZE and flags & N.TFLAG_READ_ONLY, (size, flags)
+        r = c.read(0, 4096)
+        assert r.error == 0 and r.data == N.image_bytes(IMG, 0, 4096), r
+    with SRV.connect() as c:
+        c.start(N.FLAG_C_NO_ZEROES)             # no zeroes, plain newstyle
+        size, flags = c.export_name("")
+        r = c.read(4096, 512)
+        assert r.error == 0 and r.data == N.image_bytes(IMG, 4096, 512), r
+
+
+def test_plain_newstyle_other_options_close():
+    """plain newstyle: ABORT, STARTTLS, GO, STRUCTURED_REPLY or an unknown
+    option -> closed without a byte (fixed-newstyle replies would be
+    garbage to it); an unknown export name closes too"""
+    cases = ((N.OPT_ABORT, b""), (N.OPT_STARTTLS, b""),
+             (N.OPT_GO, N.info_payload("")), (N.OPT_STRUCTURED_REPLY, b""),
+             (0x1234, b"x" * 8), (N.OPT_EXPORT_NAME, b"no-such-export"))
+    for option, data in cases:
+        with SRV.connect() as c:
+            c.start(0)
+            try:
+                c.send_option(option, data)
+            except Closed:
+                continue
+            got = c.assert_closed(3, "option %d" % option)
+            assert not got, "option %d: server sent %r" % (option, got[:40])
+    server_accepts_new_client()
 
 
 def test_client_flags_unknown_bits():
@@ -561,6 +597,8 @@ def test_concurrent_handshakes_survive():
 CASES = [
     test_greeting,
     test_client_flags_not_fixed,
+    test_plain_newstyle_export_name,
+    test_plain_newstyle_other_options_close,
     test_client_flags_unknown_bits,
     test_short_client_flags_then_eof,
     test_unknown_option,

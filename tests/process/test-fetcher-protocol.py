@@ -59,6 +59,8 @@ IPC_READ = 33
 IPC_WRITE = 34
 IPC_FLUSH = 35
 IPC_REPLY = 36
+IPC_FETCHER_STATS = 41
+FETCHER_STATS = struct.Struct("=5Q")
 IPC_CACHE = 39
 READAHEAD_MAX_BYTES = 16 * 1024 * 1024
 FETCHER_CAN_WRITE, FETCHER_CAN_FLUSH, FETCHER_CAN_FUA = 1, 2, 4
@@ -164,6 +166,7 @@ class Fetcher:
         actions.append((os.POSIX_SPAWN_DUP2, hi_area, 5))
         self.next_area = 0
         self.pending = {}
+        self.stats = None
         # A file: export's image comes opened at fd 7, as the supervisor
         # passes it (read-only unless the export is writable); fd 6, the
         # data pipe, is not given (no FETCHER_DATA_PIPE): data comes
@@ -252,8 +255,16 @@ class Fetcher:
         self.send(header(IPC_WRITE, flags, 0, id_, offset, len(data), area_offset=place))
 
     def reply(self):
-        """(id, error, data): a read's data is taken from the data area."""
-        (type_, _, plen, id_, _, _, error, area_off), _ = self.recv_message()
+        """(id, error, data): a read's data is taken from the data area.
+        The fetcher's figures (IPC_FETCHER_STATS) may come before it: the
+        last are kept in self.stats (web bytes, transfers, retries,
+        readahead hits and bytes)."""
+        (type_, flags, plen, id_, off, length, error, area_off), payload = self.recv_message()
+        while type_ == IPC_FETCHER_STATS:
+            check(plen == FETCHER_STATS.size and (flags, id_, off, length, error, area_off) ==
+                  (0,) * 6, "a statistics message with only its payload")
+            self.stats = FETCHER_STATS.unpack(payload)
+            (type_, _, plen, id_, _, _, error, area_off), payload = self.recv_message()
         check(type_ == IPC_REPLY, "reply type %d" % type_)
         check(plen == 0 and area_off == 0, "a reply carries nothing but id and error")
         data = b""
@@ -357,6 +368,10 @@ def t_opened_and_reads():
     with Fetcher(URL) as fx:
         check_opened(fx, IMAGE_SIZE, FETCHER_CAN_WRITE | FETCHER_CAN_FLUSH | FETCHER_CAN_FUA)
         check_reads(fx, IMAGE, ODD_READS)
+        # Its figures came before the replies they count: every byte read.
+        want = sum(length for _, length in ODD_READS)
+        check(fx.stats[0] == want and fx.stats[1] == len(ODD_READS),
+              "statistics: %r, expected %d bytes in %d reads" % (fx.stats, want, len(ODD_READS)))
         fx.sock.shutdown(socket.SHUT_WR)
         check(fx.wait() == 0, "exit status %s after EOF" % fx.status)
 

@@ -31,7 +31,7 @@ not_opened() {
     fi
     eventually 10 grep -qF -- "$2" "$NBDCURLD_LOG" ||
         fail "$1: no log line with '$2': $(grep -F "\"$1\"" "$NBDCURLD_LOG" | tail -n 3)"
-    eventually 10 grep -q "export \"$1\" cannot be opened: its header-script or cookie-script failed" \
+    eventually 10 grep -q "export \"$1\" cannot be opened: [^ ]*: its header-script or cookie-script failed" \
         "$NBDCURLD_LOG" || fail "$1: the front-end did not say why it did not open"
 }
 

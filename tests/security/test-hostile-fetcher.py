@@ -21,7 +21,7 @@ NBDCURLD_TEST = os.environ.get("NBDCURLD_TEST", "build/tests/nbdcurld-test")
 MODES = ["payload", "area-offset", "unknown-id", "duplicate", "bad-type",
          "huge-payload", "die", "bad-open", "garbage", "pipe-lie", "pipe-short",
          "pipe-discard", "pipe-discard-flood", "started-twice", "started-late",
-         "started-fields"]
+         "started-fields", "stats-size"]
 CHECKER_LIES = ["kind", "flags", "type", "trailing", "nul", "long-log",
                 "relative-path", "http-path"]
 SIZE = 1024 * 1024
@@ -108,6 +108,32 @@ def checker_lies():
               (m, rc, err.strip().replace("\n", " | ")))
 
 
+def stats_lie(sock, server):
+    """A fetcher whose figures are all 2^64-1: its client is served right,
+    twice (so its lies are summed), and the server goes on."""
+    for _ in range(2):
+        h = connect(sock, "stats-lie")
+        check(h.pread(4096, 1000) == pattern(1000, 4096) and
+              h.pread(100, 7) == pattern(7, 100), "stats-lie: reads right")
+        h.shutdown()
+    check(server.poll() is None, "stats-lie: server still running")
+
+
+def stats_lie_summed(path):
+    """The lies, summed over two clients, saturate: the figures are
+    2^64-1, not a wrapped small number, and the honest ones are right."""
+    text = open(path).read()
+    block = text.split('export "stats-lie"')[1].split("export ")[0]
+    top = "18446744073709551615"
+    check("web: %s bytes fetched" % top in block and
+          "readahead: %s hits, %s bytes" % (top, top) in block and
+          "%s requests, %s retries" % (top, top) in block,
+          "stats-lie: the lies saturate: %s" % block.replace("\n", " | "))
+    check("read: 4 ops, 8392 bytes" in block and "2 connections" in block,
+          "stats-lie: the front-end's own figures are right: %s" %
+          block.replace("\n", " | "))
+
+
 def main():
     checker_lies()
     tmp = tempfile.mkdtemp()
@@ -115,9 +141,14 @@ def main():
     with open(img, "wb") as f:
         f.write(b"\0" * SIZE)
     sock = os.path.join(tmp, "sock")
-    args = [NBDCURLD_TEST, "-f", "-r", "-U", sock,
+    # Written by the supervisor once it is --user (started as root).
+    os.chmod(tmp, 0o755)
+    os.mkdir(os.path.join(tmp, "stats"))
+    os.chmod(os.path.join(tmp, "stats"), 0o1777)
+    stats = os.path.join(tmp, "stats", "stats.txt")
+    args = [NBDCURLD_TEST, "-f", "-r", "-U", sock, "--stats-file", stats,
             "--export", "good=file://%s#hostile=good" % img]
-    for m in MODES:
+    for m in MODES + ["stats-lie"]:
         args += ["--export", "%s=file://%s#hostile=%s" % (m, img, m)]
     log = open(os.path.join(tmp, "log"), "w")
     server = subprocess.Popen(args, stderr=log)
@@ -135,11 +166,13 @@ def main():
             check(server.poll() is None, "%s: server still running" % m)
             check(good.pread(333, 5000) == pattern(5000, 333),
                   "%s: another client still reads right" % m)
+        stats_lie(sock, server)
         good.shutdown()
     finally:
         server.terminate()
         server.wait()
         log.close()
+    stats_lie_summed(stats)
     with open(os.path.join(tmp, "log")) as f:
         text = f.read()
     check("invalid message" in text or "failed" in text,

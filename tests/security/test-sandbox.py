@@ -153,7 +153,7 @@ def frontend_killed(probe, call):
     assert "probe %s:" % probe not in text, "the probe ran to the end:\n" + text
     assert "front-end was killed by signal 31" in text, text
     text = run_frontend_probe(probe, debug=True)
-    assert re.search(r"nbdcurld\[front-end\]: sandbox: blocked system call %s " % call, text), \
+    assert re.search(r"nbdcurld: front-end: error: sandbox: blocked system call %s " % call, text), \
         "debug mode did not name %s:\n%s" % (call, text)
 
 
@@ -258,7 +258,7 @@ def test_checker_cannot_open():
     """The URL checker is refused every file, even /etc/hosts (Landlock
     with no path), and the start goes on."""
     rc, text = run_checker_probe("open:/etc/hosts")
-    assert "nbdcurld[url-check]: probe open:/etc/hosts: refused: Permission denied" in text, text
+    assert "nbdcurld: url-check: probe open:/etc/hosts: refused: Permission denied" in text, text
     assert rc == 0, text
 
 

@@ -203,6 +203,25 @@ def test_require_export_name_closes():
         assert not got, "server sent %r" % got[:64]
 
 
+def test_require_plain_newstyle_closes():
+    """--tls=require: a plain-newstyle client (no FIXED_NEWSTYLE flag)
+    cannot send STARTTLS: closed after its flags, even its EXPORT_NAME
+    unanswered; with --tls=on it is served in clear"""
+    with server("require").connect() as c:
+        c.start(0)
+        try:
+            c.send_option(N.OPT_EXPORT_NAME, EXPORT)
+            got = c.assert_closed(5, "plain newstyle under --tls=require")
+        except Closed:
+            got = b""
+        assert not got, "server sent %r" % got[:64]
+    with server("on").connect() as c:
+        c.start(0)
+        size, _ = c.export_name(EXPORT)
+        assert size > 0, size
+        read_ok(c, False)
+
+
 def test_require_abort():
     """--tls=require: ABORT before TLS is honoured (ACK or nothing, then the
     connection is closed)"""
@@ -534,6 +553,7 @@ def test_acl_tls_identity_on_tls_on():
 CASES = [
     test_require_refuses_options,
     test_require_export_name_closes,
+    test_require_plain_newstyle_closes,
     test_require_abort,
     test_require_tls_then_read,
     test_require_expect_tls_after_refusals,

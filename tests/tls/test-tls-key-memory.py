@@ -592,7 +592,7 @@ def check_probe_refused(args, d, probe, via):
         "the probe had no outcome (did it run?):\n" + text[-2000:]
     text = run_probe(["--sandbox-debug"] + args, d, probe, via)
     assert "probe %s: allowed" % probe not in text, text[-2000:]
-    assert re.search(r"front-end\]: sandbox: blocked system call (openat2?|open) ",
+    assert re.search(r"front-end: error: sandbox: blocked system call (openat2?|open) ",
                      text), "--sandbox-debug does not name open(at):\n" + text[-2000:]
 
 

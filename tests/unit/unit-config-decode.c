@@ -39,6 +39,7 @@
 #include "limits-server.h"
 #include "limits-strings.h"
 #include "limits-web.h"
+#include "url-check-wire.h"
 #include "log.h"
 #include "tls-modes.h"
 #include "unit.h"
@@ -233,8 +234,9 @@ reads_frontend (const struct frontend_config_wire *fw, unsigned n)
 static void
 frontend_round_trip (void)
 {
-  struct export_info exports[2] = { { TEXT ("a"), TEXT ("first"), false },
-                                    { TEXT ("b"), TEXT (""), true } };
+  struct export_info exports[2] = {
+    { TEXT ("a"), TEXT ("first"), TEXT ("https://host/a.img?..."), false },
+    { TEXT ("b"), TEXT (""), NULL, true } };
   struct access_rule rules[2] = {
     { .export_index = 1, .kind = ACCESS_ADDRESS4, .prefix = 8, .addr = { 10 } },
     { .export_index = 0, .kind = ACCESS_PSK, .name = TEXT ("alice") },
@@ -249,6 +251,8 @@ frontend_round_trip (void)
 
   CHECK (config_send_frontend (fd, &c) == 0 && reads (FRONTEND) && fe.nexports == 2 &&
          strcmp (fe.exports[0].description, "first") == 0 && fe.exports[1].readonly &&
+         strcmp (fe.exports[0].log_url, "https://host/a.img?...") == 0 &&
+         strcmp (fe.exports[1].log_url, "") == 0 &&
          fe.nrules == 2 && fe.rules[0].prefix == 8 && strcmp (fe.rules[1].name, "alice") == 0 &&
          fe.tls.mode == TLS_REQUIRE && fe.tls.cert_len == 4 &&
          strcmp (fe.tls.priority, "NORMAL") == 0, "front-end configuration read back");
@@ -327,6 +331,13 @@ frontend_exports (void)
   put (IPC_CONFIG_EXPORT, &ew, sizeof ew - 1, NULL, 0);
   end ();
   CHECK (!reads (FRONTEND), "short export message refused");
+  {
+    struct export_config_wire lw = { .name_len = 1, .log_url_len = MAX_LOG_URL_LENGTH + 1 };
+    put (IPC_CONFIG_FRONTEND, &good_fe, sizeof good_fe, NULL, 0);
+    put (IPC_CONFIG_EXPORT, &lw, sizeof lw, "a", 1);
+    end ();
+    CHECK (!reads (FRONTEND), "export URL over the limit refused");
+  }
 }
 
 /* One message of type after the front-end's message and its export, and

@@ -58,8 +58,11 @@ client_flags (void)
   CHECK (client_flags_acceptable (NBD_FLAG_C_FIXED_NEWSTYLE), "fixed newstyle accepted");
   CHECK (client_flags_acceptable (NBD_FLAG_C_FIXED_NEWSTYLE | NBD_FLAG_C_NO_ZEROES),
          "with no zeroes accepted");
-  CHECK (!client_flags_acceptable (0), "oldstyle-only client refused");
-  CHECK (!client_flags_acceptable (NBD_FLAG_C_NO_ZEROES), "no zeroes without fixed newstyle");
+  /* Plain newstyle: served, with EXPORT_NAME alone (handshake.c). */
+  CHECK (client_flags_acceptable (0), "plain newstyle accepted");
+  CHECK (client_flags_acceptable (NBD_FLAG_C_NO_ZEROES), "no zeroes in plain newstyle");
+  CHECK (!client_flags_acceptable (NBD_FLAG_C_NO_ZEROES | (1u << 2)),
+         "unknown flag refused in plain newstyle");
   CHECK (!client_flags_acceptable (NBD_FLAG_C_FIXED_NEWSTYLE | (1u << 7)), "unknown flag refused");
   CHECK (!client_flags_acceptable (UINT32_MAX), "every flag refused");
 }

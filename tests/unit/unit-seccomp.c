@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include <netinet/in.h>
 
+#include "log.h"
 #include "policy.h"
 #include "sandbox.h"
 
@@ -315,6 +316,7 @@ run_call (const struct role *r, const struct call *c, bool trap, int err_fd)
     long rc;
     if (err_fd >= 0)
       dup2 (err_fd, STDERR_FILENO);
+    log_init (r->name, false);          /* as child_start does */
     sandbox_seccomp (r->name, r->rules, *r->nrules, trap);
     rc = syscall (c->nr, c->a[0], c->a[1], c->a[2], c->a[3], c->a[4], c->a[5]);
     /* A fork that was let through: the new process leaves at once. */
@@ -431,7 +433,7 @@ expect_named (const struct role *r, const struct call *c, const char *name)
     got += n;
   out[got] = '\0';
   close (pipefd[0]);
-  snprintf (want, sizeof want, "nbdcurld[%s]: sandbox: blocked system call %s (%ld)",
+  snprintf (want, sizeof want, "nbdcurld: %s: error: sandbox: blocked system call %s (%ld)",
             r->name, name, c->nr);
   ok = WIFEXITED (status) && WEXITSTATUS (status) == 1 && strstr (out, want) != NULL;
   result (ok, r->name, name, "is named in debug mode");

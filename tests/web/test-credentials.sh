@@ -81,16 +81,16 @@ expect_message 'longer than' --auth-user alice --auth-password "+$tmp/long.txt" 
 printf 'two\nlines\n' > lines.txt
 expect_message 'one line' --auth-user alice --auth-password "+$tmp/lines.txt" "$url"
 
-# The terminal prompt, with script(1) giving nbdcurld a terminal.  The
-# password is typed only once the prompt is there (nbdcurld turns echo off
-# and drops type-ahead first).
+# The terminal prompt, naming the user and the web server, with script(1)
+# giving nbdcurld a terminal.  The password is typed only once the prompt
+# is there (nbdcurld turns echo off and drops type-ahead first).
 if command -v script >/dev/null; then
     rm -f out.img
     : > tty.log
     mkfifo ttyin
     (
         for i in $(seq 100); do
-            grep -q 'password:' tty.log && break
+            grep -q 'password for' tty.log && break
             sleep 0.1
         done
         printf '%s\n' "$password"
@@ -99,7 +99,9 @@ if command -v script >/dev/null; then
         /dev/null < ttyin > tty.log 2>&1 ||
         fail "--auth-password -: $(tail -n 5 tty.log)"
     copied || fail "--auth-password -: copy differs"
-    grep -q 'password:' tty.log || fail "no prompt on the terminal"
+    # The prompt names whose password it asks for.
+    grep -qF "nbdcurld: password for alice at 127.0.0.1:$NGINX_PORT (export \"\"): " tty.log ||
+        fail "the prompt does not name the user and host: $(cat tty.log)"
     no_password_in tty.log
 fi
 

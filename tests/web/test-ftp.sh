@@ -85,6 +85,18 @@ stop_nbdcurld
 if "$NBDCURLD" -r "$url/private.img" --run 'nbdinfo --size "$uri"' 2> anon.log; then
     fail "served a user's file to an anonymous login"
 fi
+# Not there for this login: the message names the URL and the next step.
+grep -qF "cannot be opened: $url/private.img: not found: " anon.log ||
+    fail "anonymous: the URL is not named: $(cat anon.log)"
+grep -q 'check the URL' anon.log || fail "anonymous: no next step: $(cat anon.log)"
+# A wrong password: the keys to check are named.
+printf 'wrong-Pw\n' > wrong.txt
+if "$NBDCURLD" -r --auth-user alice --auth-password "+$tmp/wrong.txt" "$url/private.img" \
+       --run 'nbdinfo --size "$uri"' 2> wrong.log; then
+    fail "served with a wrong password"
+fi
+grep -q 'access denied: .*check user= and password=' wrong.log ||
+    fail "wrong password: the message does not say what to check: $(cat wrong.log)"
 printf '%s\n' "$password" > pw.txt
 rm -f out.img
 "$NBDCURLD" -v -r --auth-user alice --auth-password "+$tmp/pw.txt" \

@@ -74,7 +74,7 @@ copy() {
 
 # --cainfo from $tmp/ca (the verbose log shows no Landlock rule for it).
 copy cainfo -v --cainfo "$tmp/ca/test-ca.pem" "$url"
-grep -q 'fetcher\]: debug: sandbox: Landlock' cainfo.log ||
+grep -q 'fetcher: debug: sandbox: Landlock' cainfo.log ||
     fail "cainfo: the fetcher's sandbox did not say what it allows"
 ! grep -F "allowed read $tmp" cainfo.log ||
     fail "cainfo: the fetcher's Landlock rules name a CA path"

@@ -44,10 +44,10 @@ done
 # The fetcher's Landlock rules hold the same ports, where the kernel can.
 "$NBDCURLD" -v -r "$WEB_URL/good/disk.img" --run 'nbdinfo --size "$uri"' \
     > probe.out 2> probe.log || fail "probe failed: $(cat probe.log)"
-abi=$(sed -nE 's/.*fetcher\]: debug: sandbox: Landlock ABI ([0-9]+).*/\1/p' probe.log |
+abi=$(sed -nE 's/.*fetcher: debug: sandbox: Landlock ABI ([0-9]+).*/\1/p' probe.log |
       head -n1)
 if [ -n "$abi" ] && [ "$abi" -ge 4 ]; then
-    grep -q 'fetcher\]: debug: sandbox: Landlock ABI.*connect to the listed ports only' probe.log ||
+    grep -q 'fetcher: debug: sandbox: Landlock ABI.*connect to the listed ports only' probe.log ||
         fail "Landlock ABI $abi, but the fetcher's TCP connects are not limited: $(cat probe.log)"
 fi
 echo "fetcher: Landlock ABI ${abi:-none}"

@@ -35,7 +35,7 @@ copy_checked direct "$(url direct good)" unix-socket-path="$sock"
 web_every direct 'host="disk.nbdcurld.invalid"'
 grep -q 'reads of up to .* go direct' direct.log ||
     fail "direct: reads did not go direct: $(grep 'reads go' direct.log)"
-landlock=$(grep 'fetcher\]: debug: sandbox: Landlock ABI [4-9]' direct.log || true)
+landlock=$(grep 'fetcher: debug: sandbox: Landlock ABI [4-9]' direct.log || true)
 if [ -n "$landlock" ]; then
     ! grep -v 'TCP: bind and connect refused' <<<"$landlock" ||
         fail "direct: a fetcher may connect to TCP ports"
