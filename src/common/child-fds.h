@@ -29,16 +29,24 @@
                                          certificates, a sealed memfd
                                          (ca-bundle.h); after the script
                                          channel (8) when there is one */
+#define CHILD_FD_CACHE_FIRST      7   /* fetcher of a network export with
+                                         cache_entries > 0: its export's read
+                                         cache (cache-layout.h), a sealed
+                                         memfd or an unlinked file; after
+                                         the script channel and the CA
+                                         certificates, those it has (7, 8
+                                         or 9) */
 /* With --tls, the front-end's socket to the key holder follows its
  * listeners (or the -s client's two fds). */
 #define KEYHOLDER_FD_KEY          5   /* key holder: the private key file */
 #define KEYHOLDER_FD_PSK          6   /* key holder: the PSK file */
 
 /* A fetcher's descriptors, CHILD_FD_PEER to CHILD_FD_EXPORT (or
- * CHILD_FD_SCRIPTS, then CHILD_FD_CA_BUNDLE), as the supervisor passes
- * them to the launcher. */
-#define LAUNCH_MAX_FDS            6u
-static_assert (CHILD_FD_SCRIPTS + 1 - CHILD_FD_PEER + 1 == LAUNCH_MAX_FDS &&
+ * CHILD_FD_SCRIPTS, then CHILD_FD_CA_BUNDLE, then the cache), as the
+ * supervisor passes them to the launcher. */
+#define LAUNCH_MAX_FDS            7u
+static_assert (CHILD_FD_CACHE_FIRST + 2 - CHILD_FD_PEER + 1 == LAUNCH_MAX_FDS &&
+               CHILD_FD_CACHE_FIRST == CHILD_FD_SCRIPTS &&
                CHILD_FD_SCRIPTS == CHILD_FD_EXPORT && CHILD_FD_CA_BUNDLE == CHILD_FD_SCRIPTS,
                "a fetcher's descriptors");
 

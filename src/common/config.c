@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "access-rules.h"
+#include "cache-layout.h"
 #include "config.h"
 #include "config-wire.h"
 #include "data-path.h"
@@ -193,6 +194,9 @@ config_send_fetcher (int fd, const struct fetcher_config *c)
     .retries = c->retries,
     .retry_delay_ms = c->retry_delay_ms,
     .readahead = c->readahead,
+    .cache_entries = c->cache_entries,
+    .cache_block_size = c->cache_block_size,
+    .cache_owner = c->cache_owner,
     .nstrings = FETCHER_NSTRINGS,
   };
   uint8_t buf[FETCHER_CONFIG_MAX];
@@ -441,6 +445,9 @@ get_fetcher_numbers (const struct fetcher_config_wire *fw, struct fetcher_config
   if (fw->retries > MAX_RETRIES || fw->retry_delay_ms > RETRY_MAX_DELAY_MS)
     fatal ("configuration: bad retries (%u) or retry delay (%u ms)", fw->retries,
            fw->retry_delay_ms);
+  if (fw->cache_entries != 0 && !cache_geometry_ok (fw->cache_entries, fw->cache_block_size))
+    fatal ("configuration: bad cache of %u blocks of %u bytes", fw->cache_entries,
+           fw->cache_block_size);
   c->flags = fw->flags;
   c->connections = fw->connections;
   c->connect_timeout = fw->connect_timeout;
@@ -454,6 +461,9 @@ get_fetcher_numbers (const struct fetcher_config_wire *fw, struct fetcher_config
   memcpy (c->allow_ports, fw->allow_ports, sizeof c->allow_ports);
   c->retries = fw->retries;
   c->retry_delay_ms = fw->retry_delay_ms;
+  c->cache_entries = fw->cache_entries;
+  c->cache_block_size = fw->cache_block_size;
+  c->cache_owner = fw->cache_owner;
 }
 
 void

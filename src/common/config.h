@@ -106,6 +106,10 @@ struct fetcher_config {
   uint16_t allow_ports[MAX_ALLOWED_PORTS];  /* --allow-port; 0: unused */
   uint32_t retries;           /* retries of a failed read, 0: none */
   uint32_t retry_delay_ms;    /* the first retry's delay */
+  uint32_t cache_entries;     /* the export's read cache at
+                                 CHILD_FD_CACHE_FIRST or after, 0: none */
+  uint32_t cache_block_size;
+  uint32_t cache_owner;       /* this connection, for the cache's shares */
   /* The keys a fetcher gets as given (curl-keys.h's TO_FETCHER rows), by
    * their struct fetch_settings names, "" when not given. */
   CURL_KEYS (FETCHER_KEY_TEXT, CURL_KEY_SKIP, CURL_KEY_SKIP, CURL_KEY_SKIP, CURL_KEY_SKIP,

@@ -139,6 +139,18 @@
   TEXT ("cookiefile", cookie_file, text_cookie_file, MAX_PATH_LENGTH, NULL,           \
         SUPERVISOR, KEY_PATH, HELP_LISTED)                                           \
   NAME_ONLY ("cookiejar", refuse_cookiejar)                                           \
+  /* nbdkit's cache filter's, for the export's read cache (options-cache.c):          \
+   * its size and block size; cache-on-read=true is what it does; the                 \
+   * thresholds change nothing for a cache that evicts as it fills.  Its               \
+   * cache= (how writes go) is no key here: in a --config file,                        \
+   * "cache = SIZE" is --cache. */                                                    \
+  CHOICE ("cache-max-size", cache_bytes, parse_cache_size_key, 0, 0,                  \
+          (int64_t) o->cache_bytes, HELP_UNLISTED)                                    \
+  CHOICE ("cache-min-block-size", cache_block_size, parse_cache_block_key, 0, 0, 0,   \
+          HELP_UNLISTED)                                                              \
+  NAME_ONLY ("cache-on-read", check_cache_on_read)                                    \
+  NAME_ONLY ("cache-high-threshold", ignored_cache_threshold)                         \
+  NAME_ONLY ("cache-low-threshold", ignored_cache_threshold)                          \
   /* nbdkit's multi-conn filter's (built in): for the whole server, as the            \
    * filter is (options-nbdkit.c). */                                                 \
   NAME_ONLY ("multi-conn-mode", take_multi_conn_mode)                                 \

@@ -32,6 +32,12 @@ struct fetcher_config_wire {
   uint32_t readahead;          /* 0 .. READAHEAD_MAX_BYTES: the prefetch
                                   store's size, 0: none */
   uint16_t allow_ports[MAX_ALLOWED_PORTS];  /* --allow-port, 0: unused slot */
+  /* The export's read cache (cache-layout.h): its geometry, which
+   * cache_geometry_ok allows, or 0 entries: none; and this connection's
+   * number among the export's, whose share it counts. */
+  uint32_t cache_entries;
+  uint32_t cache_block_size;
+  uint32_t cache_owner;
   uint32_t nstrings;           /* config.h's FETCHER_NSTRINGS */
   /* then nstrings uint32_t lengths, then the strings' bytes, both in
      config.h's order (fetcher_strings: the URL, export name, password,
@@ -74,6 +80,9 @@ enum {
 /* cookiefile= (even empty): libcurl's cookie engine is on, its cookies
  * shared by all the fetcher's handles, loaded from the cookie file string. */
 #define FETCHER_COOKIE_ENGINE (1u << 17)
+/* --prefetch=all (--filter=scan): fetch the object into the export's
+ * cache while the client's reads leave the fetcher idle (fetcher-scan.c). */
+#define FETCHER_PREFETCH_ALL (1u << 24)
 #define FETCHER_PROTO_ALL   (FETCHER_PROTO_HTTP | FETCHER_PROTO_HTTPS | \
                              FETCHER_PROTO_FTP | FETCHER_PROTO_FTPS)
 /* header-script=, cookie-script=: the fetcher has its script channel at

@@ -234,7 +234,7 @@ body_moved (struct transfer *t, size_t bytes)
   if (t->part_received < t->parts[p].length)
     return;
   if (t->to_area)
-    fetcher_reply (t->parts[p].id, 0);
+    answer_part (t, p);
   else {
     fetcher_reply_piped (t->parts[p].id);
     /* Now, not when the owner next waits: the front-end drains the pipe

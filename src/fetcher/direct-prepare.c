@@ -16,6 +16,7 @@
 
 #include "config-build.h"
 #include "direct.h"
+#include "fetcher-cache.h"
 #include "fetcher-wire.h"
 #include "limits-strings.h"
 
@@ -179,7 +180,9 @@ direct_prepare (struct transfer *opened)
   http.direct = false;
   direct.tls = strncasecmp (http.range_url, "https:", 6) == 0;
   why = !http.range_is_http ? "FTP" : route_not_direct (http.f->cfg, direct.tls);
-  if (why == NULL && !direct.tls && (fetcher_pipe_fd < 0 || fetcher_pipe_read_max == 0))
+  /* With a cache there is no pipe: every read goes into the data area. */
+  if (why == NULL && !direct.tls && (fetcher_pipe_fd < 0 || fetcher_pipe_read_max == 0) &&
+      !fetcher_cache_on ())
     why = "no data pipe";
   if (why == NULL && direct.tls)
     why = tls_http2_chosen (opened);

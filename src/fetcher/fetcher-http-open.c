@@ -17,6 +17,7 @@
 
 #include <curl/curl.h>
 
+#include "fetcher-cache.h"
 #include "fetcher-curl.h"
 #include "fetcher-wire.h"
 
@@ -390,6 +391,7 @@ prepare_reads (struct fetcher *f, uint32_t n)
     build_preconditions ();
     build_read_headers ();
   }
+  fetcher_cache_pin (http.range_url, f->size, http.etag, http.last_modified);
   direct_prepare (&http.pool[0]);
   if (transfer_setup_reads (&http.pool[0]) == -1)
     return open_failed (EIO, "libcurl refused an option (see above)");
@@ -404,6 +406,7 @@ prepare_reads (struct fetcher *f, uint32_t n)
          http.last_modified ? http.last_modified : "(none)", n);
   /* Readahead over HTTP(S) only: FTP reads run one at a time. */
   readahead_init (http.range_is_http ? f->cfg->readahead : 0);
+  scan_init (f, fetcher_cache_block_size (), fetcher_cache_capacity ());
   f->can = 0;                   /* read-only: no write, flush or FUA */
   f->piped_read_max = direct_piped () ? fetcher_pipe_read_max : 0;
   return 0;

@@ -94,7 +94,7 @@ write_callback (char *ptr, size_t size, size_t nmemb, void *opaque)
         /* Complete and from a checked response: answer it now.  The last
          * part waits for the end of the transfer (finish_read), which
          * proves the body was exactly as long as asked. */
-        fetcher_reply (t->parts[p].id, 0);
+        answer_part (t, p);
         t->next_part++;
         t->part_received = 0;
       }
@@ -123,6 +123,7 @@ transfer_reset (struct transfer *t, enum transfer_mode mode)
   t->deadline_ms = 0;
   t->next_owner = NULL;
   t->prefetch = NULL;
+  t->scan = false;
   t->window_bytes = 0;
   t->limit_ms = UINT64_MAX;
   t->retries = 0;

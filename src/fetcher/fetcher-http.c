@@ -37,6 +37,7 @@
 
 #include "child-fds.h"
 #include "clock.h"
+#include "fetcher-cache.h"
 #include "fetcher-curl.h"
 #include "ipc-messages.h"
 #include "limits-web.h"
@@ -54,8 +55,7 @@ read_time_left (const struct transfer *t)
   return t->limit_ms > now ? (long) (t->limit_ms - now) : 1;
 }
 
-/* Start t's range (t->offset, t->length, t->parts set) through libcurl. */
-static void
+void
 start_curl_read (struct transfer *t)
 {
   char range[64];
@@ -88,6 +88,8 @@ start_curl_read (struct transfer *t)
     snprintf (why, sizeof why, "libcurl could not start it: %s", curl_multi_strerror (mc));
     if (t->prefetch != NULL)
       readahead_finished (t->prefetch, why);
+    else if (t->scan)
+      scan_finished (t, why);
     else
       fail_read (t, why);
     release (t);
@@ -109,6 +111,13 @@ void
 start_prefetch (struct ra_segment *s, uint64_t offset, uint32_t length, uint8_t *buf)
 {
   struct transfer *t = http.free_list;
+
+  /* All of it in the export's cache: no request. */
+  if (fetcher_cache_copy (offset, length, buf)) {
+    readahead_arrived (s, length);
+    readahead_finished (s, NULL);
+    return;
+  }
 
   http.free_list = t->next_free;
   http.active++;
@@ -206,8 +215,15 @@ finish_read (struct transfer *t, CURLcode rc)
     cause = RETRY_CAUSE_TRANSIENT;
   }
 
-  if (t->prefetch != NULL)
+  if (t->scan)
+    scan_finished (t, why);     /* its own buffer, no parts, no retries */
+  else if (t->prefetch != NULL) {
+    if (why == NULL)
+      fetcher_cache_keep (t->offset, t->data, t->length);
+    else if (t->reply.object_changed)
+      fetcher_cache_changed ();
     readahead_finished (t->prefetch, why);   /* its own buffer, no parts */
+  }
   else if (why != NULL) {
     /* 401, 403 with scripts: the read goes again with renewed values. */
     if (script_park_refused (t))
@@ -221,7 +237,7 @@ finish_read (struct transfer *t, CURLcode rc)
     fatal ("internal error: a complete read left %u parts unanswered",
            t->nparts - t->next_part);
   else
-    fetcher_reply (t->parts[t->next_part].id, 0);
+    answer_part (t, t->next_part);
   release (t);
 }
 
@@ -282,6 +298,7 @@ take_requests (struct fetcher *f, bool *input_open, bool input_ready)
         debug ("the front-end closed its end; finishing %u reads",
                http.active + http.queue_len);
       *input_open = false;
+      scan_stop ();             /* the connection ends with its reads */
       break;
     }
     if (r == 0)
@@ -318,9 +335,15 @@ start_queued_reads (void)
          (http.range_is_http || http.active == 0) &&
          (!direct_takes (&http.queue[http.queue_head]) || direct_may_start ())) {
     struct fetcher_request req = queue_pop ();
-    if (!readahead_take (&req))
+    /* The readahead sees every read (it follows the reader), and its
+     * windows come from the cache when it holds them (start_prefetch);
+     * what it hands back is looked up before it is fetched. */
+    if (!readahead_take (&req) && !fetcher_cache_answer (&req)) {
+      scan_missed (&req);
       start_read (&req);
+    }
   }
+  scan_progress ();
 }
 
 /* Wait for the front-end's socket (if want_input), the direct reads, the
@@ -389,6 +412,7 @@ http_serve (struct fetcher *f)
     if (!take_requests (f, &input_open, input_ready)) {
       /* Gone: nobody will read the replies of the reads in flight. */
       retry_summary ();
+      fetcher_cache_summary ();
       return;
     }
     start_queued_reads ();
@@ -396,6 +420,7 @@ http_serve (struct fetcher *f)
     if (!input_open && http.active == 0 && http.queue_len == 0 && script_parked () == 0 &&
         readahead_idle ()) {
       retry_summary ();
+      fetcher_cache_summary ();
       return;
     }
     input_ready = wait_for_events (input_open && http.queue_len < QUEUE_SIZE);

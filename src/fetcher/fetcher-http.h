@@ -124,6 +124,8 @@ struct transfer {
   size_t window_here;
   struct ra_segment *prefetch;  /* a readahead's segment (its buffer is
                                    data), or NULL: a read */
+  bool scan;                    /* a chunk of --prefetch=all (its buffer is
+                                   data, no parts) */
   char errbuf[CURL_ERROR_SIZE];
   char message[CURL_ERROR_SIZE + 256];  /* curl_message's text, or a TLS
                                            failure with its next step */
@@ -175,6 +177,10 @@ const char *certificate_problem (struct transfer *t, CURLcode rc, const char *wh
 void reply_begin (struct transfer *t);
 /* The reads of t not answered yet fail with EIO, and why is logged. */
 void fail_read (struct transfer *t, const char *why);
+/* Part p of t (none before it unanswered) is all in its place in the data
+ * area, from a reply that passed its checks: kept in the cache, and
+ * answered. */
+void answer_part (struct transfer *t, unsigned p);
 /* t goes back to the pool's free list. */
 void release (struct transfer *t);
 /* The queue of requests waiting for a transfer (the callers check that
@@ -217,6 +223,25 @@ bool readahead_overlaps (uint64_t offset, uint32_t length);
  * buf through libcurl, on a free transfer (the caller checked there is
  * one).  A failure to start is readahead_finished at once. */
 void start_prefetch (struct ra_segment *s, uint64_t offset, uint32_t length, uint8_t *buf);
+
+/* fetcher-scan.c: --prefetch=all.  After the open (and fetcher_cache_pin):
+ * scan if asked, with the cache's block size and capacity in bytes. */
+void scan_init (const struct fetcher *f, uint32_t block_size, uint64_t capacity);
+/* Start chunks while the client's reads leave the fetcher idle.  Called
+ * once a round, after the client's reads were started. */
+void scan_progress (void);
+/* A read that missed the cache and goes to the web server: the blocks
+ * at its edges that it does not cover whole are fetched whole later. */
+void scan_missed (const struct fetcher_request *req);
+/* Start no more chunks: the client is leaving. */
+void scan_stop (void);
+/* Chunks running now (counted in http.active). */
+unsigned scan_inflight (void);
+/* A chunk's transfer ended: why NULL if every check passed. */
+void scan_finished (struct transfer *t, const char *why);
+/* fetcher-http.c: start t's range through libcurl (t->offset, t->length,
+ * and t->data or its parts set). */
+void start_curl_read (struct transfer *t);
 
 /* fetcher-connect.c */
 /* libcurl's CURLOPT_OPENSOCKETFUNCTION (clientp: the transfer): a

@@ -12,6 +12,7 @@
 #include <sys/random.h>
 
 #include "clock.h"
+#include "fetcher-cache.h"
 #include "fetcher-http.h"
 #include "fetcher-wire.h"
 #include "limits-web.h"
@@ -88,8 +89,23 @@ fail_read (struct transfer *t, const char *why)
         t->offset, why, after);
   if (t->retries > 0)
     http.retried_failed++;
+  if (t->reply.object_changed)
+    fetcher_cache_changed ();
   for (i = t->next_part; i < t->nparts; i++)
     fetcher_reply (t->parts[i].id, EIO);
+}
+
+void
+answer_part (struct transfer *t, unsigned p)
+{
+  uint64_t offset = t->offset;
+  unsigned i;
+
+  /* The parts are consecutive from t->offset. */
+  for (i = 0; i < p; i++)
+    offset += t->parts[i].length;
+  fetcher_cache_keep (offset, t->parts[p].data, t->parts[p].length);
+  fetcher_reply (t->parts[p].id, 0);
 }
 
 /* ---- Retries ---- */

@@ -38,6 +38,7 @@
 #include "child.h"
 #include "config.h"
 #include "data-path.h"
+#include "fetcher-cache.h"
 #include "fetcher-wire.h"
 #include "fetcher.h"
 #include "fetcher-request-parse.h"
@@ -291,8 +292,10 @@ take_data_pipe (const struct fetcher *f)
   int capacity, flags;
 
   /* A writable file: export reads through the data area: a read's pages
-   * in the pipe would show a write that came after the read. */
-  if (!(f->cfg->flags & FETCHER_DATA_PIPE) ||
+   * in the pipe would show a write that came after the read.  So do the
+   * reads of an export with a cache: spliced bytes never pass through
+   * this process, so they could not be kept. */
+  if (!(f->cfg->flags & FETCHER_DATA_PIPE) || fetcher_cache_on () ||
       (f->kind == URL_FILE && !(f->cfg->flags & FETCHER_READONLY))) {
     close (CHILD_FD_DATA_PIPE);
     return;
@@ -526,6 +529,7 @@ fetcher_main (void)
 
   map_data_area ();
   describe_export (&f, &cfg);
+  fetcher_cache_take (&cfg);
   take_data_pipe (&f);
   take_ca_bundle (&cfg);
   backend = f.kind == URL_FILE ? &fetcher_file_backend : &fetcher_http_backend;

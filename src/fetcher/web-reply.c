@@ -489,9 +489,11 @@ check_range (struct web_reply *r)
     if (r->status == 200)
       web_reply_problem (r, "the server sent 200 instead of 206: it ignored the "
                          "Range header");
-    else if (r->status == 412)
+    else if (r->status == 412) {
       web_reply_problem (r, "the object changed on the server (HTTP 412 "
                          "Precondition Failed)");
+      r->object_changed = true;
+    }
     else if (r->status >= 300 && r->status < 400)
       web_reply_problem (r, "the server answered with a redirect (HTTP %ld); "
                          "redirects are followed only when the export is opened",
@@ -525,6 +527,7 @@ check_range (struct web_reply *r)
     web_reply_problem (r, "the object changed: Content-Range %s, but it had %" PRIu64
                        " bytes when the export was opened",
                        r->content_range_text, req->size);
+    r->object_changed = true;
     return false;
   }
   /* A total of "*" is allowed (RFC 9110), but then only a validator
@@ -540,11 +543,13 @@ check_range (struct web_reply *r)
   if (r->etag_differs) {
     web_reply_problem (r, "the object changed: ETag %s, was %s", r->validator_text,
                        req->etag);
+    r->object_changed = true;
     return false;
   }
   if (r->last_modified_differs) {
     web_reply_problem (r, "the object changed: Last-Modified %s, was %s",
                        r->validator_text, req->last_modified);
+    r->object_changed = true;
     return false;
   }
   return check_identity (r);

@@ -72,6 +72,9 @@ struct web_reply {
   char content_encoding_text[LOG_QUOTE_MAX];
   /* WEB_REQUEST_RANGE: a validator differs from the one pinned at open. */
   bool etag_differs, last_modified_differs;
+  /* A problem said the object is no longer the one pinned (412, another
+   * size or validator): the export's cache stops answering for it. */
+  bool object_changed;
   char validator_text[LOG_QUOTE_MAX];
   /* Retry-After, in milliseconds from when it came (seconds, or an
    * HTTP-date less the clock now), at most RETRY_AFTER_MAX_MS; -1: none

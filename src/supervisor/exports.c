@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "cache-backing.h"
 #include "ca-bundle.h"
 #include "exports.h"
 #include "fetcher-wire.h"
@@ -358,6 +359,7 @@ exports_prepare (struct options *o)
   check_exports ();
   read_export_secrets ();
   read_export_ca_files ();
+  cache_backing_make (o);
 }
 
 bool

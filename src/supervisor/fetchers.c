@@ -34,6 +34,10 @@
 static const struct options *options;
 #define opt (*options)
 
+/* The number the next fetcher gets, for its share of its export's cache
+ * (limits-cache.h): every fetcher's differs from those alive with it. */
+static uint32_t cache_owners;
+
 static pid_t *fetcher_pids;           /* max_fetchers (&opt), from fetchers_alloc */
 static unsigned nfetchers;
 
@@ -101,6 +105,7 @@ fetcher_config_of (const struct export_spec *e, struct fetcher_config *fc)
              (opt.curl_verbose ? FETCHER_CURL_VERBOSE : 0) |
              (opt.sandbox_debug ? FETCHER_SANDBOX_DEBUG : 0) |
              (e->cookie_lines ? FETCHER_COOKIE_ENGINE : 0) |
+             (opt.prefetch_all && e->cache_fd >= 0 ? FETCHER_PREFETCH_ALL : 0) |
              (data_pipe_usable ? FETCHER_DATA_PIPE : 0),
     .connections = e->keys.connections,
     .connect_timeout = opt.connect_timeout,
@@ -124,6 +129,9 @@ fetcher_config_of (const struct export_spec *e, struct fetcher_config *fc)
      * as it bounds the data area. */
     .readahead = opt.client_memory < READAHEAD_MAX_BYTES
                  ? opt.client_memory : READAHEAD_MAX_BYTES,
+    .cache_entries = e->cache_fd >= 0 ? e->cache_entries : 0,
+    .cache_block_size = e->cache_fd >= 0 ? e->cache_block_size : 0,
+    .cache_owner = ++cache_owners,
   };
   memcpy (fc->allow_ports, opt.allow_ports, sizeof fc->allow_ports);
   fetch_settings_to_fetcher (&e->keys, fc);
@@ -185,7 +193,7 @@ launch_fetcher (unsigned idx, int fds[3])
 {
   const struct export_spec *e = &opt.exports[idx];
   struct fetcher_config fc;
-  int sv[2], area, extra[4], pipe_fds[2], script_sv[2] = { -1, -1 }, err;
+  int sv[2], area, extra[5], pipe_fds[2], script_sv[2] = { -1, -1 }, err;
   unsigned nextra = 0;
   pid_t pid;
 
@@ -206,6 +214,8 @@ launch_fetcher (unsigned idx, int fds[3])
     extra[nextra++] = script_sv[1];    /* CHILD_FD_SCRIPTS */
   if (e->ca_bundle_len > 0)
     extra[nextra++] = e->ca_bundle_fd; /* CHILD_FD_CA_BUNDLE, after the scripts' */
+  if (e->cache_fd >= 0)
+    extra[nextra++] = e->cache_fd;     /* CHILD_FD_CACHE_FIRST or after */
   pid = start_child (ROLE_FETCHER, sv[1], extra, nextra, send_fetcher_config, &fc);
   close (sv[1]);
   close (pipe_fds[1]);

@@ -294,6 +294,7 @@ options_check (struct parse_state *p)
   o->multi_conn_mode = nbdkit_multi_conn_mode ();
   for (i = 0; i < o->nexports; i++)
     merge_keys (o, &p->defaults, &o->exports[i]);
+  options_check_cache (o);
   check_tls_options (o);
   if (o->cainfo && strlen (o->cainfo) > MAX_PATH_LENGTH)
     usage_error ("--cainfo path too long");

@@ -36,6 +36,7 @@ enum {
   OPT_CONFIG, OPT_CONF_EXPORT, OPT_CONF_DESCRIPTION,
   OPT_RETRIES, OPT_RETRY_DELAY,
   OPT_STATS, OPT_STATS_FILE, OPT_STATS_FORMAT, OPT_STATS_INTERVAL,
+  OPT_CACHE, OPT_CACHE_DIR, OPT_PREFETCH,
   OPT_END,                   /* one past the last: options.c's handlers */
 };
 
@@ -87,6 +88,22 @@ void add_key (struct fetch_settings *k, const char *arg, const char **url);
 const char *nearest_name (const char *word, bool with_options);
 void nbdkit_option (struct options *o, int c, const char *arg);
 uint32_t nbdkit_multi_conn_mode (void);
+
+/* ---- options-cache.c: the read cache's options and keys ---- */
+
+/* --cache SIZE: K, M, G or T, CACHE_MIN_BYTES .. CACHE_MAX_BYTES. */
+uint64_t parse_cache_bytes (const char *what, const char *arg);
+/* cache-max-size=, cache-min-block-size= (curl-keys.h's CHOICE rows). */
+int64_t parse_cache_size_key (const char *key, const char *v, uint32_t min, uint32_t max);
+int64_t parse_cache_block_key (const char *key, const char *v, uint32_t min, uint32_t max);
+/* cache-on-read=, cache-high-threshold=, cache-low-threshold=
+ * (NAME_ONLY rows): taken when they ask for what the cache does, or
+ * change nothing; else refused. */
+void check_cache_on_read (const char *key, const char *v, const char **url);
+void ignored_cache_threshold (const char *key, const char *v, const char **url);
+/* Once every option is taken: each export's cache geometry (none, or
+ * cache_geometry_ok's), from its keys, --cache and --filter=cache. */
+void options_check_cache (struct options *o);
 
 /* ---- options-conffile.c ---- */
 

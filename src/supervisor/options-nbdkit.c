@@ -588,13 +588,17 @@ nbdkit_option (struct options *o, int c, const char *arg)
     /* Built in: statistics (statsfile= is --stats-file). */
     if (strcmp (arg, "stats") == 0)
       break;
-    /* nbdkit's cache keeps every block read (and written) in a local
-     * file; the readahead store holds only ranges fetched ahead or named
-     * by NBD_CMD_CACHE, and only until they are read. */
-    if (strcmp (arg, "cache") == 0)
-      usage_error ("--filter=cache: nbdcurld keeps no cache of what was read; "
-                   "readahead and NBD_CMD_CACHE are built in (drop the filter, "
-                   "or put a caching proxy in front of the web server)");
+    /* nbdkit's cache: each export's read cache (options-cache.c), of
+     * cache-max-size= or --cache, else CACHE_DEFAULT_BYTES. */
+    if (strcmp (arg, "cache") == 0) {
+      o->cache_filter = true;
+      break;
+    }
+    /* nbdkit's scan: --prefetch=all, into the read cache. */
+    if (strcmp (arg, "scan") == 0) {
+      o->prefetch_all = true;
+      break;
+    }
     /* Several exports are built in too, each with a name of its own. */
     if (strcmp (arg, "exportname") == 0)
       usage_error ("--filter=exportname: nbdcurld serves several exports itself: "

@@ -91,6 +91,9 @@ const struct option long_options[] = {
   { "stats-file",        required_argument, NULL, OPT_STATS_FILE },
   { "stats-format",      required_argument, NULL, OPT_STATS_FORMAT },
   { "stats-interval",    required_argument, NULL, OPT_STATS_INTERVAL },
+  { "cache",             required_argument, NULL, OPT_CACHE },
+  { "cache-dir",         required_argument, NULL, OPT_CACHE_DIR },
+  { "prefetch",          required_argument, NULL, OPT_PREFETCH },
   { NULL, 0, NULL, 0 },
 };
 
@@ -518,6 +521,24 @@ take_auth_password (struct parse_state *p, int c, const char *arg)
   p->o->auth_password_source = arg;
 }
 
+/* --cache SIZE, --cache-dir DIR, --prefetch=all (options-cache.c). */
+static void
+take_cache (struct parse_state *p, int c, const char *arg)
+{
+  if (c == OPT_PREFETCH) {
+    if (strcmp (arg, "all") != 0)
+      usage_error ("--prefetch takes all (the whole object, into the cache), not \"%s\"",
+                   arg);
+    p->o->prefetch_all = true;
+  }
+  else if (c == OPT_CACHE)
+    p->o->cache_bytes = parse_cache_bytes ("--cache", arg);
+  else if (arg[0] == '\0')
+    usage_error ("--cache-dir needs a directory");
+  else
+    p->o->cache_dir = arg;
+}
+
 /* -4, -6, -t, -D, --filter, --log (options-nbdkit.c). */
 static void
 take_nbdkit_option (struct parse_state *p, int c, const char *arg)
@@ -548,6 +569,7 @@ static option_handler *const handlers[OPT_END] = {
   [OPT_PROXY_FROM_ENV] = take_flag, [OPT_MAX_CLIENTS] = take_number,
   [OPT_SPARE_FETCHERS] = take_number, [OPT_EXEC_FETCHERS] = take_flag,
   [OPT_ALLOW_PORT] = take_allow_port, [OPT_ALLOW_LOCAL_REDIRECTS] = take_flag,
+  [OPT_CACHE] = take_cache, [OPT_CACHE_DIR] = take_cache, [OPT_PREFETCH] = take_cache,
   /* NBD over TLS and access. */
   [OPT_TLS] = take_tls, [OPT_TLS_CERTIFICATES] = take_text, [OPT_TLS_PSK] = take_text,
   [OPT_TLS_VERIFY_PEER] = take_flag, [OPT_TLS_PRIORITY] = take_text,

@@ -68,6 +68,11 @@ struct export_spec {
    * (valid when ca_bundle_len > 0). */
   int ca_bundle_fd;
   uint32_t ca_bundle_len;
+  /* Its read cache (cache-layout.h): the geometry options_check_cache
+   * chose (0 entries: none), and the backing cache-backing.c made, given
+   * to each of its fetchers after the descriptors above (else -1). */
+  uint32_t cache_entries, cache_block_size;
+  int cache_fd;
 };
 
 /* One --allow rule, for one export or (export == ALL_EXPORTS) all. */
@@ -133,6 +138,10 @@ struct options {
   bool stats_append;              /* statsappend=true: append, not replace */
   bool stats_prometheus;          /* --stats-format=prometheus */
   uint32_t stats_interval;        /* --stats-interval, seconds; 0: none */
+  uint64_t cache_bytes;           /* --cache, bytes; 0: none */
+  const char *cache_dir;          /* --cache-dir, or NULL: in memory */
+  bool cache_filter;              /* --filter=cache */
+  bool prefetch_all;              /* --prefetch=all, --filter=scan */
 };
 
 /* nbdkit's multi-conn filter's multi-conn-mode= (options-nbdkit.c):

@@ -61,7 +61,7 @@ bad 'psk:alice.*--tls-psk'         --allow psk:alice "file://$img"
 bad 'cert:CN=x.*--tls-verify-peer' --allow cert:CN=x "file://$img"
 # nbdkit's server options that would change what is served are refused
 # with what to use instead.
-bad 'filter=cache.*readahead and NBD_CMD_CACHE are built in'  --filter=cache "file://$img"
+bad 'cache-on-read=false: .*always keeps what was read' --filter=cache "file://$img" cache-on-read=false
 bad 'filter=exportname.*--export NAME=URL'  --filter=exportname "file://$img"
 bad 'filter=cow.*no filters'  --filter=cow "file://$img"
 # Retries (built in, --filter=retry is taken): the numbers are checked.

@@ -325,12 +325,31 @@ def forward_reader():
         b'\x03' + struct.pack('<II', 0, 1)
 
 
+def read_cache():
+    # Records as fuzz-read-cache.c reads them: op, connection, offset,
+    # length, clock step.
+    def rec(op, conn, offset, length, step=1):
+        return struct.pack('<BBIIH', op, conn, offset, length, step)
+
+    fill = b''.join(rec(1, 0, i * 4096, 16384) for i in range(0, 40, 4))
+    reads = b''.join(rec(0, i % 3, i * 3000, 9000) for i in range(40))
+    yield 'fill-read', b'\x00\x01' + fill + reads
+    yield 'scan-claims', b'\x00\x00' + rec(3, 0, 0, 1) * 30 + rec(2, 1, 0, 8192)
+    yield 'changed', b'\x00\x02' + fill + rec(4, 1, 0, 0) + rec(0, 0, 0, 4096) + \
+        rec(1, 1, 0, 65536) + rec(0, 1, 0, 4096) + rec(6, 1, 0, 0) + rec(0, 2, 0, 4096)
+    yield 'shares', b'\x00\x00' + rec(1, 0, 0, 16384) + \
+        b''.join(rec(1, 1, i * 4096, 4096, 50) for i in range(40)) * 2 + rec(0, 0, 0, 16384)
+    yield 'idle-stale', b'\x00\x03' + fill + rec(0, 0, 0, 4096, 65535) + \
+        b''.join(rec(1, 2, i * 4096, 4096, 40000) for i in range(40))
+    yield 'hostile', b'\x01\x03' + rec(7, 0, 4096, 0) + fill + reads + rec(3, 2, 0, 0)
+
+
 HARNESSES = {
     'handshake': handshake, 'transmission': transmission,
     'fetcher-replies': fetcher_replies, 'fetcher-requests': fetcher_requests,
     'config': config, 'url-answer': url_answer, 'wire': wire,
     'web-reply': web_reply, 'direct-reply': direct_reply, 'keyholder': keyholder,
-    'forward-reader': forward_reader,
+    'forward-reader': forward_reader, 'read-cache': read_cache,
 }
 
 

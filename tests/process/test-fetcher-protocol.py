@@ -47,8 +47,9 @@ WEB_SERVER = os.path.join(ROOT, "tests", "lib", "web-server.py")
 # limits-nbd.h (MAX_REQUEST: NBD_MAX_REQUEST_SIZE)
 HEADER = struct.Struct("=HHIQQIIQ")     # struct ipc_header
 assert HEADER.size == 40
-# struct fetcher_config_wire: twelve numbers, allow_ports, nstrings.
-FETCHER_WIRE = struct.Struct("=12I8HI")
+# struct fetcher_config_wire: twelve numbers, allow_ports, the cache's
+# three, nstrings.
+FETCHER_WIRE = struct.Struct("=12I8H3II")
 IPC_CONFIG_FETCHER = 3
 IPC_CONFIG_END = 4
 IPC_FETCHER_OPENED = 32
@@ -126,6 +127,7 @@ def config_bytes(url, flags=0, connections=4, timeout=0, retries=0,
                              retries, retry_delay_ms,
                              readahead,
                              *[0] * 8,          # allow_ports: none
+                             0, 0, 0,           # the cache: none
                              len(strings))
     lengths = struct.pack("=%dI" % len(strings), *[len(s) for s in strings])
     payload = wire + lengths + b"".join(strings)

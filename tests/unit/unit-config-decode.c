@@ -27,6 +27,7 @@
 #include "access-rules.h"
 #include "config-wire.h"
 #include "config.h"
+#include "cache-layout.h"
 #include "data-path.h"
 #include "fetcher-wire.h"
 #include "ipc-messages.h"
@@ -562,6 +563,16 @@ fetcher_numbers (void)
   REFUSED (readahead, READAHEAD_MAX_BYTES + 1, "readahead over the limit refused");
   REFUSED (retries, MAX_RETRIES + 1, "too many retries refused");
   REFUSED (retry_delay_ms, RETRY_MAX_DELAY_MS + 1, "retry delay over the limit refused");
+  fw = good_fet, fw.cache_entries = CACHE_WAYS, fw.cache_block_size = CACHE_DEFAULT_BLOCK_SIZE;
+  CHECK (reads_fetcher (&fw), "a cache of one set accepted");
+  fw.cache_entries = CACHE_WAYS + 1;
+  CHECK (!reads_fetcher (&fw), "a cache of part of a set refused");
+  fw.cache_entries = CACHE_WAYS, fw.cache_block_size = CACHE_DEFAULT_BLOCK_SIZE + 4096;
+  CHECK (!reads_fetcher (&fw), "a cache block size not a power of two refused");
+  fw.cache_block_size = CACHE_MAX_BLOCK_SIZE * 2;
+  CHECK (!reads_fetcher (&fw), "a cache block over the limit refused");
+  fw.cache_block_size = CACHE_MAX_BLOCK_SIZE, fw.cache_entries = UINT32_MAX / CACHE_WAYS * CACHE_WAYS;
+  CHECK (!reads_fetcher (&fw), "a cache over CACHE_MAX_BYTES refused");
   REFUSED (nstrings, FETCHER_NSTRINGS - 1, "one string fewer refused");
   REFUSED (nstrings, FETCHER_NSTRINGS + 1, "one string more refused");
 #undef REFUSED
