@@ -289,6 +289,9 @@ drain (void)
 
 int fetcher_pipe_fd = -1;
 uint32_t fetcher_pipe_read_max;
+/* The counters the fetcher reports to the front-end: the direct path adds
+ * to them, nothing here reads them. */
+struct fetcher_stats_wire fetcher_stats;
 
 #ifdef FUZZ_DIRECT_TLS
 static const bool over_tls = true;
