@@ -83,6 +83,8 @@ static struct {
   struct forward_reader reader;
   struct forward_verdict verdict;   /* of the newest read */
   bool follow;                /* read ahead of it (sequential) */
+  uint64_t pipelined_until;   /* the reader's clock until which it counts
+                                 as pipelining (little_in_flight) */
   uint32_t window;            /* the next window's length, 0: none yet */
 } ra;
 
@@ -269,7 +271,10 @@ next_window (uint32_t read_length)
  * splicing; windows through the store would only slow it and fetch some
  * bytes twice.  One that keeps one small read in flight, or a few
  * (qemu-img converting a compressed qcow2), waits a round trip for each
- * unless it is read ahead here. */
+ * unless it is read ahead here.  A pipelining client has little in
+ * flight now and then too (nbdcopy where a worker starts a new region),
+ * so one that had READAHEAD_PIPELINED_BYTES in flight at any of its last
+ * READAHEAD_PIPELINED_MEMORY reads is not read ahead either. */
 static bool
 little_in_flight (void)
 {
@@ -294,7 +299,10 @@ little_in_flight (void)
       bytes += t->length - t->received;
     }
   }
-  return reads < READAHEAD_MAX_CLIENT_READS && bytes < READAHEAD_MAX_CLIENT_BYTES;
+  if (bytes >= READAHEAD_PIPELINED_BYTES)
+    ra.pipelined_until = ra.reader.clock + READAHEAD_PIPELINED_MEMORY;
+  return reads < READAHEAD_MAX_CLIENT_READS && bytes < READAHEAD_MAX_CLIENT_BYTES &&
+         ra.reader.clock >= ra.pipelined_until;
 }
 
 /* Does a read waiting in the store need a byte of s? */

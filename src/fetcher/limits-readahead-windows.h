@@ -30,4 +30,14 @@
 #define READAHEAD_MAX_CLIENT_READS 8u
 #define READAHEAD_MAX_CLIENT_BYTES (256u * 1024)
 
+/* A client that had this many bytes in flight besides its newest read,
+ * at any of its last READAHEAD_PIPELINED_MEMORY reads, is pipelining:
+ * nbdcopy (64 reads of 256 KiB) drains to a read or two now and then,
+ * where a worker starts a new region, and windows through the store then
+ * slow it.  Counted in bytes, not reads: qemu-img converting a compressed
+ * qcow2 queues a few reads of some 20 KiB now and then, far below this,
+ * and must stay read ahead. */
+#define READAHEAD_PIPELINED_BYTES  (1024u * 1024)
+#define READAHEAD_PIPELINED_MEMORY 64u
+
 #endif
