@@ -37,7 +37,7 @@
 #            the local convert and to download-then-convert; the disk
 #            itself as raw (qemu-img convert -f raw) through the capped
 #            link, nbdcurld against nbdkit; two imports through one
-#            nbdcurld (with --cache once nbdcurld has it); and the bytes
+#            nbdcurld with --cache of the image's size; and the bytes
 #            nginx sent per byte the client read, for an import, fio's
 #            4 KiB random reads and an nbdcopy.  The WAN imports run once
 #            unless --import-wan-runs says otherwise.
@@ -1222,7 +1222,7 @@ import_raw_rows() {
 # read cache the second fetches nothing.
 import_twice() {
     local url=$1 saved=$URL args=() what="no read cache" pid i t0 t1 n b line=""
-    if "$NBDCURLD" --help 2>&1 | grep -q -- '--cache='; then
+    if "$NBDCURLD" --help 2>&1 | grep -q -- '--cache SIZE'; then
         args=(--cache="$(( $(stat -c %s "$import_qcow2") / 1048576 + 1 ))M")
         what=${args[0]}
     fi
