@@ -20,8 +20,10 @@ struct fetcher_stats_wire {
   uint64_t retries;           /* reads tried again (--retries) */
   uint64_t readahead_hits;    /* reads answered from the prefetch store */
   uint64_t readahead_bytes;   /* bytes of those reads */
+  uint64_t cache_hits;        /* reads answered from the export's read cache */
+  uint64_t cache_bytes;       /* bytes of those reads */
 };
-#define FETCHER_STATS_WIRE_SIZE 40
+#define FETCHER_STATS_WIRE_SIZE 56
 static_assert (sizeof (struct fetcher_stats_wire) == FETCHER_STATS_WIRE_SIZE,
                "fetcher stats size");
 

@@ -59,6 +59,8 @@ stats_add_fetcher (struct fetcher_stats_wire *into, const struct fetcher_stats_w
   into->retries = stats_sat_add (into->retries, from->retries);
   into->readahead_hits = stats_sat_add (into->readahead_hits, from->readahead_hits);
   into->readahead_bytes = stats_sat_add (into->readahead_bytes, from->readahead_bytes);
+  into->cache_hits = stats_sat_add (into->cache_hits, from->cache_hits);
+  into->cache_bytes = stats_sat_add (into->cache_bytes, from->cache_bytes);
 }
 
 static void

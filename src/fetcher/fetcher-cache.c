@@ -120,6 +120,8 @@ fetcher_cache_answer (const struct fetcher_request *req)
   if (!cache_mapped || req->type != IPC_READ ||
       !read_cache_read (&cache, req->offset, req->length, req->data, monotonic_ms ()))
     return false;
+  fetcher_stats.cache_hits++;
+  fetcher_stats.cache_bytes += req->length;
   fetcher_reply (req->id, 0);
   return true;
 }

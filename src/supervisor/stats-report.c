@@ -228,6 +228,9 @@ text_export (const char *name, const struct stats_wire *s, double elapsed,
   emit (out, cookie, "  readahead: %" PRIu64 " hits, %" PRIu64 " bytes (%s)",
         s->fetcher.readahead_hits, s->fetcher.readahead_bytes,
         human_size (s->fetcher.readahead_bytes, a, sizeof a));
+  emit (out, cookie, "  read cache: %" PRIu64 " hits, %" PRIu64 " bytes (%s)",
+        s->fetcher.cache_hits, s->fetcher.cache_bytes,
+        human_size (s->fetcher.cache_bytes, a, sizeof a));
   emit (out, cookie, "  latency: p50 %s, p90 %s, p99 %s",
         latency_text (stats_percentile_us (s, 500), a, sizeof a),
         latency_text (stats_percentile_us (s, 900), b, sizeof b),
@@ -265,6 +268,8 @@ static uint64_t v_web_requests (const struct stats_wire *s, unsigned i) { (void)
 static uint64_t v_retries (const struct stats_wire *s, unsigned i) { (void) i; return s->fetcher.retries; }
 static uint64_t v_ra_hits (const struct stats_wire *s, unsigned i) { (void) i; return s->fetcher.readahead_hits; }
 static uint64_t v_ra_bytes (const struct stats_wire *s, unsigned i) { (void) i; return s->fetcher.readahead_bytes; }
+static uint64_t v_cache_hits (const struct stats_wire *s, unsigned i) { (void) i; return s->fetcher.cache_hits; }
+static uint64_t v_cache_bytes (const struct stats_wire *s, unsigned i) { (void) i; return s->fetcher.cache_bytes; }
 static uint64_t v_errors (const struct stats_wire *s, unsigned i) { return s->errors[i]; }
 static uint64_t v_causes (const struct stats_wire *s, unsigned i) { return s->causes[i]; }
 
@@ -283,6 +288,10 @@ static const struct metric metrics[] = {
     v_ra_hits },
   { "readahead_bytes_total", "counter", "Bytes of reads answered from the prefetch store.",
     NULL, 1, NULL, v_ra_bytes },
+  { "cache_hits_total", "counter", "Reads answered from the export's read cache.", NULL, 1,
+    NULL, v_cache_hits },
+  { "cache_bytes_total", "counter", "Bytes of reads answered from the export's read cache.",
+    NULL, 1, NULL, v_cache_bytes },
   { "errors_total", "counter", "Requests that failed, by NBD error.", "error", STATS_ERRNOS,
     stats_errno_names, v_errors },
   { "error_causes_total", "counter", "Requests that failed, by cause.", "cause", STATS_CAUSES,
@@ -436,12 +445,12 @@ client_line (const struct ipc_header *h, const struct client_stats_wire *w)
   quoted (opt->exports[h->length].name, q, sizeof q, false);
   notice ("client %s closed, export \"%s\": %.2f s, %" PRIu64 " ops (%" PRIu64 " reads, %"
           PRIu64 " writes), %s read, %s fetched in %" PRIu64 " web requests, %" PRIu64
-          " retries, %" PRIu64 " readahead hits, p50 %s, p90 %s, p99 %s, %" PRIu64
+          " retries, %" PRIu64 " readahead hits, %" PRIu64 " cache hits, p50 %s, p90 %s, p99 %s, %" PRIu64
           " errors", peer, q, (double) s->connected_ms / 1000, stats_total_requests (s),
           s->requests[STATS_READ], s->requests[STATS_WRITE],
           human_size (s->bytes_read, a, sizeof a), human_size (s->fetcher.web_bytes, b, sizeof b),
           s->fetcher.web_requests, s->fetcher.retries, s->fetcher.readahead_hits,
-          latency_text (stats_percentile_us (s, 500), l[0], sizeof l[0]),
+          s->fetcher.cache_hits, latency_text (stats_percentile_us (s, 500), l[0], sizeof l[0]),
           latency_text (stats_percentile_us (s, 900), l[1], sizeof l[1]),
           latency_text (stats_percentile_us (s, 990), l[2], sizeof l[2]),
           stats_sat_add (stats_sat_add (s->causes[0], s->causes[1]), s->causes[2]));

@@ -60,7 +60,7 @@ IPC_WRITE = 34
 IPC_FLUSH = 35
 IPC_REPLY = 36
 IPC_FETCHER_STATS = 41
-FETCHER_STATS = struct.Struct("=5Q")
+FETCHER_STATS = struct.Struct("=7Q")
 IPC_CACHE = 39
 READAHEAD_MAX_BYTES = 16 * 1024 * 1024
 FETCHER_CAN_WRITE, FETCHER_CAN_FLUSH, FETCHER_CAN_FUA = 1, 2, 4
@@ -258,7 +258,7 @@ class Fetcher:
         """(id, error, data): a read's data is taken from the data area.
         The fetcher's figures (IPC_FETCHER_STATS) may come before it: the
         last are kept in self.stats (web bytes, transfers, retries,
-        readahead hits and bytes)."""
+        readahead hits and bytes, read cache hits and bytes)."""
         (type_, flags, plen, id_, off, length, error, area_off), payload = self.recv_message()
         while type_ == IPC_FETCHER_STATS:
             check(plen == FETCHER_STATS.size and (flags, id_, off, length, error, area_off) ==

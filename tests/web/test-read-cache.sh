@@ -2,7 +2,8 @@
 # The read cache shared by an export's connections (--cache, --cache-dir,
 # --filter=cache with nbdkit's keys), against the test web server, whose
 # log shows every range request:
-#  - a second nbdcopy through a warm cache sends no range request, and
+#  - a second nbdcopy through a warm cache sends no range request (and
+#    the statistics count its reads as cache hits), and
 #    its copy is exact;
 #  - two exports of one URL, each with its cache, never see each other's
 #    blocks (the second export's first copy fetches everything);
@@ -63,6 +64,9 @@ second=$(gets a)
 echo "warm: $first range requests, then $((second - first))"
 [ "$second" -eq "$first" ] ||
     fail "warm: the second copy sent $((second - first)) range requests"
+# The statistics count the hits: each client's line at its close.
+eventually 10 grep -Eq 'closed, export "a": .* [1-9][0-9]* cache hits' "$NBDCURLD_LOG" ||
+    fail "warm: no cache hits counted: $(grep 'closed, export "a"' "$NBDCURLD_LOG")"
 
 echo "== two exports of one URL"
 copy_as a2 www/a.img
