@@ -248,14 +248,7 @@ grep -q followlocation redirect-refused.log ||
 # same line fails.
 if command -v openssl >/dev/null && [ -x /usr/sbin/nginx ] &&
    /usr/sbin/nginx -V 2>&1 | grep -q -- --with-http_ssl_module; then
-    mkdir private
-    chmod 700 private
-    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost \
-        -addext 'subjectAltName = DNS:localhost, IP:127.0.0.1' \
-        -keyout private/key.pem -out private/cert.pem 2>openssl.err ||
-        fail "cannot make a self-signed certificate: $(cat openssl.err)"
-    start_nginx "$tmp/www" ssl "ssl_certificate $tmp/private/cert.pem;
-        ssl_certificate_key $tmp/private/key.pem;"
+    start_nginx_self_signed "$tmp/www" "DNS:localhost, IP:127.0.0.1"
     url=https://localhost:$NGINX_PORT/disk.img
     ok self-signed <<'EOF'
 nbdkit -r curl "$url" sslverify=false --run 'nbdinfo --size "$uri"'

@@ -68,13 +68,7 @@ says sslverify "verification is off \(sslverify=false\)"
 # ---- certificates nbdcurld cannot verify (nginx with TLS) ----
 if command -v openssl >/dev/null && [ -x /usr/sbin/nginx ] &&
    /usr/sbin/nginx -V 2>&1 | grep -q -- --with-http_ssl_module; then
-    mkdir -m 700 private
-    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost \
-        -addext 'subjectAltName = DNS:localhost' \
-        -keyout private/key.pem -out private/cert.pem 2>openssl.err ||
-        fail "cannot make a self-signed certificate: $(cat openssl.err)"
-    start_nginx "$tmp/www" ssl "ssl_certificate $tmp/private/cert.pem;
-        ssl_certificate_key $tmp/private/key.pem;"
+    start_nginx_self_signed "$tmp/www" "DNS:localhost"
 fi
 if [ -n "${NGINX_PORT:-}" ]; then
     # An unknown issuer: the CA to give, then the last resort.

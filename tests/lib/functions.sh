@@ -139,6 +139,21 @@ start_nginx() {
     kill_on_exit "$NGINX_PID"
     NGINX_URL=http://127.0.0.1:$NGINX_PORT
 }
+
+# start_nginx_self_signed DIR SAN: start_nginx DIR over https, with a
+# certificate for localhost signed by its own key, whose subjectAltName
+# is SAN ("DNS:localhost, IP:127.0.0.1"); key and certificate in
+# private/ (mode 0700).  The caller builds its URL from $NGINX_PORT.
+start_nginx_self_signed() {
+    mkdir -p private
+    chmod 700 private
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost \
+        -addext "subjectAltName = $2" \
+        -keyout private/key.pem -out private/cert.pem 2>openssl.err ||
+        fail "cannot make a self-signed certificate: $(cat openssl.err)"
+    start_nginx "$1" ssl "ssl_certificate $tmp/private/cert.pem;
+        ssl_certificate_key $tmp/private/key.pem;"
+}
 _nginx_conf() {
     cat <<EOF
 $(nginx_head "$tmp" 1 256)

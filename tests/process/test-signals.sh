@@ -21,18 +21,7 @@ start_nbdcurld -r --stats-file stats/s.txt "$NGINX_URL/disk.img"
 # A client that holds its connection (so a fetcher exists), reading before
 # and after the signals.
 mkfifo go
-/usr/bin/python3 - "$NBD_URI" www/disk.img > client.txt 2>&1 <<'PY' &
-import sys, nbd
-h = nbd.NBD()
-h.connect_uri(sys.argv[1])
-image = open(sys.argv[2], 'rb').read()
-assert h.pread(65536, 0) == image[:65536]
-print('connected', flush=True)
-open('go').read()                      # until the signals were sent
-assert h.pread(65536, 1 << 20) == image[1 << 20:(1 << 20) + 65536]
-h.shutdown()
-print('read after the signals: ok', flush=True)
-PY
+/usr/bin/python3 "$srcdir/lib/held-client.py" "$NBD_URI" www/disk.img go > client.txt 2>&1 &
 client=$!
 kill_on_exit "$client"
 eventually 10 grep -q connected client.txt || fail "the client did not connect: $(cat client.txt)"
@@ -78,6 +67,6 @@ grep -q '^export "": [1-9][0-9]* connections' stats/s.txt ||
 
 echo go > go
 wait "$client" || fail "the client failed after the signals: $(cat client.txt)"
-grep -q 'read after the signals: ok' client.txt || fail "no read after the signals"
+grep -q 'read after the wait: ok' client.txt || fail "no read after the signals"
 wait "$copy" || fail "the copy failed"
 cmp -s copy.img www/disk.img || fail "the copy differs"
