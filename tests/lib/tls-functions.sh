@@ -82,6 +82,14 @@ expect_works() {
         fail "$what: failed (status $status): $* :: $(tail -n 5 "$tmp/client.out")"
 }
 
+# expect_tls_info WHAT URI: nbdinfo --json URI works and reports TLS; its
+# output stays in $tmp/client.out.
+expect_tls_info() {
+    expect_works "$1" nbdinfo --json "$2"
+    grep -q '"TLS": true' "$tmp/client.out" ||
+        fail "$1: nbdinfo does not report TLS: $(cat "$tmp/client.out")"
+}
+
 # expect_refused WHAT CMD...: the client must fail by itself (not time out,
 # not die by a signal).  Whatever it printed is in $tmp/client.out.
 expect_refused() {

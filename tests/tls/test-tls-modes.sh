@@ -25,9 +25,7 @@ for mode in --tls=on "--tls on"; do
     rm -f out.img
     expect_works "clear text copy, $mode" nbdcopy "$NBD_URI" out.img
     same_bytes out.img disk.img "clear text copy, $mode"
-    expect_works "TLS, $mode" nbdinfo --json "$(x509_uri "$PKI/client1")"
-    grep -q '"TLS": true' "$tmp/client.out" ||
-        fail "$mode: TLS client does not report TLS: $(cat "$tmp/client.out")"
+    expect_tls_info "TLS, $mode" "$(x509_uri "$PKI/client1")"
     stop_nbdcurld
 done
 

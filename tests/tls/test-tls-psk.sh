@@ -12,9 +12,7 @@ start_nbdcurld --tls=require --tls-psk "$PKI/keys.psk" -r "file://$tmp/disk.img"
 
 for user in alice bob; do
     uri=$(psk_uri "$user" "$PKI/keys.psk")
-    expect_works "$user: nbdinfo" nbdinfo --json "$uri"
-    grep -q '"TLS": true' "$tmp/client.out" ||
-        fail "$user: nbdinfo does not report TLS: $(cat "$tmp/client.out")"
+    expect_tls_info "$user: nbdinfo" "$uri"
     grep -q '"export-size": 2000003' "$tmp/client.out" ||
         fail "$user: wrong size: $(cat "$tmp/client.out")"
     rm -f out.img

@@ -12,9 +12,7 @@ make_image disk.img 2500007
 start_nbdcurld_tcp --tls=require --tls-certificates "$PKI" -r "file://$tmp/disk.img"
 
 uri=$(x509_tcp_uri "$PKI/client1")
-expect_works "nbdinfo nbds://127.0.0.1" nbdinfo --json "$uri"
-grep -q '"TLS": true' "$tmp/client.out" ||
-    fail "nbdinfo does not report TLS: $(cat "$tmp/client.out")"
+expect_tls_info "nbdinfo nbds://127.0.0.1" "$uri"
 expect_works "nbdinfo nbds://localhost" \
     nbdinfo --size "$(x509_tcp_uri "$PKI/client1" "" localhost)"
 expect_works "nbdcopy nbds://" nbdcopy "$uri" out.img

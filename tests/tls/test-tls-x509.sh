@@ -11,9 +11,7 @@ make_image disk.img 3000001
 start_nbdcurld --tls=require --tls-certificates "$PKI" -r "file://$tmp/disk.img"
 
 uri=$(x509_uri "$PKI/client1")
-expect_works "nbdinfo over TLS" nbdinfo --json "$uri"
-grep -q '"TLS": true' "$tmp/client.out" ||
-    fail "nbdinfo does not report TLS: $(cat "$tmp/client.out")"
+expect_tls_info "nbdinfo over TLS" "$uri"
 grep -q '"export-size": 3000001' "$tmp/client.out" ||
     fail "wrong size: $(cat "$tmp/client.out")"
 

@@ -8,10 +8,8 @@ set -euo pipefail
 requires nbdcopy
 requires_python_nbd
 
-mkdir www
-make_image www/disk.img 16M
+serve_image 16M
 sum=$(md5_of www/disk.img)
-start_web_server "$tmp/www"
 
 # mode of tests/lib/web-server.py, and what nbdcurld's log should say about it
 # (case-insensitive extended regexp: wording is free, the subject is not).
