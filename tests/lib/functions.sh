@@ -399,6 +399,14 @@ web_every() {
     done
 }
 
+# www_image SIZE: a random image www/disk.img of SIZE, its directory made
+# if need be, and $sum set to its MD5 (what a copy must match).
+www_image() {
+    mkdir -p www
+    make_image www/disk.img "$1"
+    sum=$(md5_of www/disk.img)
+}
+
 # serve_image SIZE: a random image www/disk.img of SIZE (as make_image),
 # served by tests/lib/web-server.py at $WEB_URL/MODE/disk.img.
 serve_image() {

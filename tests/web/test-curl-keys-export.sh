@@ -10,9 +10,7 @@ source "$(dirname "$0")/../lib/functions.sh"
 set -euo pipefail
 requires nbdcopy
 
-mkdir www
-make_image www/disk.img 1M
-sum=$(md5_of www/disk.img)
+www_image 1M
 for name in a b c d ro auth q slow fast-fail; do
     ln -s disk.img "www/$name.img"
 done

@@ -26,9 +26,7 @@ if ! curl -V | grep -q '^Features:.* HTTP2'; then
     exit 77
 fi
 
-mkdir www
-make_image www/disk.img 4M
-sum=$(md5_of www/disk.img)
+www_image 4M
 # Children run as nobody when started as root: the CA must be reachable.
 chmod 711 "$tmp"
 "$srcdir/lib/make-tls-keys.sh" keys >/dev/null 2>&1 || fail "make-tls-keys.sh failed"

@@ -16,9 +16,7 @@ source "$(dirname "$0")/../lib/functions.sh"
 set -euo pipefail
 requires nbdcopy nbdinfo
 
-mkdir www
-make_image www/disk.img 4M
-sum=$(md5_of www/disk.img)
+www_image 4M
 # (start_web_server reads web.port as soon as the server is started: make
 # sure it exists, or a fast "head" fails and set -e ends the test.)
 : > "$tmp/web.port"

@@ -20,9 +20,7 @@ if [ -z "$addr" ]; then
 fi
 echo "this machine's address: $addr"
 
-mkdir www
-make_image www/disk.img 2M
-sum=$(md5_of www/disk.img)
+www_image 2M
 WEB_LOG=$tmp/web.log
 : > "$WEB_LOG"
 $PY "$srcdir/lib/web-server.py" --bind 0.0.0.0 --log "$WEB_LOG" www > web.port &

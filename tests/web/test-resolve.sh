@@ -14,9 +14,7 @@ if ! getent ahostsv4 localhost | grep -q '^127\.0\.0\.1 '; then
     exit 77
 fi
 
-mkdir www
-make_image www/disk.img 8M
-sum=$(md5_of www/disk.img)
+www_image 8M
 start_nginx "$tmp/www"
 local_url=http://localhost:$NGINX_PORT/disk.img
 

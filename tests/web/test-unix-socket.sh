@@ -13,9 +13,7 @@ source "$(dirname "$0")/../lib/functions.sh"
 set -euo pipefail
 requires nbdcopy
 
-mkdir www
-make_image www/disk.img 4M
-sum=$(md5_of www/disk.img)
+www_image 4M
 # Children run as nobody when started as root: the socket must be
 # reachable and writable for them.
 chmod 711 "$tmp"
