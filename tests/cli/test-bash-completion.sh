@@ -24,7 +24,7 @@ expect() {
     echo "nbdcurld $*<TAB>: $got"
 }
 
-expect "--cainfo --capath" --ca
+expect "--cache --cache-dir --cainfo --capath" --ca
 expect "--tls --tls-certificates --tls-priority --tls-psk --tls-verify-peer" --tls
 expect "off on require" --tls ""
 expect "require" --tls=re
