@@ -80,9 +80,8 @@ parse_cache_block_key (const char *key, const char *v, uint32_t min, uint32_t ma
 void
 check_cache_on_read (const char *key, const char *v, const char **url)
 {
-  (void) key, (void) url;
-  if (strcmp (v, "true") == 0 || strcmp (v, "on") == 0 || strcmp (v, "1") == 0 ||
-      strcmp (v, "yes") == 0)
+  (void) url;
+  if (parse_bool (key, v))
     return;
   usage_error ("cache-on-read=%s: nbdcurld's cache always keeps what was read (its "
                "exports are read-only, so there is nothing else to keep): give "

@@ -55,6 +55,9 @@ extern unsigned conf_where_line;
  * any) and what to read, and exits 1. */
 __attribute__((noreturn, format (printf, 1, 2)))
 void usage_error (const char *fmt, ...);
+/* An nbdkit parameter's boolean (true, yes, on, 1 or false, no, off, 0):
+ * 1 or 0; anything else is a usage error naming key. */
+int parse_bool (const char *key, const char *v);
 uint32_t parse_uint (const char *what, const char *arg, uint32_t min, uint32_t max);
 uint32_t parse_size (const char *what, const char *arg, uint32_t min, uint32_t max);
 uint32_t parse_delay (const char *what, const char *arg, uint32_t max_ms);

@@ -105,7 +105,7 @@ unknown_key (const char *key)
   usage_error ("unknown parameter %s=: did you mean %s=?", key, nearest_name (key, false));
 }
 
-static int
+int
 parse_bool (const char *key, const char *v)
 {
   if (!strcmp (v, "true") || !strcmp (v, "yes") || !strcmp (v, "on") || !strcmp (v, "1"))

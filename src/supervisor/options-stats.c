@@ -23,16 +23,6 @@ stats_format_option (struct options *o, const char *arg)
     usage_error ("--stats-format=%s: text (the default) or prometheus", arg);
 }
 
-static bool
-parse_switch (const char *key, const char *v)
-{
-  if (!strcmp (v, "true") || !strcmp (v, "yes") || !strcmp (v, "on") || !strcmp (v, "1"))
-    return true;
-  if (!strcmp (v, "false") || !strcmp (v, "no") || !strcmp (v, "off") || !strcmp (v, "0"))
-    return false;
-  usage_error ("%s= takes true or false, not \"%s\"", key, v);
-}
-
 bool
 stats_filter_key (struct options *o, const char *arg)
 {
@@ -43,7 +33,7 @@ stats_filter_key (struct options *o, const char *arg)
     return true;
   }
   if (strncmp (arg, "statsappend=", 12) == 0) {
-    o->stats_append = parse_switch ("statsappend", arg + 12);
+    o->stats_append = parse_bool ("statsappend", arg + 12);
     return true;
   }
   if (strncmp (arg, "statsthreshold=", 15) == 0) {
