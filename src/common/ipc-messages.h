@@ -132,6 +132,29 @@ enum ipc_type {
                               field 0; sent when they changed, before the
                               replies they came with.  Untrusted: only
                               summed, saturating */
+  IPC_STAGE_WANTED,        /* 42, fetcher -> fe, only from a fetcher that
+                              opened with FETCHER_CAN_STAGE: it follows a
+                              forward reader: lend it staging spans
+                              (limits-staging.h); any number of times, the
+                              front-end lends them once per fetcher, when
+                              the client's memory has room.  Every field
+                              0, payload 0 */
+  IPC_STAGE_GIVE,          /* 43, fe -> fetcher: a staging span is the
+                              fetcher's now: area_offset, length =
+                              STAGE_SPAN_BYTES; when it comes back from
+                              being staged, offset = one past the furthest
+                              byte that reads answered from it asked for,
+                              id = the bytes they asked for (0 and 0: none,
+                              or a first lending); payload 0 */
+  IPC_STAGED,              /* 44, fetcher -> fe: the export's bytes
+                              [offset, offset + length) are in the span at
+                              area_offset (one the fetcher holds; length 1 ..
+                              STAGE_SPAN_BYTES, inside the export), copied
+                              from its store after their replies passed
+                              every check: the front-end answers reads
+                              inside them itself, and gives the span back
+                              (IPC_STAGE_GIVE) once the reader passed it or
+                              went elsewhere; payload 0 */
 
   /* Keys, front-end <-> key holder on a SOCK_SEQPACKET socket: one message
    * per packet, header and payload together, one request at a time. */
@@ -190,6 +213,9 @@ enum ipc_type {
 #define FETCHER_CAN_WRITE   (1u << 0)
 #define FETCHER_CAN_FLUSH   (1u << 1)
 #define FETCHER_CAN_FUA     (1u << 2)
+/* It reads ahead of forward readers and may stage what it read ahead
+ * (IPC_STAGE_WANTED): only a read-only export's. */
+#define FETCHER_CAN_STAGE   (1u << 3)
 
 /* IPC_KEY_SIGN flags. */
 #define IPC_KEY_SIGN_HASHED (1u << 0)

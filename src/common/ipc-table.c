@@ -75,7 +75,8 @@ const struct ipc_message ipc_messages[] = {
   /* offset: the export's size; length: the largest piped read.  A failed
    * open says why (the supervisor reads the first fetcher's at start). */
   { IPC_FETCHER_OPENED, "IPC_FETCHER_OPENED", FET, ROLE_BIT (FE) | ROLE_BIT (SUP),
-    { .uses = OFF | LEN, .flags = FETCHER_CAN_WRITE | FETCHER_CAN_FLUSH | FETCHER_CAN_FUA },
+    { .uses = OFF | LEN,
+      .flags = FETCHER_CAN_WRITE | FETCHER_CAN_FLUSH | FETCHER_CAN_FUA | FETCHER_CAN_STAGE },
     true, { .max_payload = MAX_OPEN_FAILURE_MESSAGE } },
   { IPC_READ, "IPC_READ", FE, ROLE_BIT (FET), { .uses = ID | OFF | LEN | AREA } },
   { IPC_WRITE, "IPC_WRITE", FE, ROLE_BIT (FET),
@@ -89,6 +90,11 @@ const struct ipc_message ipc_messages[] = {
   { IPC_FETCHER_OPEN, "IPC_FETCHER_OPEN", SUP, ROLE_BIT (FET), { 0 } },
   { IPC_FETCHER_STATS, "IPC_FETCHER_STATS", FET, ROLE_BIT (FE),
     { .min_payload = FETCHER_STATS_WIRE_SIZE, .max_payload = FETCHER_STATS_WIRE_SIZE } },
+  { IPC_STAGE_WANTED, "IPC_STAGE_WANTED", FET, ROLE_BIT (FE), { 0 } },
+  /* id: bytes answered from it; offset: one past the furthest of them;
+   * length: the span's size; area_offset: where it is. */
+  { IPC_STAGE_GIVE, "IPC_STAGE_GIVE", FE, ROLE_BIT (FET), { .uses = ID | OFF | LEN | AREA } },
+  { IPC_STAGED, "IPC_STAGED", FET, ROLE_BIT (FE), { .uses = OFF | LEN | AREA } },
 
   /* ---- Keys, front-end <-> key holder (SOCK_SEQPACKET) ---- */
   /* id: the request's number; length: the scheme; offset: GnuTLS's sign

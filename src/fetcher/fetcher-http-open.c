@@ -407,7 +407,8 @@ prepare_reads (struct fetcher *f, uint32_t n)
   /* Readahead over HTTP(S) only: FTP reads run one at a time. */
   readahead_init (http.range_is_http ? f->cfg->readahead : 0);
   scan_init (f, fetcher_cache_block_size (), fetcher_cache_capacity ());
-  f->can = 0;                   /* read-only: no write, flush or FUA */
+  /* Read-only: no write, flush or FUA; a store stages (fetcher-staging.c). */
+  f->can = http.range_is_http && f->cfg->readahead > 0 ? FETCHER_CAN_STAGE : 0;
   f->piped_read_max = direct_piped () ? fetcher_pipe_read_max : 0;
   return 0;
 }

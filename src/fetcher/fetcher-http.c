@@ -303,8 +303,12 @@ take_requests (struct fetcher *f, bool *input_open, bool input_ready)
     }
     if (r == 0)
       break;
+    if (req.type == IPC_STAGE_GIVE) {
+      staging_given (&req);
+      continue;
+    }
     /* The export is read-only, so the reader refused writes and
-     * flushes (f->can == 0). */
+     * flushes (f->can has no FETCHER_CAN_WRITE or _FLUSH). */
     if (req.type != IPC_READ && req.type != IPC_CACHE)
       fatal ("internal error: request type %u on a read-only export", req.type);
     queue_push (&req);

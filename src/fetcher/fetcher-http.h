@@ -219,6 +219,25 @@ bool readahead_idle (void);
  * queued read that does must come off the queue through readahead_take,
  * not join another read's transfer, or it would be fetched twice. */
 bool readahead_overlaps (uint64_t offset, uint32_t length);
+/* What staging asks of the store: is the newest read's run followed
+ * (read ahead), and where are its furthest byte and its start; how many
+ * bytes from pos, up to max, the store holds complete without a gap;
+ * copy n of them (readahead_stored said so) to dst; and reads the
+ * front-end answered from staged bytes, [offset, offset + length), as if
+ * they had come here. */
+bool readahead_following (uint64_t *frontier, uint64_t *run_start);
+uint32_t readahead_stored (uint64_t pos, uint32_t max);
+void readahead_copy (uint8_t *dst, uint64_t pos, uint32_t n);
+void readahead_staged_progress (uint64_t offset, uint32_t length);
+
+/* fetcher-staging.c: staged reads (limits-staging.h).  A staging span the
+ * front-end gave (back): req->data is where, req->offset and req->id how
+ * far the reads answered from it went and the bytes they asked for. */
+void staging_given (const struct fetcher_request *req);
+/* Stage into the spans held what the store holds ahead of the reader;
+ * the first time the reader is followed, ask for spans. */
+void staging_fill (void);
+
 /* fetcher-http.c: start s's prefetch of [offset, offset + length) into
  * buf through libcurl, on a free transfer (the caller checked there is
  * one).  A failure to start is readahead_finished at once. */

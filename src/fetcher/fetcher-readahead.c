@@ -611,6 +611,7 @@ readahead_take (struct fetcher_request *req)
   }
   if (o == WAITING)
     wait_for_store (req, budget);
+  staging_fill ();
   return o != FETCH;
 }
 
@@ -655,6 +656,48 @@ readahead_progress (void)
     else
       ra.waiters[i] = ra.waiters[--ra.nwaiters];
   }
+  staging_fill ();
+}
+
+/* ---- What staging (fetcher-staging.c) asks of the store ---- */
+
+bool
+readahead_following (uint64_t *frontier, uint64_t *run_start)
+{
+  *frontier = ra.verdict.frontier;
+  *run_start = ra.verdict.run_start;
+  return sequential () && ra.verdict.forward;
+}
+
+uint32_t
+readahead_stored (uint64_t pos, uint32_t max)
+{
+  uint64_t end = pos, limit = pos + max;   /* pos < size, max small: no overflow */
+  struct ra_segment *s;
+
+  /* Each pass moves end past a segment: at most READAHEAD_MAX_SEGMENTS. */
+  while (end < limit && (s = segment_at (end)) != NULL && s->state == SEG_READY)
+    end = s->offset + s->length;
+  return (uint32_t) ((end < limit ? end : limit) - pos);
+}
+
+void
+readahead_copy (uint8_t *dst, uint64_t pos, uint32_t n)
+{
+  copy_out (dst, pos, n);
+}
+
+void
+readahead_staged_progress (uint64_t offset, uint32_t length)
+{
+  const struct fetcher_request req = { .type = IPC_READ, .offset = offset, .length = length };
+
+  ra.verdict = forward_reader_observe (&ra.reader, offset, length);
+  ra.follow = ra.follow && ra.verdict.forward;
+  if (!ra.verdict.forward)
+    return;
+  release_behind (&req);
+  keep_ahead (ra.verdict.frontier, 0);
 }
 
 void

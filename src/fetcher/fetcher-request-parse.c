@@ -15,6 +15,7 @@
 #include "ipc-messages.h"
 #include "ipc-table.h"
 #include "limits-nbd.h"
+#include "limits-staging.h"
 #include "log.h"
 #include "wire.h"
 
@@ -26,6 +27,7 @@ type_name (uint16_t type)
   case IPC_WRITE: return "WRITE";
   case IPC_FLUSH: return "FLUSH";
   case IPC_CACHE: return "CACHE";
+  case IPC_STAGE_GIVE: return "STAGE_GIVE";
   default: return "unknown";
   }
 }
@@ -86,6 +88,11 @@ type_allowed (const struct fetcher_request_rules *rules, const struct ipc_header
       return refuse (why, why_size, "WRITE to a read-only export");
     *allowed_flags = (rules->can & FETCHER_CAN_FUA) ? IPC_FLAG_FUA : 0;
     return 0;
+  case IPC_STAGE_GIVE:
+    if (!(rules->can & FETCHER_CAN_STAGE))
+      return refuse (why, why_size, "STAGE_GIVE to a fetcher that does not stage");
+    *allowed_flags = 0;
+    return 0;
   case IPC_FLUSH:
     if (!(rules->can & FETCHER_CAN_FLUSH))
       return refuse (why, why_size, "FLUSH on an export that cannot flush");
@@ -122,6 +129,25 @@ range_allowed (const struct fetcher_request_rules *rules, const struct ipc_heade
   return 0;
 }
 
+/* A staging span given (back): a whole span, on a chunk's boundary inside
+ * the area; offset, where the reads answered from it reached, inside the
+ * export. */
+static int
+span_allowed (const struct fetcher_request_rules *rules, const struct ipc_header *h,
+              char *why, size_t why_size)
+{
+  if (h->length != STAGE_SPAN_BYTES)
+    return refuse (why, why_size, "STAGE_GIVE of %" PRIu32 " bytes (a span is %u)",
+                   h->length, STAGE_SPAN_BYTES);
+  if (h->area_offset % DATA_AREA_CHUNK != 0 || h->area_offset > DATA_AREA_SIZE - h->length)
+    return refuse (why, why_size, "STAGE_GIVE at data area offset %" PRIu64
+                   " is not a span of the area", h->area_offset);
+  if (h->offset > rules->size)
+    return refuse (why, why_size, "STAGE_GIVE says reads reached offset %" PRIu64
+                   ", beyond the end (size %" PRIu64 ")", h->offset, rules->size);
+  return 0;
+}
+
 int
 fetcher_request_parse (const struct fetcher_request_rules *rules, const uint8_t *raw,
                        struct fetcher_request *req, char *why, size_t why_size)
@@ -142,7 +168,11 @@ fetcher_request_parse (const struct fetcher_request_rules *rules, const uint8_t 
     return -1;
   if (h.flags & ~allowed_flags)
     return refuse (why, why_size, "%s with unknown flags 0x%x", type_name (h.type), h.flags);
-  if (h.type != IPC_FLUSH && range_allowed (rules, &h, why, why_size) == -1)
+  if (h.type == IPC_STAGE_GIVE) {
+    if (span_allowed (rules, &h, why, why_size) == -1)
+      return -1;
+  }
+  else if (h.type != IPC_FLUSH && range_allowed (rules, &h, why, why_size) == -1)
     return -1;
 
   req->type = h.type;

@@ -68,11 +68,11 @@ static struct {
 } input;
 
 /* The data area shared with the front-end (data-path.h), mapped at start. */
-static uint8_t *data_area;
+uint8_t *fetcher_data_area;
 
 /* The front-end sent something it never should: end this connection. */
-__attribute__((noreturn)) PRINTF_LIKE (1, 2) static void
-front_end_violation (const char *fmt, ...)
+void
+fetcher_front_end_violation (const char *fmt, ...)
 {
   char what[256];
   va_list ap;
@@ -90,12 +90,12 @@ static void
 take_request (const struct fetcher *f, const uint8_t *raw, struct fetcher_request *req)
 {
   const struct fetcher_request_rules rules = {
-    .size = f->size, .can = f->can, .data_area = data_area,
+    .size = f->size, .can = f->can, .data_area = fetcher_data_area,
   };
   char why[FETCHER_REQUEST_WHY_MAX];
 
   if (fetcher_request_parse (&rules, raw, req, why, sizeof why) == -1)
-    front_end_violation ("%s", why);
+    fetcher_front_end_violation ("%s", why);
 }
 
 /* Receive more bytes from the front-end into dst without blocking.
@@ -150,7 +150,7 @@ fetcher_next_request (struct fetcher *f, struct fetcher_request *req)
     r = receive (input.buf + input.end, sizeof input.buf - input.end);
     if (r == -1) {
       if (avail > 0)
-        front_end_violation ("end of stream inside a request header");
+        fetcher_front_end_violation ("end of stream inside a request header");
       return -1;
     }
     if (r == 0)
@@ -226,8 +226,8 @@ fetcher_flush_replies (void)
 
 /* Replies and discards keep their order: the front-end takes the pipe's
  * bytes in the order of the messages that announce them. */
-static void
-queue_message (const struct ipc_header *h)
+void
+fetcher_queue_message (const struct ipc_header *h)
 {
   if (replies.n == sizeof replies.h / sizeof replies.h[0])
     fetcher_flush_replies ();
@@ -237,7 +237,7 @@ queue_message (const struct ipc_header *h)
 void
 fetcher_reply (uint64_t id, uint32_t error)
 {
-  queue_message (&(struct ipc_header) { .type = IPC_REPLY, .id = id, .error = error });
+  fetcher_queue_message (&(struct ipc_header) { .type = IPC_REPLY, .id = id, .error = error });
 }
 
 int fetcher_pipe_fd = -1;
@@ -274,14 +274,14 @@ uint32_t fetcher_pipe_read_max;
 void
 fetcher_reply_piped (uint64_t id)
 {
-  queue_message (&(struct ipc_header) {
+  fetcher_queue_message (&(struct ipc_header) {
       .type = IPC_REPLY, .flags = IPC_REPLY_PIPED, .id = id });
 }
 
 void
 fetcher_pipe_discard (uint32_t length)
 {
-  queue_message (&(struct ipc_header) { .type = IPC_PIPE_DISCARD, .length = length });
+  fetcher_queue_message (&(struct ipc_header) { .type = IPC_PIPE_DISCARD, .length = length });
 }
 
 /* Take the data pipe, if the front-end reads it (FETCHER_DATA_PIPE; else
@@ -472,9 +472,9 @@ fetcher_sandbox (const struct fetcher *f)
 static void
 map_data_area (void)
 {
-  data_area = mmap (NULL, DATA_AREA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+  fetcher_data_area = mmap (NULL, DATA_AREA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
                     CHILD_FD_DATA_AREA, 0);
-  if (data_area == MAP_FAILED)
+  if (fetcher_data_area == MAP_FAILED)
     fatal_errno ("mapping the data area");
   close (CHILD_FD_DATA_AREA);
 }

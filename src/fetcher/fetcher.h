@@ -28,6 +28,7 @@
 
 #include "config.h"
 #include "ipc-messages.h"
+#include "log.h"
 #include "stats-wire.h"
 #include "url.h"
 
@@ -131,6 +132,14 @@ void fetcher_reply_piped (uint64_t id);
 /* Queue IPC_PIPE_DISCARD: the next length bytes in the pipe, after those
  * of earlier announcements, belong to no reply. */
 void fetcher_pipe_discard (uint32_t length);
+/* Queue any other message for the front-end, after the replies before
+ * it (staging's, fetcher-staging.c). */
+void fetcher_queue_message (const struct ipc_header *h);
+/* The front-end sent something it never should: end this connection. */
+__attribute__((noreturn)) PRINTF_LIKE (1, 2)
+void fetcher_front_end_violation (const char *fmt, ...);
+/* The data area shared with the front-end (data-path.h), mapped at start. */
+extern uint8_t *fetcher_data_area;
 
 /* The export's CA certificates (--cainfo, --capath) as the supervisor
  * read them, mapped read-only from the sealed memfd it gave, for

@@ -90,6 +90,7 @@ drop_fetcher (struct client *c)
   outq_clear (&c->to_fetcher);
   memset (&c->fin, 0, sizeof c->fin);
   c->discards_unmatched = 0;
+  staging_drop (c);                 /* before the area's last reference */
   if (c->area) {
     area_unref (c->area);           /* replies still queued keep it */
     c->area = NULL;

@@ -44,6 +44,8 @@
 #include "limits-nbd.h"
 #include "nbd-protocol.h"
 #include "output-queue.h"
+#include "limits-staging.h"
+#include "staging.h"
 #include "stats-wire.h"
 
 enum client_state {
@@ -150,6 +152,9 @@ struct client {
    * most one per read in flight, so a fetcher cannot grow the queue with
    * them. */
   unsigned discards_unmatched;
+  /* Spans of the data area lent to the fetcher for staged reads
+   * (staging.c), all STAGE_NONE until it asks. */
+  struct stage stages[STAGE_SPANS];
 
   /* Transmission. */
   struct inflight slots[MAX_INFLIGHT_PER_CLIENT];
@@ -281,6 +286,9 @@ void stats_report (bool final);
 
 /* transmission.c */
 size_t transmission_consume (struct client *c, const uint8_t *data, size_t len);
+struct client_request;
+void transmission_reply_copied (struct client *c, const struct client_request *req,
+                                const uint8_t *data, uint64_t started_us);
 /* More bytes of a WRITE's payload are in c->payload (its span of the data
  * area); dispatch if complete. */
 void transmission_payload_done (struct client *c);

@@ -111,6 +111,27 @@ reply_block_status (struct client *c, uint64_t cookie, uint32_t length)
   outq_push_copy (&c->out, buf, w.pos);
 }
 
+/* The header of a successful read's reply; its data follows. */
+static void
+queue_read_header (struct client *c, uint64_t cookie, uint64_t offset, uint32_t length)
+{
+  uint8_t buf[NBD_STRUCTURED_REPLY_SIZE + 8];
+  struct writer w;
+
+  writer_init (&w, buf, sizeof buf);
+  if (c->structured) {
+    if (put_chunk_header (&w, NBD_REPLY_FLAG_DONE, NBD_REPLY_TYPE_OFFSET_DATA,
+                          cookie, 8 + length) == -1 ||
+        writer_put_u64_be (&w, offset) == -1)
+      fatal ("read chunk header does not fit");
+  }
+  else if (writer_put_u32_be (&w, NBD_SIMPLE_REPLY_MAGIC) == -1 ||
+           writer_put_u32_be (&w, 0) == -1 ||
+           writer_put_u64_be (&w, cookie) == -1)
+    fatal ("read reply header does not fit");
+  outq_push_copy (&c->out, buf, w.pos);
+}
+
 /* ---- Statistics. ---- */
 
 /* A reply queued for a request whose header came at started_us. */
@@ -127,6 +148,21 @@ count_answered_here (struct client *c, uint64_t started_us, uint32_t error)
   count_reply (c, started_us, error,
                c->fetcher_failed && error == EIO ? STATS_CAUSE_FETCHER_LOST
                                                  : STATS_CAUSE_REFUSED);
+}
+
+/* A read answered from bytes the fetcher staged (staging.c): its reply,
+ * with a copy of data, and its figures, as a readahead hit. */
+void
+transmission_reply_copied (struct client *c, const struct client_request *req,
+                           const uint8_t *data, uint64_t started_us)
+{
+  queue_read_header (c, req->cookie, req->offset, req->count);
+  outq_push_copy (&c->out, data, req->count);
+  c->stats.requests[STATS_READ]++;
+  c->stats.bytes_read += req->count;
+  c->stats.fetcher.readahead_hits++;
+  c->stats.fetcher.readahead_bytes += req->count;
+  count_reply (c, started_us, 0, STATS_CAUSE_EXPORT);
 }
 
 /* ---- Requests. ---- */
@@ -322,6 +358,8 @@ transmission_consume (struct client *c, const uint8_t *data, size_t len)
   default:
     break;
   }
+  if (req.type == NBD_CMD_READ && staging_answer (c, &req, started_us))
+    return NBD_REQUEST_SIZE;
   /* Counted once it is taken (a request waiting for room in the data
    * area is parsed again). */
   if (!start_request (c, &req, count, started_us))
@@ -382,8 +420,6 @@ static void
 fetcher_message_done (struct client *c, const struct ipc_header *h, const uint8_t *payload)
 {
   struct inflight *s;
-  uint8_t buf[NBD_STRUCTURED_REPLY_SIZE + 8];
-  struct writer w;
   uint32_t slot;
 
   if (h->type == IPC_FETCHER_STARTED) {
@@ -402,6 +438,10 @@ fetcher_message_done (struct client *c, const struct ipc_header *h, const uint8_
   }
   if (h->type == IPC_FETCHER_STATS) {
     stats_fetcher_report (c, payload);
+    return;
+  }
+  if (h->type == IPC_STAGE_WANTED || h->type == IPC_STAGED) {
+    staging_message (c, h);
     return;
   }
   if (h->type == IPC_PIPE_DISCARD) {
@@ -429,18 +469,7 @@ fetcher_message_done (struct client *c, const struct ipc_header *h, const uint8_
   /* Read data: the fetcher put it in the slot's span of the data area;
    * the reply header, then the span itself, go to the client. */
   c->stats.bytes_read += s->length;
-  writer_init (&w, buf, sizeof buf);
-  if (c->structured) {
-    if (put_chunk_header (&w, NBD_REPLY_FLAG_DONE, NBD_REPLY_TYPE_OFFSET_DATA,
-                          s->cookie, 8 + s->length) == -1 ||
-        writer_put_u64_be (&w, s->offset) == -1)
-      fatal ("read chunk header does not fit");
-  }
-  else if (writer_put_u32_be (&w, NBD_SIMPLE_REPLY_MAGIC) == -1 ||
-           writer_put_u32_be (&w, 0) == -1 ||
-           writer_put_u64_be (&w, s->cookie) == -1)
-    fatal ("read reply header does not fit");
-  outq_push_copy (&c->out, buf, w.pos);
+  queue_read_header (c, s->cookie, s->offset, s->length);
   if (h->flags & IPC_REPLY_PIPED)
     outq_push_pipe (&c->out, c->pipe, s->length, false);  /* span unused */
   else {
@@ -473,6 +502,8 @@ check_fetcher_header (const struct client *c, const struct ipc_header *h)
   /* Its own figures: any number of times, each replacing the last. */
   if (h->type == IPC_FETCHER_STATS)
     return true;
+  if (h->type == IPC_STAGE_WANTED || h->type == IPC_STAGED)
+    return staging_message_ok (c, h);
   if (h->type == IPC_PIPE_DISCARD)
     return c->pipe != NULL && h->length >= 1 && h->length <= DATA_PIPE_READ_MAX &&
       c->discards_unmatched < c->ninflight;

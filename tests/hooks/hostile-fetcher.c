@@ -35,6 +35,16 @@
  *   stats-lie     serves right, but before every reply says it fetched,
  *                 retried and read ahead 2^64-1 of everything (a lie
  *                 that must only make the figures wrong)
+ *   stage-good    serves right, and stages (limits-staging.h): asks
+ *                 for spans with its first reply, stages the export's
+ *                 first and second halves into them, and checks that each
+ *                 span that comes back says how far its reads went
+ *   stage-unlent  IPC_STAGED into a span of the data area it was not lent
+ *   stage-beyond  IPC_STAGED of bytes past the export's end
+ *   stage-twice   IPC_STAGED twice into one span
+ *   stage-long    IPC_STAGED of more bytes than a span holds
+ *   stage-unasked IPC_STAGE_WANTED from a fetcher that opened without
+ *                 FETCHER_CAN_STAGE
  * Every mode but the started-* ones starts as a real fetcher does: with
  * IPC_FETCHER_STARTED, then IPC_FETCHER_OPENED.
  */
@@ -50,6 +60,7 @@
 #include "data-path.h"
 #include "ipc.h"
 #include "ipc-messages.h"
+#include "limits-staging.h"
 #include "log.h"
 #include "script-values.h"
 #include "stats-wire.h"
@@ -111,6 +122,39 @@ send_or_exit (const struct ipc_header *h, const void *payload)
     exit (EXIT_FAILURE);
 }
 
+/* The stage-* modes: a span given (back).  stage-good stages the
+ * export's halves, the first then the second (each
+ * STAGE_OVERLAP_BYTES longer than half), and checks that a span that
+ * comes back from staging says its reads went somewhere inside it; the
+ * others break the rules once. */
+static void
+stage_given (const char *mode, uint8_t *area, const struct ipc_header *give)
+{
+  static unsigned staged;
+  const uint32_t half = HOSTILE_EXPORT_SIZE / 2;
+  struct ipc_header h = {
+    .type = IPC_STAGED, .area_offset = give->area_offset,
+    .offset = staged % 2 == 0 ? 0 : half - STAGE_OVERLAP_BYTES,
+    .length = half + STAGE_OVERLAP_BYTES,
+  };
+
+  if (give->length != STAGE_SPAN_BYTES || give->area_offset > DATA_AREA_SIZE - give->length ||
+      (give->id > 0 && (give->offset == 0 || give->offset > HOSTILE_EXPORT_SIZE)))
+    exit (EXIT_FAILURE);
+  if (strcmp (mode, "stage-unlent") == 0)
+    h.area_offset += DATA_AREA_CHUNK;
+  else if (strcmp (mode, "stage-beyond") == 0)
+    h.offset = HOSTILE_EXPORT_SIZE - 10;
+  else if (strcmp (mode, "stage-long") == 0)
+    h.length = STAGE_SPAN_BYTES + 1;
+  for (uint32_t i = 0; i < h.length && i < STAGE_SPAN_BYTES; i++)
+    area[give->area_offset + i] = (uint8_t) ((h.offset + i) & 0xff);
+  send_or_exit (&h, NULL);
+  if (strcmp (mode, "stage-twice") == 0)
+    send_or_exit (&h, NULL);
+  staged++;
+}
+
 int
 hostile_fetcher_main (const char *mode)
 {
@@ -136,6 +180,8 @@ hostile_fetcher_main (const char *mode)
     script_misbehave (mode);
   if (strcmp (mode, "bad-open") == 0)
     opened.flags = 0x8000;
+  if (strncmp (mode, "stage-", 6) == 0 && strcmp (mode, "stage-unasked") != 0)
+    opened.flags = FETCHER_CAN_STAGE;
   if (strncmp (mode, "started-", 8) != 0 || strcmp (mode, "started-twice") == 0)
     send_or_exit (&(struct ipc_header) { .type = IPC_FETCHER_STARTED }, NULL);
   if (strcmp (mode, "started-twice") == 0)
@@ -158,6 +204,10 @@ hostile_fetcher_main (const char *mode)
     }
     if (ipc_recv (CHILD_FD_PEER, &req, &payload, 0) == -1)
       exit (EXIT_SUCCESS);
+    if (req.type == IPC_STAGE_GIVE && strncmp (mode, "stage-", 6) == 0) {
+      stage_given (mode, area, &req);
+      continue;
+    }
     if (req.type != IPC_READ || req.length > HOSTILE_EXPORT_SIZE ||
         req.area_offset > DATA_AREA_SIZE - req.length)
       exit (EXIT_FAILURE);
@@ -229,5 +279,7 @@ hostile_fetcher_main (const char *mode)
     send_or_exit (&rep, NULL);
     if (strcmp (mode, "duplicate") == 0)
       send_or_exit (&rep, NULL);
+    if (strncmp (mode, "stage-", 6) == 0)
+      send_or_exit (&(struct ipc_header) { .type = IPC_STAGE_WANTED }, NULL);
   }
 }

@@ -21,7 +21,8 @@ NBDCURLD_TEST = os.environ.get("NBDCURLD_TEST", "build/tests/nbdcurld-test")
 MODES = ["payload", "area-offset", "unknown-id", "duplicate", "bad-type",
          "huge-payload", "die", "bad-open", "garbage", "pipe-lie", "pipe-short",
          "pipe-discard", "pipe-discard-flood", "started-twice", "started-late",
-         "started-fields", "stats-size"]
+         "started-fields", "stats-size", "stage-unlent", "stage-beyond",
+         "stage-twice", "stage-long", "stage-unasked"]
 CHECKER_LIES = ["kind", "flags", "type", "trailing", "nul", "long-log",
                 "relative-path", "http-path"]
 SIZE = 1024 * 1024
@@ -119,6 +120,31 @@ def stats_lie(sock, server):
     check(server.poll() is None, "stats-lie: server still running")
 
 
+def stage_good(sock, server):
+    """A fetcher that stages the export's halves in turn: every read of
+    a sequential pass, and of a second one, returns the right bytes,
+    whether the front-end answers it from a span or sends it on."""
+    h = connect(sock, "stage-good")
+    ok = True
+    for rnd in range(2):
+        for off in range(0, SIZE - 20000, 19000):
+            ok = ok and h.pread(20000, off) == pattern(off, 20000)
+    h.shutdown()
+    check(ok, "stage-good: sequential reads right, twice")
+    check(server.poll() is None, "stage-good: server still running")
+
+
+def stage_good_counted(path):
+    """The reads answered from spans are counted as readahead hits (the
+    fetcher itself reports none)."""
+    with open(path) as f:
+        text = f.read()
+    block = text.split('export "stage-good"')[1].split("export ")[0]
+    hits = [l for l in block.splitlines() if "readahead:" in l]
+    n = int(hits[0].split("readahead:")[1].split()[0]) if hits else 0
+    check(n >= 50, "stage-good: reads answered from staged spans: %d" % n)
+
+
 def stats_lie_summed(path):
     """The lies, summed over two clients, saturate: the figures are
     2^64-1, not a wrapped small number, and the honest ones are right."""
@@ -148,7 +174,7 @@ def main():
     stats = os.path.join(tmp, "stats", "stats.txt")
     args = [NBDCURLD_TEST, "-f", "-r", "-U", sock, "--stats-file", stats,
             "--export", "good=file://%s#hostile=good" % img]
-    for m in MODES + ["stats-lie"]:
+    for m in MODES + ["stats-lie", "stage-good"]:
         args += ["--export", "%s=file://%s#hostile=%s" % (m, img, m)]
     log = open(os.path.join(tmp, "log"), "w")
     server = subprocess.Popen(args, stderr=log)
@@ -167,12 +193,14 @@ def main():
             check(good.pread(333, 5000) == pattern(5000, 333),
                   "%s: another client still reads right" % m)
         stats_lie(sock, server)
+        stage_good(sock, server)
         good.shutdown()
     finally:
         server.terminate()
         server.wait()
         log.close()
     stats_lie_summed(stats)
+    stage_good_counted(stats)
     with open(os.path.join(tmp, "log")) as f:
         text = f.read()
     check("invalid message" in text or "failed" in text,

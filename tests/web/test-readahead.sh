@@ -9,7 +9,10 @@
 #    hardly more bytes fetched than read;
 #  - after NBD_CMD_CACHE of a range, reading it sends no request;
 #  - a prefetch whose reply fails the checks (the object changed) is never
-#    served: reads fail with EIO, never with other bytes.
+#    served: reads fail with EIO, never with other bytes;
+#  - what is read ahead of a forward reader at queue depth 1 is staged for
+#    the front-end to answer from (limits-staging.h), exactly; a random
+#    reader's reads are never staged.
 source "$(dirname "$0")/../lib/functions.sh"
 set -euo pipefail
 requires_python_nbd
@@ -170,12 +173,16 @@ echo "sequential: $reads reads, $n range requests"
 # read ahead.
 for mode in overlap gapped depth3; do
     cp www/seq.img www/$mode.img
-    reads=$("$NBDCURLD" -r "$WEB_URL/good/$mode.img" --run "$PY reader.py $mode \"\$uri\" www/$mode.img")
+    reads=$("$NBDCURLD" -v -r "$WEB_URL/good/$mode.img" \
+        --run "$PY reader.py $mode \"\$uri\" www/$mode.img" 2> $mode.log)
     n=$(gets $mode)
-    echo "$mode: $reads reads, $n range requests, $(sent $mode) bytes sent"
+    staged=$(grep -c 'debug: staged [0-9]* bytes' $mode.log || true)
+    echo "$mode: $reads reads, $n range requests, $(sent $mode) bytes sent, $staged spans staged"
     [ "$n" -ge 1 ] || fail "$mode: no range request was logged"
     [ $((n * 10)) -le "$reads" ] ||
         fail "$mode: $n range requests for $reads reads (expected 10 times fewer)"
+    [ "$mode" = depth3 ] || [ "$staged" -ge 2 ] ||
+        fail "$mode: $staged spans staged for a forward reader at queue depth 1"
 done
 
 # Queue depth 1, 2 MiB a read: read ahead, and every window's bytes
@@ -189,8 +196,12 @@ echo "big: $reads reads, $(gets big) range requests, $bytes bytes sent for $size
     fail "big: $bytes bytes sent for $size read once each (fetched twice?)"
 
 # Random: no readahead.
-reads=$("$NBDCURLD" -r "$WEB_URL/good/rnd.img" --run "$PY reader.py random \"\$uri\" www/rnd.img")
+reads=$("$NBDCURLD" -v -r "$WEB_URL/good/rnd.img" \
+    --run "$PY reader.py random \"\$uri\" www/rnd.img" 2> rnd.log)
 n=$(gets rnd)
+! grep -q 'debug: staged' rnd.log || fail "random: a random reader's reads were staged"
+! grep -q 'debug: readahead: fetching' rnd.log || fail "random: a random reader was read ahead"
+
 bytes=$(sent rnd)
 echo "random: $reads reads, $n range requests, $bytes bytes sent"
 [ "$n" -le $((reads + 5)) ] ||
