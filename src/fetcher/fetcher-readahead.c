@@ -45,6 +45,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "fetcher-cache.h"
 #include "fetcher-http.h"
 #include "forward-reader.h"
 #include "ipc-messages.h"
@@ -490,6 +491,17 @@ keep_ahead (uint64_t frontier, unsigned spare_transfers)
 
 enum outcome { ANSWERED, WAITING, FETCH };
 
+/* Is req the client's first read, at offset 0, of less than the object's
+ * head, from a client with little else in flight (READAHEAD_HEAD_BYTES)?
+ * Not with a read cache: it keeps what each read fetched, the head of an
+ * object read before among it, in blocks a client's share may hold. */
+static bool
+head_read (const struct fetcher_request *req)
+{
+  return ra.reader.clock == 1 && req->offset == 0 && req->length < READAHEAD_HEAD_BYTES &&
+    ra.fetching == 0 && !fetcher_cache_on () && little_in_flight ();
+}
+
 /* A read, new or waiting: answer it from the store, let it wait, or
  * leave it (or its part past the stored start) to be fetched. */
 static enum outcome
@@ -510,6 +522,11 @@ try_read (struct fetcher_request *req, bool fresh)
     if (fresh)
       keep_ahead (ra.verdict.frontier, 0);
     return ANSWERED;
+  }
+  if (have == 0 && fresh && head_read (req)) {
+    /* The object's head, in one request. */
+    if (prefetch (0, READAHEAD_HEAD_BYTES, 0, 0) != NULL)
+      return segment_at (req->offset) == NULL ? FETCH : WAITING;
   }
   if (have == 0 && fresh && sequential () && ra.fetching < READAHEAD_MAX_INFLIGHT) {
     /* A sequential miss: fetch a window from here and wait for it.  A

@@ -10,6 +10,9 @@
 #  - after NBD_CMD_CACHE of a range, reading it sends no request;
 #  - a prefetch whose reply fails the checks (the object changed) is never
 #    served: reads fail with EIO, never with other bytes;
+#  - a client whose first read is at offset 0 gets the object's first MiB
+#    in one request: an image opener's header and table reads after it
+#    send none;
 #  - what is read ahead of a forward reader at queue depth 1 is staged for
 #    the front-end to answer from (limits-staging.h), exactly; a random
 #    reader's reads are never staged.
@@ -76,6 +79,14 @@ elif mode == "depth3":
                     if item[1].to_bytearray() != data[item[2]:item[2] + count]:
                         sys.exit("depth3: wrong data at %d" % item[2])
     print(n)
+elif mode == "head":
+    # A qcow2 opener's first reads, one at a time: header, L1 table,
+    # refcount table, extensions, first L2 table, all in the first MiB.
+    probes = [(0, 0x70), (0x30000, 0x10), (0x10000, 0x10000), (0x70, 8),
+              (0x1f8, 8), (0x40000, 0x10000)]
+    for offset, count in probes:
+        check(offset, count)
+    print(len(probes))
 elif mode == "random":
     rnd = random.Random(42)
     n = 200
@@ -194,6 +205,13 @@ bytes=$(sent big)
 echo "big: $reads reads, $(gets big) range requests, $bytes bytes sent for $size"
 [ "$bytes" -le $((size + size / 100)) ] ||
     fail "big: $bytes bytes sent for $size read once each (fetched twice?)"
+
+# An image opener's probes in the first MiB: one request for them all.
+cp www/seq.img www/head.img
+reads=$("$NBDCURLD" -r "$WEB_URL/good/head.img" --run "$PY reader.py head \"\$uri\" www/head.img")
+n=$(gets head)
+echo "head: $reads reads, $n range requests, $(sent head) bytes sent"
+[ "$n" -eq 1 ] || fail "head: $n range requests for $reads probes of the first MiB"
 
 # Random: no readahead.
 reads=$("$NBDCURLD" -v -r "$WEB_URL/good/rnd.img" \
