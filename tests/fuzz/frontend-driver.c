@@ -818,6 +818,7 @@ drop_fetcher (struct client *c)
   c->to_fetcher = (struct outq) { 0 };
   to_fetcher_model = (struct queue_model) { 0 };
   memset (&c->fin, 0, sizeof c->fin);
+  staging_drop (c);
   if (c->area) {
     area_unref (c->area);
     c->area = NULL;

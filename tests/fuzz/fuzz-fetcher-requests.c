@@ -26,6 +26,7 @@
 #include "fuzz.h"
 #include "ipc-messages.h"
 #include "limits-nbd.h"
+#include "limits-staging.h"
 
 /* fetcher.c's exit() comes here. */
 static int exit_status;
@@ -72,6 +73,10 @@ allowed (const struct ipc_header *h, const struct fetcher *f)
   case IPC_CACHE:
     return h->flags == 0 && h->length >= 1 && h->length <= NBD_MAX_REQUEST_SIZE &&
       end <= f->size && h->area_offset == 0;
+  case IPC_STAGE_GIVE:
+    return (f->can & FETCHER_CAN_STAGE) && h->flags == 0 && h->length == STAGE_SPAN_BYTES &&
+      h->area_offset % DATA_AREA_CHUNK == 0 && area_end <= DATA_AREA_SIZE &&
+      h->offset <= f->size;
   default:
     return false;
   }
@@ -88,9 +93,9 @@ LLVMFuzzerInitialize (int *argc, char ***argv)
   }
   signal (SIGPIPE, SIG_IGN);           /* as child_start() does */
   /* Addresses only: the requests' data is never touched here. */
-  data_area = mmap (NULL, DATA_AREA_SIZE, PROT_NONE,
+  fetcher_data_area = mmap (NULL, DATA_AREA_SIZE, PROT_NONE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (data_area == MAP_FAILED)
+  if (fetcher_data_area == MAP_FAILED)
     abort ();
   return 0;
 }
@@ -109,7 +114,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   int sv[2];
 
   f.size = which < sizeof sizes / sizeof sizes[0] ? sizes[which] : fuzz_u64 (&in);
-  f.can = can & (FETCHER_CAN_WRITE | FETCHER_CAN_FLUSH | FETCHER_CAN_FUA);
+  f.can = can & (FETCHER_CAN_WRITE | FETCHER_CAN_FLUSH | FETCHER_CAN_FUA | FETCHER_CAN_STAGE);
   len = fuzz_span (&in, fuzz_left (&in), &stream);
 
   /* The first time, the socket may get CHILD_FD_PEER itself. */
@@ -143,7 +148,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       FUZZ_CHECK (req.type == h.type && req.flags == h.flags && req.id == h.id &&
                   req.offset == h.offset && req.length == h.length &&
                   req.data == (h.type == IPC_FLUSH || h.type == IPC_CACHE ? NULL
-                               : data_area + h.area_offset),
+                               : fetcher_data_area + h.area_offset),
                   "request fields differ from those sent");
     }
     FUZZ_CHECK (r == -1 && taken == len, "stopped at %zu of %zu bytes (%d)", taken, len, r);

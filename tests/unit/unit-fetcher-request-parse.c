@@ -13,6 +13,7 @@
 #include "ipc-messages.h"
 #include "ipc.h"
 #include "limits-nbd.h"
+#include "limits-staging.h"
 #include "unit.h"
 #include "wire.h"
 
@@ -204,6 +205,42 @@ forms (void)
   CHECK (strstr (why, "65535") != NULL, "and the refusal names it");
 }
 
+/* A staging span given (back): only to a fetcher that stages, a whole
+ * span on a chunk's boundary inside the area, reads reaching no further
+ * than the export's end. */
+static void
+staging (void)
+{
+  struct fetcher_request_rules stager = read_only;
+  struct fetcher_request req;
+  struct ipc_header h = {
+    .type = IPC_STAGE_GIVE, .id = 5000, .offset = EXPORT_SIZE, .length = STAGE_SPAN_BYTES,
+    .area_offset = DATA_AREA_SIZE - STAGE_SPAN_BYTES,
+  };
+
+  stager.can = FETCHER_CAN_STAGE;
+  CHECK (takes (&stager, &h, &req) && req.type == IPC_STAGE_GIVE && req.id == 5000 &&
+         req.offset == EXPORT_SIZE && req.data == AREA + DATA_AREA_SIZE - STAGE_SPAN_BYTES,
+         "STAGE_GIVE of the area's last span, reads up to the end: passes");
+  CHECK (!accepted (&read_only, &h), "STAGE_GIVE to a fetcher that does not stage: refused");
+  h.offset = EXPORT_SIZE + 1;
+  CHECK (!accepted (&stager, &h), "STAGE_GIVE of reads past the end: refused");
+  h.offset = 0;
+  h.length = STAGE_SPAN_BYTES - 1;
+  CHECK (!accepted (&stager, &h), "STAGE_GIVE of less than a span: refused");
+  h.length = STAGE_SPAN_BYTES;
+  h.area_offset = DATA_AREA_SIZE - STAGE_SPAN_BYTES + DATA_AREA_CHUNK;
+  CHECK (!accepted (&stager, &h), "STAGE_GIVE of a span past the area: refused");
+  h.area_offset = DATA_AREA_CHUNK / 2;
+  CHECK (!accepted (&stager, &h), "STAGE_GIVE off a chunk's boundary: refused");
+  h.area_offset = 0;
+  h.flags = 1;
+  CHECK (!accepted (&stager, &h), "STAGE_GIVE with flags: refused");
+  h.flags = 0;
+  h.area_offset = UINT64_MAX - DATA_AREA_CHUNK + 1;
+  CHECK (!accepted (&stager, &h), "STAGE_GIVE at an area offset that would wrap: refused");
+}
+
 static void
 words (void)
 {
@@ -233,6 +270,7 @@ main (void)
   ranges ();
   permissions ();
   forms ();
+  staging ();
   words ();
   return UNIT_END ();
 }
