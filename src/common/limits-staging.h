@@ -14,9 +14,10 @@
 #include "data-path.h"
 
 /* Spans a client lends its fetcher, and their size: one being read while
- * the fetcher fills the next.  Taken from the client's --client-memory,
- * only once its fetcher follows a forward reader, and only when that
- * leaves room for reads (STAGE_MIN_CLIENT_MEMORY). */
+ * the fetcher fills the next.  Beside the client's --client-memory (a
+ * client that pipelines keeps all of that for its reads), only once its
+ * fetcher follows a forward reader, and only when --client-memory is
+ * large enough (STAGE_MIN_CLIENT_MEMORY) for them to be small beside it. */
 #define STAGE_SPANS               2u
 #define STAGE_SPAN_BYTES          (1024u * 1024)
 #define STAGE_MIN_CLIENT_MEMORY   (4u * STAGE_SPANS * STAGE_SPAN_BYTES)

@@ -12,19 +12,14 @@
 #include "data-path.h"
 #include "log.h"
 
-int
-area_take (struct data_area *a, uint32_t len, struct area_span *span)
+/* First fit of need chunks (1 .. DATA_AREA_CHUNKS), counted in the
+ * budget or not. */
+static int
+take_run (struct data_area *a, uint32_t need, bool counted, struct area_span *span)
 {
-  /* len >= 1 and <= NBD_MAX_REQUEST_SIZE < DATA_AREA_SIZE: 1 .. CHUNKS. */
-  uint32_t need = (len + DATA_AREA_CHUNK - 1) / DATA_AREA_CHUNK;
   uint32_t first = 0, run = 0, i;
 
-  /* Over the budget, wait for replies to free some; with nothing held,
-   * any request fits (the area holds two of the largest). */
-  if (a->chunks_used > 0 && a->chunks_used + need > a->budget)
-    return -1;
-
-  /* First fit: DATA_AREA_CHUNKS steps at most. */
+  /* DATA_AREA_CHUNKS steps at most. */
   for (i = 0; i < DATA_AREA_CHUNKS; i++) {
     if (a->used[i]) {
       run = 0;
@@ -34,13 +29,35 @@ area_take (struct data_area *a, uint32_t len, struct area_span *span)
       first = i;
     if (run == need) {
       memset (&a->used[first], 1, need);
-      a->chunks_used += need;
+      if (counted)
+        a->chunks_used += need;
       a->refs++;
-      *span = (struct area_span) { .area = a, .first = first, .count = need };
+      *span = (struct area_span) {
+        .area = a, .first = first, .count = need, .beyond_budget = !counted,
+      };
       return 0;
     }
   }
   return -1;
+}
+
+int
+area_take (struct data_area *a, uint32_t len, struct area_span *span)
+{
+  /* len >= 1 and <= NBD_MAX_REQUEST_SIZE < DATA_AREA_SIZE: 1 .. CHUNKS. */
+  uint32_t need = (len + DATA_AREA_CHUNK - 1) / DATA_AREA_CHUNK;
+
+  /* Over the budget, wait for replies to free some; with nothing held,
+   * any request fits (the area holds two of the largest). */
+  if (a->chunks_used > 0 && a->chunks_used + need > a->budget)
+    return -1;
+  return take_run (a, need, true, span);
+}
+
+int
+area_take_beyond_budget (struct data_area *a, uint32_t len, struct area_span *span)
+{
+  return take_run (a, (len + DATA_AREA_CHUNK - 1) / DATA_AREA_CHUNK, false, span);
 }
 
 uint8_t *
@@ -72,7 +89,8 @@ area_release (struct area_span *span)
     (void) madvise (area_address (span), (size_t) span->count * DATA_AREA_CHUNK,
                     MADV_REMOVE);
   memset (&span->area->used[span->first], 0, span->count);
-  span->area->chunks_used -= span->count;     /* counted when taken */
+  if (!span->beyond_budget)
+    span->area->chunks_used -= span->count;   /* counted when taken */
   area_unref (span->area);
   span->area = NULL;
 }

@@ -26,6 +26,7 @@ struct area_span {
   struct data_area *area;               /* NULL: none */
   uint32_t first, count;                /* chunks */
   bool punch;                           /* give its memory back when released */
+  bool beyond_budget;                   /* not counted in chunks_used */
 };
 
 /* Map the area the supervisor sent (fd stays the caller's), with a budget
@@ -35,6 +36,9 @@ struct data_area *area_map (int fd, uint32_t memory);
 /* Take enough chunks for len bytes (1 .. NBD_MAX_REQUEST_SIZE): -1 when
  * the area has no room now (replies being sent free some). */
 int area_take (struct data_area *a, uint32_t len, struct area_span *span);
+/* The same, beyond the client's budget (its staging spans, limits-staging.h):
+ * -1 only when no run of chunks is free. */
+int area_take_beyond_budget (struct data_area *a, uint32_t len, struct area_span *span);
 /* Give a span back (none: nothing happens), and its reference. */
 void area_release (struct area_span *span);
 uint8_t *area_address (const struct area_span *span);

@@ -41,8 +41,11 @@ give_back (struct client *c, struct stage *s)
   s->length = 0;
 }
 
-/* Lend the spans, all or none, if the client's memory has room for them
- * and for reads besides. */
+/* Lend the spans, all or none, beyond the client's budget for requests
+ * (so that a client that pipelines keeps all of it for its reads), if
+ * that budget is large enough for STAGE_SPANS more to be small beside it.
+ * The requests hold at most MAX_CLIENT_MEMORY = DATA_AREA_SIZE / 2 of the
+ * area, so the spans find room unless the requests left it in pieces. */
 static void
 lend (struct client *c)
 {
@@ -53,10 +56,10 @@ lend (struct client *c)
       (uint64_t) c->area->budget * DATA_AREA_CHUNK < STAGE_MIN_CLIENT_MEMORY)
     return;
   for (i = 0; i < STAGE_SPANS; i++)
-    if (area_take (c->area, STAGE_SPAN_BYTES, &c->stages[i].span) == -1) {
+    if (area_take_beyond_budget (c->area, STAGE_SPAN_BYTES, &c->stages[i].span) == -1) {
       while (i-- > 0)
         area_release (&c->stages[i].span);
-      return;                           /* reads hold the room now */
+      return;                           /* no run of chunks free: no staging */
     }
   for (i = 0; i < STAGE_SPANS; i++)
     give_back (c, &c->stages[i]);

@@ -607,6 +607,8 @@ fz_fetcher_answer (unsigned n, unsigned fail_permille)
 static struct data_area area;
 static struct data_pipe pipe_end;
 static uint32_t area_next;            /* the stand-in allocator's next chunk */
+static uint32_t area_beyond_low = DATA_AREA_CHUNKS;  /* the lowest staging span's */
+static unsigned area_beyond_held;     /* staging spans taken */
 
 uint64_t
 now_ms (void)
@@ -756,13 +758,39 @@ area_take (struct data_area *a, uint32_t len, struct area_span *span)
    * area, as there. */
   if (a->chunks_used == 0)
     area_next = 0;
-  else if (a->chunks_used + need > a->budget || area_next + need > DATA_AREA_CHUNKS)
+  else if (a->chunks_used + need > a->budget)
+    return -1;
+  if (area_next + need > area_beyond_low)
     return -1;
   for (i = area_next; i < area_next + need; i++)
     a->used[i] = 1;
   *span = (struct area_span) { .area = a, .first = area_next, .count = need };
   area_next += need;
   a->chunks_used += need;
+  a->refs++;
+  return 0;
+}
+
+/* Staging spans: taken down from the area's end, never counted in the
+ * budget, all given back together (staging_drop). */
+int
+area_take_beyond_budget (struct data_area *a, uint32_t len, struct area_span *span)
+{
+  uint32_t need = (uint32_t) (((uint64_t) len + DATA_AREA_CHUNK - 1) / DATA_AREA_CHUNK), i;
+
+  FUZZ_CHECK (a == &area && a->refs > 0, "data area taken from no fetcher's area");
+  FUZZ_CHECK (len >= 1 && len <= NBD_MAX_REQUEST_SIZE, "data area for %u bytes", len);
+  if (need > area_beyond_low || area_beyond_low - need < area_next)
+    return -1;
+  for (i = area_beyond_low - need; i < area_beyond_low; i++) {
+    FUZZ_CHECK (!a->used[i], "staging span over a chunk in use");
+    a->used[i] = 1;
+  }
+  area_beyond_low -= need;
+  area_beyond_held++;
+  *span = (struct area_span) {
+    .area = a, .first = area_beyond_low, .count = need, .beyond_budget = true,
+  };
   a->refs++;
   return 0;
 }
@@ -791,7 +819,10 @@ area_release (struct area_span *span)
     FUZZ_CHECK (span->area->used[i], "data area chunk %u given back twice", i);
     span->area->used[i] = 0;
   }
-  span->area->chunks_used -= span->count;
+  if (!span->beyond_budget)
+    span->area->chunks_used -= span->count;
+  else if (--area_beyond_held == 0)
+    area_beyond_low = DATA_AREA_CHUNKS;
   area_unref (span->area);
   span->area = NULL;
 }
