@@ -22,6 +22,12 @@ direct_fail_cause (struct transfer *t, enum retry_cause cause, const char *why)
   if ((t->dstate == DIRECT_QUEUED || t->dstate == DIRECT_BODY) && !t->to_area)
     owner_queue_remove (t);
   close_connection (t);
+  /* A window of the store is not tried again (as through libcurl). */
+  if (t->prefetch != NULL) {
+    fail_read (t, why);
+    release (t);
+    return;
+  }
   /* 401, 403 with scripts: the read goes again with renewed values. */
   if (script_park_refused (t)) {
     release (t);
@@ -72,6 +78,14 @@ direct_to_libcurl (struct transfer *t, const char *why, bool just_this_read)
   if ((t->dstate == DIRECT_QUEUED || t->dstate == DIRECT_BODY) && !t->to_area)
     owner_queue_remove (t);
   close_connection (t);
+  if (t->prefetch != NULL) {
+    /* A window goes whole, into its segment (t->data), as one that
+     * started there: no parts. */
+    t->nparts = t->next_part = 0;
+    t->part_received = t->received = 0;
+    t->dstate = DIRECT_HANDED;
+    return;
+  }
   /* Keep the parts not answered; their bytes start where the answered
    * ones end. */
   trim_answered_parts (t);

@@ -112,8 +112,10 @@ direct_start (struct transfer *t)
   if (i == http.f->cfg->connections)
     rate_open ();               /* none ran: the time since is not the link's */
   t->direct = true;
-  /* The parts are all of one kind (start_read): the first says which. */
-  t->to_area = direct.tls || t->parts[0].length > fetcher_pipe_read_max;
+  /* The parts are all of one kind (start_read): the first says which.
+   * A prefetch's one part is its segment of the store. */
+  t->to_area = direct.tls || t->prefetch != NULL ||
+    t->parts[0].length > fetcher_pipe_read_max;
   if (t->head == NULL) {
     /* Grown when a reply needs more (receive_headers): most header
      * sections fit, and sixteen slots' worth of 16 KiB would be touched

@@ -74,8 +74,6 @@ write_callback (char *ptr, size_t size, size_t nmemb, void *opaque)
   if (t->nparts == 0) {
     if (len > 0)
       memcpy (t->data + t->received - len, ptr, len);
-    if (t->prefetch != NULL)
-      readahead_arrived (t->prefetch, t->received);
     return len;
   }
   /* Scatter over the parts; len <= room keeps it inside them.  Each pass

@@ -114,7 +114,6 @@ start_prefetch (struct ra_segment *s, uint64_t offset, uint32_t length, uint8_t 
 
   /* All of it in the export's cache: no request. */
   if (fetcher_cache_copy (offset, length, buf)) {
-    readahead_arrived (s, length);
     readahead_finished (s, NULL);
     return;
   }
@@ -124,9 +123,27 @@ start_prefetch (struct ra_segment *s, uint64_t offset, uint32_t length, uint8_t 
   transfer_reset (t, MODE_READ);
   t->offset = offset;
   t->length = length;
-  t->data = buf;                /* no parts: the body goes to buf */
+  t->data = buf;                /* through libcurl: no parts, the body goes to buf */
   t->prefetch = s;
-  start_curl_read (t);
+  /* --timeout: a window that stalls fails like a read, and the reads
+   * that wait for it go on their own. */
+  if (http.f->cfg->timeout != 0)
+    t->limit_ms = monotonic_ms () + (uint64_t) http.f->cfg->timeout * 1000;
+  if (!http.direct) {
+    start_curl_read (t);
+    return;
+  }
+  /* Through the direct path: one part, the segment, received into it
+   * (never the pipe: the bytes must land here); no libcurl buffer and
+   * no copy out of it.  Should the direct path hand it to libcurl, it
+   * goes as above (direct_to_libcurl). */
+  t->parts[0].id = 0;
+  t->parts[0].data = buf;
+  t->parts[0].length = length;
+  t->parts[0].auth_retried = false;
+  t->nparts = 1;
+  direct_start (t);
+  start_handed_reads ();
 }
 
 static void

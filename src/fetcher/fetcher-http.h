@@ -66,7 +66,8 @@ struct transfer {
   /* The request: one range, offset and length (the whole range). */
   uint64_t id, offset;
   uint32_t length;
-  uint8_t *data;              /* probe: exactly length bytes; reads: NULL */
+  uint8_t *data;              /* probe, prefetch: exactly length bytes;
+                                 reads: NULL */
   size_t received;            /* <= length */
   /* Reads: the requests the range covers, in order, each with its place
    * in the data area; parts before next_part are complete and answered. */
@@ -210,9 +211,6 @@ bool readahead_take (struct fetcher_request *req);
 void readahead_progress (void);
 /* The prefetch of segment s ended: why NULL if every check passed. */
 void readahead_finished (struct ra_segment *s, const char *why);
-/* bytes of s's body have arrived, from a reply that passed its checks:
- * reads may take them before the transfer ends (not the last byte). */
-void readahead_arrived (struct ra_segment *s, size_t bytes);
 /* No request waits in the store. */
 bool readahead_idle (void);
 /* The store holds or fetches a byte of [offset, offset + length): a

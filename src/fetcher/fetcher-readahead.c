@@ -20,15 +20,16 @@
  *
  * The store is a few segments in the fetcher's own memory, at most
  * http.ra_max bytes (READAHEAD_MAX_BYTES, and no more than the client's
- * --client-memory).  A segment is fetched by an ordinary range transfer
- * through libcurl (never the data pipe: the bytes must land here), with
- * the same preconditions, and its reply goes through the same checks
+ * --client-memory).  A segment is fetched by an ordinary range request,
+ * through the direct path when it runs (received straight into the
+ * segment: no libcurl buffer, no copy out of it; never the data pipe,
+ * as the bytes must land here), else through libcurl, with the same
+ * preconditions, and its reply goes through the same checks
  * (web-reply.c) as any read's: a segment's bytes are used only once its
- * reply's headers passed every check, and its last byte only once the
- * transfer ended with the body exactly as long as asked (the rule for a
- * coalesced read's parts): a read waiting for a segment is answered as
- * soon as its bytes are there.  Reads that need a segment still in
- * flight wait for it; none is fetched twice.  When a segment fails, the
+ * transfer ended with every check passed and the body exactly as long
+ * as asked, never before: a window that fails half-way serves nothing.
+ * Reads that need a segment still in flight wait for it; none is
+ * fetched twice.  When a segment fails, the
  * reads waiting for it are fetched on their own (they then succeed or
  * fail by their own replies) and a CACHE waiting for it gets EIO.
  *
@@ -59,8 +60,6 @@ struct ra_segment {
   uint64_t offset;
   uint32_t length;
   uint64_t serial;            /* when made: the oldest is evicted first */
-  uint32_t arrived;           /* fetching: body bytes in data, from a reply
-                                 that passed its checks */
   uint8_t *data;              /* length bytes (malloc'd) */
 };
 
@@ -87,6 +86,7 @@ static struct {
   uint64_t pipelined_until;   /* the reader's clock until which it counts
                                  as pipelining (little_in_flight) */
   uint32_t window;            /* the next window's length, 0: none yet */
+  uint32_t first_end;         /* the first read's end, if it was at offset 0 */
 } ra;
 
 void
@@ -231,7 +231,6 @@ prefetch (uint64_t offset, uint32_t len, uint64_t keep_lo, uint64_t keep_hi)
   s->offset = offset;
   s->length = len;
   s->serial = ++ra.serial;
-  s->arrived = 0;
   ra.used += len;
   ra.fetching++;
   debug ("readahead: fetching %" PRIu32 " bytes at offset %" PRIu64, len, offset);
@@ -351,6 +350,8 @@ static void
 observe (const struct fetcher_request *req)
 {
   ra.verdict = forward_reader_observe (&ra.reader, req->offset, req->length);
+  if (ra.reader.clock == 1 && req->offset == 0)
+    ra.first_end = req->length;
   ra.follow = ra.verdict.forward && little_in_flight ();
   if (!ra.verdict.forward)
     ra.window = 0;              /* a jump or a random read: start small again */
@@ -366,16 +367,14 @@ sequential (void)
   return ra.follow;
 }
 
-/* The bytes of s that may be read now: all once complete; while it is
- * fetched, those that arrived but the last (as with a read's parts,
- * fetcher-http.c: only the end of the transfer proves the body was no
- * longer than asked). */
+/* The bytes of s that may be read now: all once its transfer ended with
+ * every check passed, none before.  A window that fails half-way (a
+ * short body, a reset) serves nothing: the reads that wait for it are
+ * fetched on their own and get their own reply's verdict. */
 static uint64_t
 usable (const struct ra_segment *s)
 {
-  if (s->state == SEG_READY)
-    return s->length;
-  return s->arrived < s->length ? s->arrived : s->length - 1;
+  return s->state == SEG_READY ? s->length : 0;
 }
 
 /* How much of [offset, offset + length) the store holds or fetches from
@@ -491,14 +490,17 @@ keep_ahead (uint64_t frontier, unsigned spare_transfers)
 
 enum outcome { ANSWERED, WAITING, FETCH };
 
-/* Is req the client's first read, at offset 0, of less than the object's
- * head, from a client with little else in flight (READAHEAD_HEAD_BYTES)?
- * Not with a read cache: it keeps what each read fetched, the head of an
- * object read before among it, in blocks a client's share may hold. */
+/* Is req the client's second read, the first having been at offset 0
+ * (ra.first_end: where it ended), a jump forward inside the object's head
+ * from a client with little else in flight: an image being opened, its
+ * header read and now its tables (READAHEAD_HEAD_BYTES)?  Not with a read
+ * cache: it keeps what each read fetched, the head of an object read
+ * before among it, in blocks a client's share may hold. */
 static bool
 head_read (const struct fetcher_request *req)
 {
-  return ra.reader.clock == 1 && req->offset == 0 && req->length < READAHEAD_HEAD_BYTES &&
+  return ra.reader.clock == 2 && ra.first_end > 0 && req->offset > ra.first_end &&
+    req->length <= READAHEAD_HEAD_BYTES && req->offset <= READAHEAD_HEAD_BYTES - req->length &&
     ra.fetching == 0 && !fetcher_cache_on () && little_in_flight ();
 }
 
@@ -524,8 +526,9 @@ try_read (struct fetcher_request *req, bool fresh)
     return ANSWERED;
   }
   if (have == 0 && fresh && head_read (req)) {
-    /* The object's head, in one request. */
-    if (prefetch (0, READAHEAD_HEAD_BYTES, 0, 0) != NULL)
+    /* The rest of the object's head, in one request (first_end <
+     * req->offset < READAHEAD_HEAD_BYTES). */
+    if (prefetch (ra.first_end, READAHEAD_HEAD_BYTES - ra.first_end, 0, 0) != NULL)
       return segment_at (req->offset) == NULL ? FETCH : WAITING;
   }
   if (have == 0 && fresh && sequential () && ra.fetching < READAHEAD_MAX_INFLIGHT) {
@@ -737,12 +740,6 @@ readahead_finished (struct ra_segment *s, const char *why)
   segment_free (s);
   /* A failing server: start small again. */
   ra.window = 0;
-}
-
-void
-readahead_arrived (struct ra_segment *s, size_t bytes)
-{
-  s->arrived = (uint32_t) bytes;    /* <= s->length: the write callback's check */
 }
 
 bool

@@ -79,6 +79,16 @@ fail_read (struct transfer *t, const char *why)
 {
   unsigned i;
 
+  if (t->prefetch != NULL) {
+    /* A window through the direct path: never tried again; the reads
+     * that wait for it go on their own (readahead_finished says it). */
+    if (t->reply.object_changed)
+      fetcher_cache_changed ();
+    readahead_finished (t->prefetch, why);
+    t->prefetch = NULL;
+    return;
+  }
+
   char after[48] = "";
 
   if (t->retries > 0)
@@ -105,6 +115,12 @@ answer_part (struct transfer *t, unsigned p)
   for (i = 0; i < p; i++)
     offset += t->parts[i].length;
   fetcher_cache_keep (offset, t->parts[p].data, t->parts[p].length);
+  if (t->prefetch != NULL) {
+    /* A window through the direct path, all here and checked. */
+    readahead_finished (t->prefetch, NULL);
+    t->prefetch = NULL;
+    return;
+  }
   fetcher_reply (t->parts[p].id, 0);
 }
 

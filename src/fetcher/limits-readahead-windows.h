@@ -17,14 +17,15 @@
  * for a reader that stops. */
 #define READAHEAD_MIN_WINDOW      (128u * 1024)
 
-/* A client's first read, when it starts at offset 0 and little else is
- * in flight, fetches the object's first READAHEAD_HEAD_BYTES: every disk
+/* A client whose first read was at offset 0 and whose second jumps
+ * forward inside the object's first READAHEAD_HEAD_BYTES, with little
+ * else in flight, gets those bytes fetched in one request: every disk
  * image format, partition table and file system keeps its headers and
  * first tables there, and a client that opens one reads its header
- * first, then the tables (qemu-img reads a qcow2's header, refcount
- * table, L1 and first L2 table, a few bytes to 64 KiB each), each of
- * which would otherwise wait a round trip of its own.  A random reader's
- * first read is almost never at offset 0. */
+ * first, then the tables (qemu-img reads a qcow2's header, then its L1
+ * table, refcount table and first L2 table, a few bytes to 64 KiB each),
+ * each of which would otherwise wait a round trip of its own.  A random
+ * reader's first read is almost never at offset 0. */
 #define READAHEAD_HEAD_BYTES      (1024u * 1024)
 #define READAHEAD_MAX_WINDOW      (4u * 1024 * 1024)
 #define READAHEAD_MAX_INFLIGHT    4u

@@ -60,6 +60,8 @@ IPC_WRITE = 34
 IPC_FLUSH = 35
 IPC_REPLY = 36
 IPC_FETCHER_STATS = 41
+IPC_STAGE_WANTED = 42
+FETCHER_CAN_STAGE = 8
 FETCHER_STATS = struct.Struct("=7Q")
 IPC_CACHE = 39
 READAHEAD_MAX_BYTES = 16 * 1024 * 1024
@@ -258,13 +260,21 @@ class Fetcher:
         """(id, error, data): a read's data is taken from the data area.
         The fetcher's figures (IPC_FETCHER_STATS) may come before it: the
         last are kept in self.stats (web bytes, transfers, retries,
-        readahead hits and bytes, read cache hits and bytes)."""
+        readahead hits and bytes, read cache hits and bytes).  So may a
+        fetcher's asking for staging spans (IPC_STAGE_WANTED), counted in
+        self.stage_wanted and never answered: a front-end need not lend."""
         (type_, flags, plen, id_, off, length, error, area_off), payload = self.recv_message()
-        while type_ == IPC_FETCHER_STATS:
-            check(plen == FETCHER_STATS.size and (flags, id_, off, length, error, area_off) ==
-                  (0,) * 6, "a statistics message with only its payload")
-            self.stats = FETCHER_STATS.unpack(payload)
-            (type_, _, plen, id_, _, _, error, area_off), payload = self.recv_message()
+        while type_ in (IPC_FETCHER_STATS, IPC_STAGE_WANTED):
+            fields = (flags, id_, off, length, error, area_off)
+            if type_ == IPC_STAGE_WANTED:
+                check(plen == 0 and fields == (0,) * 6, "IPC_STAGE_WANTED with a field set")
+                self.stage_wanted = getattr(self, "stage_wanted", 0) + 1
+            else:
+                check(plen == FETCHER_STATS.size and fields == (0,) * 6,
+                      "a statistics message with only its payload")
+                self.stats = FETCHER_STATS.unpack(payload)
+            (type_, flags, plen, id_, off, length, error, area_off), payload = \
+                self.recv_message()
         check(type_ == IPC_REPLY, "reply type %d" % type_)
         check(plen == 0 and area_off == 0, "a reply carries nothing but id and error")
         data = b""
@@ -506,8 +516,10 @@ def start_web_server():
 
 
 def http_open_ok(mode, connections=4, **config):
+    """A read-only export: no write, flush or FUA; with a readahead store
+    it may stage reads (FETCHER_CAN_STAGE)."""
     fx = Fetcher("%s/%s/disk.img" % (web_url, mode), connections=connections, **config)
-    check_opened(fx, IMAGE_SIZE, 0)
+    check_opened(fx, IMAGE_SIZE, FETCHER_CAN_STAGE if config.get("readahead") else 0)
     return fx
 
 
