@@ -1222,6 +1222,9 @@ fz_client_in_transmission (uint32_t export_index, bool structured, bool meta)
   c->export_index = export_index;
   c->pending_option = NBD_OPT_GO;
   c->fetcher_spawns = 1;
+  /* As request_fetcher: its start is under way, so the fetcher's
+   * IPC_FETCHER_STARTED is in turn. */
+  c->spawn = SPAWN_STARTING;
   start_fetcher ();
 }
 
