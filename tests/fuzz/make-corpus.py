@@ -127,11 +127,12 @@ def fetcher_replies():
         return bytes([7, 0]) + struct.pack('<IH', at, count - 1)
     def read(offset, count):
         return bytes([0, 0, 0]) + struct.pack('<QH', offset, count - 1)
-    # Reads answered from the span; one far past it gives it back; staged
-    # again further on, and read from.
+    # Reads answered from the span; one past it gives it back; staged
+    # again further on, read from, and given back again.
     yield 'staged', stage_setup + wanted + staged(0) + staged_read(4096, 4096) + \
         staged_read(0, 512) + read(512 << 10, 512) + bytes([3, 7, 0]) + \
-        staged(512 << 10) + staged_read(100, 1000) + read(0, 4096)
+        staged(512 << 10) + staged_read(100, 1000) + read(0, 4096) + \
+        read((1 << 20) - 4096, 4096)
     # A read in flight at the fetcher, then a span staged twice: the
     # fetcher ends, the read gets EIO.
     yield 'staged-twice', stage_setup + wanted + read(8192, 4096) + staged(0) + \
