@@ -40,16 +40,6 @@ struct fz_request {
 static struct fz_request requests[FZ_MAX_REQUESTS];
 static unsigned nrequests;
 
-/* The data the fake fetcher puts at the start and end of each read's
- * place in the data area, from the export offset: a reply that sends
- * another read's bytes shows. */
-#define FZ_MARK_BYTES 64u
-static uint8_t
-mark_byte (uint64_t export_offset)
-{
-  return (uint8_t) (export_offset * 131 + (export_offset >> 9) + 7);
-}
-
 static uint64_t
 hash_bytes (uint64_t h, const uint8_t *p, size_t n)
 {
@@ -303,6 +293,7 @@ header_done (void)
       FUZZ_CHECK (error == 0 || known_nbd_error (error), "error %u", error);
       FUZZ_CHECK (error != 0 || r->type != NBD_CMD_BLOCK_STATUS, "block status "
                   "answered without structured replies");
+      out.req = r;
       if (error == 0 && r->type == NBD_CMD_READ) {
         out.data_left = r->count;
         out.data_offset = r->offset;
@@ -434,14 +425,36 @@ out_data (const uint8_t *p, size_t len)
   if (p != NULL) {
     size_t i, marks = len < FZ_MARK_BYTES ? len : FZ_MARK_BYTES;
     for (i = 0; i < marks; i++) {
-      FUZZ_CHECK (p[i] == mark_byte (out.data_offset + i), "read data from "
+      FUZZ_CHECK (p[i] == fz_mark_byte (out.data_offset + i), "read data from "
                   "another place (byte %zu)", i);
-      FUZZ_CHECK (p[len - 1 - i] == mark_byte (out.data_offset + len - 1 - i),
+      FUZZ_CHECK (p[len - 1 - i] == fz_mark_byte (out.data_offset + len - 1 - i),
                   "read data from another place (byte %zu from the end)", i);
     }
   }
   out.data_left -= len;
   out.data_offset += len;
+}
+
+/* A read's data copied into the queue from the data area: answered by
+ * the front-end from a staged span, never asked of the fetcher, every
+ * byte the export's at its offsets. */
+static void
+out_copied (const uint8_t *p, size_t len)
+{
+  struct fz_request *r = out.req;
+  const uint8_t *base = fz.c->area->base;
+
+  FUZZ_CHECK (r != NULL && r->type == NBD_CMD_READ && out.data_left == r->count &&
+              out.data_offset == r->offset && len == r->count,
+              "%zu bytes copied from the data area where no read's data belongs", len);
+  FUZZ_CHECK (!r->at_fetcher, "a read asked of the fetcher answered from a staged span");
+  FUZZ_CHECK (p >= base && len <= DATA_AREA_SIZE && (size_t) (p - base) <= DATA_AREA_SIZE - len,
+              "read data copied from beyond the data area");
+  fz_stage_answered ((uint64_t) (p - base), r->offset, r->count);
+  for (size_t i = 0; i < len; i++)
+    FUZZ_CHECK (p[i] == fz_mark_byte (r->offset + i), "a staged read's byte %zu is not "
+                "the export's", i);
+  out_data (p, len);
 }
 
 /* ---- The fetcher's side: what it receives, and its answers. ---- */
@@ -452,11 +465,19 @@ static void
 fetcher_receives (const struct ipc_header *h)
 {
   const struct client *c = fz.c;
-  const struct inflight *s = &c->slots[h->id & ((1u << IPC_ID_SLOT_BITS) - 1)];
+  const struct inflight *s;
   struct fz_request *r;
   unsigned i;
 
   FUZZ_CHECK (c->fetcher_fd >= 0 && c->fetcher_open, "request for no fetcher");
+  if (h->type == IPC_STAGE_GIVE) {
+    fz_stage_given (h);
+    return;
+  }
+  /* A request's id names its slot (checked below to be one). */
+  FUZZ_CHECK ((h->id & ((1u << IPC_ID_SLOT_BITS) - 1)) < MAX_INFLIGHT_PER_CLIENT,
+              "request id %llu names no slot", (unsigned long long) h->id);
+  s = &c->slots[h->id & ((1u << IPC_ID_SLOT_BITS) - 1)];
   FUZZ_CHECK (h->payload_len == 0 && h->error == 0, "request with payload or error");
   for (i = 0; i < fz.nsent; i++)
     FUZZ_CHECK (fz.sent[i].id != h->id, "request id %llu used twice",
@@ -522,8 +543,8 @@ fetcher_receives (const struct ipc_header *h)
     uint8_t *data = c->area->base + h->area_offset;
     size_t j, marks = h->length < FZ_MARK_BYTES ? h->length : FZ_MARK_BYTES;
     for (j = 0; j < marks; j++) {
-      data[j] = mark_byte (h->offset + j);
-      data[h->length - 1 - j] = mark_byte (h->offset + h->length - 1 - j);
+      data[j] = fz_mark_byte (h->offset + j);
+      data[h->length - 1 - j] = fz_mark_byte (h->offset + h->length - 1 - j);
     }
   }
   fz.sent[fz.nsent++] = (struct fz_sent) {
@@ -547,20 +568,85 @@ fetcher_drain (void)
   }
 }
 
+/* The fetcher's bytes framed as the front-end frames them (a header,
+ * then its payload), to find the staging messages among them, whichever
+ * operation wrote them. */
+static struct fetcher_stream {
+  uint8_t hdr[IPC_HEADER_SIZE];
+  size_t hdr_len;
+  uint64_t payload_left;
+} stream;
+
+/* How many of the n bytes at p to send next: those before a staging
+ * message's last byte, or that byte alone (*staging then holds the
+ * message), or all n. */
+static size_t
+stream_advance (const uint8_t *p, size_t n, struct ipc_header *staging, bool *found)
+{
+  size_t i = 0;
+
+  *found = false;
+  while (i < n) {
+    if (stream.payload_left > 0) {
+      size_t k = n - i < stream.payload_left ? n - i : (size_t) stream.payload_left;
+      stream.payload_left -= k;
+      i += k;
+      continue;
+    }
+    if (stream.hdr_len < IPC_HEADER_SIZE - 1) {
+      stream.hdr[stream.hdr_len++] = p[i++];
+      continue;
+    }
+    {
+      struct ipc_header h;
+      stream.hdr[IPC_HEADER_SIZE - 1] = p[i];
+      ipc_decode_header (stream.hdr, &h);
+      if (h.type == IPC_STAGE_WANTED || h.type == IPC_STAGED) {
+        if (i > 0)
+          return i;                     /* what comes before, first */
+        *staging = h;
+        *found = true;
+      }
+      stream.hdr_len = 0;
+      stream.payload_left = h.payload_len;
+      i++;
+      if (*found)
+        return i;
+    }
+  }
+  return n;
+}
+
 void
 fz_fetcher_write (const void *data, size_t len)
 {
   const uint8_t *p = data;
 
-  /* In pieces the socket takes at once, read by the front-end each time. */
+  /* In pieces the socket takes at once, read by the front-end each time;
+   * a staging message's last byte alone, with the driver's model acting
+   * before and checking after. */
   while (len > 0 && fz.fetcher_peer >= 0) {
-    size_t n = len < 4096 ? len : 4096;
-    ssize_t r = send (fz.fetcher_peer, p, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+    struct ipc_header h;
+    bool found, expected = false;
+    struct fetcher_stream before = stream;
+    size_t n = stream_advance (p, len < 4096 ? len : 4096, &h, &found);
+    ssize_t r;
+    if (found)
+      expected = fz_stage_before (&h);
+    r = send (fz.fetcher_peer, p, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (r < (ssize_t) n) {
+      bool again;
+      stream = before;                  /* only what was sent is framed */
+      if (r > 0)
+        stream_advance (p, (size_t) r, &h, &again);
+    }
     if (r <= 0)
       break;                            /* the front-end closed its end */
     p += r;
     len -= (size_t) r;
     fetcher_drain ();
+    if (found && r == (ssize_t) n)
+      fz_stage_after (&h, expected);
   }
 }
 
@@ -607,8 +693,6 @@ fz_fetcher_answer (unsigned n, unsigned fail_permille)
 static struct data_area area;
 static struct data_pipe pipe_end;
 static uint32_t area_next;            /* the stand-in allocator's next chunk */
-static uint32_t area_beyond_low = DATA_AREA_CHUNKS;  /* the lowest staging span's */
-static unsigned area_beyond_held;     /* staging spans taken */
 
 uint64_t
 now_ms (void)
@@ -684,7 +768,11 @@ queued (struct outq *q, const void *data, size_t len)
   FUZZ_CHECK (!c->dead, "%zu bytes queued after the client was closed", len);
   q->bytes += len;
   if (q == &c->out) {
-    out_bytes (data, len);
+    const uint8_t *p = data, *base = c->area ? c->area->base : NULL;
+    if (base != NULL && p >= base && p < base + DATA_AREA_SIZE)
+      out_copied (p, len);
+    else
+      out_bytes (data, len);
     return;
   }
   FUZZ_CHECK (q == &c->to_fetcher, "bytes queued on an unknown queue");
@@ -746,6 +834,17 @@ outq_push_pipe (struct outq *q, struct data_pipe *p, size_t len, bool discard)
   p->refs--;
 }
 
+static bool
+chunks_free (const struct data_area *a, uint32_t first, uint32_t n)
+{
+  if (first + n > DATA_AREA_CHUNKS)
+    return false;
+  for (uint32_t i = first; i < first + n; i++)
+    if (a->used[i])
+      return false;
+  return true;
+}
+
 int
 area_take (struct data_area *a, uint32_t len, struct area_span *span)
 {
@@ -760,8 +859,14 @@ area_take (struct data_area *a, uint32_t len, struct area_span *span)
     area_next = 0;
   else if (a->chunks_used + need > a->budget)
     return -1;
-  if (area_next + need > area_beyond_low)
-    return -1;
+  else if (!chunks_free (a, area_next, need)) {
+    /* Staging spans are held for long: the first room from the start. */
+    for (area_next = 0; area_next + need <= DATA_AREA_CHUNKS; area_next++)
+      if (chunks_free (a, area_next, need))
+        break;
+    if (area_next + need > DATA_AREA_CHUNKS)
+      return -1;
+  }
   for (i = area_next; i < area_next + need; i++)
     a->used[i] = 1;
   *span = (struct area_span) { .area = a, .first = area_next, .count = need };
@@ -771,25 +876,23 @@ area_take (struct data_area *a, uint32_t len, struct area_span *span)
   return 0;
 }
 
-/* Staging spans: taken down from the area's end, never counted in the
- * budget, all given back together (staging_drop). */
+/* Staging spans: the last free run of chunks from the area's end, never
+ * counted in the budget. */
 int
 area_take_beyond_budget (struct data_area *a, uint32_t len, struct area_span *span)
 {
   uint32_t need = (uint32_t) (((uint64_t) len + DATA_AREA_CHUNK - 1) / DATA_AREA_CHUNK), i;
+  uint32_t first = DATA_AREA_CHUNKS - need;
 
   FUZZ_CHECK (a == &area && a->refs > 0, "data area taken from no fetcher's area");
   FUZZ_CHECK (len >= 1 && len <= NBD_MAX_REQUEST_SIZE, "data area for %u bytes", len);
-  if (need > area_beyond_low || area_beyond_low - need < area_next)
-    return -1;
-  for (i = area_beyond_low - need; i < area_beyond_low; i++) {
-    FUZZ_CHECK (!a->used[i], "staging span over a chunk in use");
+  while (!chunks_free (a, first, need))
+    if (first-- == 0)
+      return -1;
+  for (i = first; i < first + need; i++)
     a->used[i] = 1;
-  }
-  area_beyond_low -= need;
-  area_beyond_held++;
   *span = (struct area_span) {
-    .area = a, .first = area_beyond_low, .count = need, .beyond_budget = true,
+    .area = a, .first = first, .count = need, .beyond_budget = true,
   };
   a->refs++;
   return 0;
@@ -821,8 +924,6 @@ area_release (struct area_span *span)
   }
   if (!span->beyond_budget)
     span->area->chunks_used -= span->count;
-  else if (--area_beyond_held == 0)
-    area_beyond_low = DATA_AREA_CHUNKS;
   area_unref (span->area);
   span->area = NULL;
 }
@@ -850,6 +951,7 @@ drop_fetcher (struct client *c)
   to_fetcher_model = (struct queue_model) { 0 };
   memset (&c->fin, 0, sizeof c->fin);
   staging_drop (c);
+  fz_stage_reset ();
   if (c->area) {
     area_unref (c->area);
     c->area = NULL;
@@ -928,6 +1030,7 @@ attach_fetcher (void)
   c->fetcher_open = false;
   c->fetcher_failed = false;
   fz.fetcher_peer = sv[1];
+  memset (&stream, 0, sizeof stream);
 }
 
 static void
@@ -1224,6 +1327,7 @@ fz_begin (uint32_t frontend_flags, const struct fz_fetcher_setup *setup)
   fz.spawn_requested = false;
   fz.nsent = 0;
   fz.fail_permille = 0;
+  fz_stage_reset ();
   nrequests = 0;
   collecting = NULL;
   discard_left = 0;
@@ -1253,6 +1357,9 @@ fz_client_in_transmission (uint32_t export_index, bool structured, bool meta)
   c->export_index = export_index;
   c->pending_option = NBD_OPT_GO;
   c->fetcher_spawns = 1;
+  /* As request_fetcher: its start is under way, so the fetcher's
+   * IPC_FETCHER_STARTED is in turn. */
+  c->spawn = SPAWN_STARTING;
   start_fetcher ();
 }
 
@@ -1273,7 +1380,8 @@ fz_begin_transmission (struct fuzz_input *in)
   uint8_t budget = fuzz_u8 (in), fail = fuzz_u8 (in), pipe_max = fuzz_u8 (in);
   struct fz_fetcher_setup fs = {
     .open = FZ_OPEN_OK,
-    .caps = caps & (FETCHER_CAN_WRITE | FETCHER_CAN_FLUSH | FETCHER_CAN_FUA),
+    .caps = caps & (FETCHER_CAN_WRITE | FETCHER_CAN_FLUSH | FETCHER_CAN_FUA |
+                    FETCHER_CAN_STAGE),
     .pipe = (caps & 0x80) != 0,
     .pipe_read_max = (uint32_t) pipe_max * 4096,
     .size = sizes[sz % (sizeof sizes / sizeof sizes[0])],

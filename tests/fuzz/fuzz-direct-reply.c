@@ -342,6 +342,16 @@ fetcher_flush_replies (void)
 {
 }
 
+/* Stand-in for fetcher-readahead.c: no read here is a readahead window
+ * (every transfer has t->prefetch NULL), so nothing may end one. */
+void
+readahead_finished (struct ra_segment *s, const char *why)
+{
+  (void) s;
+  (void) why;
+  FUZZ_CHECK (false, "a readahead window ended in a harness that starts none");
+}
+
 /* Stand-in for fetcher-script.c: no header-script here, so a 401 or 403
  * is never parked for a renewal. */
 bool

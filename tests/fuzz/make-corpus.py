@@ -116,6 +116,27 @@ def fetcher_replies():
     ops += bytes([1, 40]) + ipc(IPC['REPLY'], id_=1 << 8)         # raw header
     yield 'mixed', setup + ops
     yield 'exit', setup + bytes([0, 0, 0]) + struct.pack('<QH', 0, 511) + bytes([4])
+    # Staged reads: the read-only export (structured replies), a 1 MiB
+    # export, a fetcher that may stage, the default client memory.
+    stage_setup = bytes([0x09, 0x08, 3, 2, 0, 0])
+    wanted = bytes([5, 0])
+    # STAGED into the first span held: 64 KiB at the export's offset.
+    def staged(offset, kind=0):
+        return bytes([6, kind, 0]) + struct.pack('<QI', offset, 65535)
+    def staged_read(at, count):                        # inside the span
+        return bytes([7, 0]) + struct.pack('<IH', at, count - 1)
+    def read(offset, count):
+        return bytes([0, 0, 0]) + struct.pack('<QH', offset, count - 1)
+    # Reads answered from the span; one past it gives it back; staged
+    # again further on, read from, and given back again.
+    yield 'staged', stage_setup + wanted + staged(0) + staged_read(4096, 4096) + \
+        staged_read(0, 512) + read(512 << 10, 512) + bytes([3, 7, 0]) + \
+        staged(512 << 10) + staged_read(100, 1000) + read(0, 4096) + \
+        read((1 << 20) - 4096, 4096)
+    # A read in flight at the fetcher, then a span staged twice: the
+    # fetcher ends, the read gets EIO.
+    yield 'staged-twice', stage_setup + wanted + read(8192, 4096) + staged(0) + \
+        staged_read(0, 4096) + staged(4096, kind=1)
 
 
 def fetcher_requests():
