@@ -14,10 +14,12 @@
 #include "data-path.h"
 
 /* Spans a client lends its fetcher, and their size: one being read while
- * the fetcher fills the next.  Beside the client's --client-memory (a
- * client that pipelines keeps all of that for its reads), only once its
- * fetcher follows a forward reader, and only when --client-memory is
- * large enough (STAGE_MIN_CLIENT_MEMORY) for them to be small beside it. */
+ * the fetcher fills the next.  Taken beside the requests' share of the
+ * data area (a client that pipelines keeps all of its --client-memory
+ * for its reads), while the fetcher's store, also bounded by
+ * --client-memory, gives up as much; only once the fetcher follows a
+ * forward reader, and only when --client-memory is large enough
+ * (STAGE_MIN_CLIENT_MEMORY) for them to be small beside it. */
 #define STAGE_SPANS               2u
 #define STAGE_SPAN_BYTES          (1024u * 1024)
 #define STAGE_MIN_CLIENT_MEMORY   (4u * STAGE_SPANS * STAGE_SPAN_BYTES)

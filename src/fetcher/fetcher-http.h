@@ -224,6 +224,9 @@ bool readahead_overlaps (uint64_t offset, uint32_t length);
  * front-end answered from staged bytes, [offset, offset + length), as if
  * they had come here. */
 bool readahead_following (uint64_t *frontier, uint64_t *run_start);
+/* Hold bytes fewer in the store from now on (a staging span took them):
+ * the oldest complete segments go as room is needed. */
+void readahead_shrink (uint32_t bytes);
 uint32_t readahead_stored (uint64_t pos, uint32_t max);
 void readahead_copy (uint8_t *dst, uint64_t pos, uint32_t n);
 void readahead_staged_progress (uint64_t offset, uint32_t length);

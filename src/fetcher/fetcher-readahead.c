@@ -689,6 +689,14 @@ readahead_following (uint64_t *frontier, uint64_t *run_start)
   return sequential () && ra.verdict.forward;
 }
 
+void
+readahead_shrink (uint32_t bytes)
+{
+  /* At least a window's worth stays (the front-end lends spans only to a
+   * client with STAGE_MIN_CLIENT_MEMORY, the store's bound). */
+  ra.max = ra.max > 2 * bytes ? ra.max - bytes : ra.max / 2;
+}
+
 uint32_t
 readahead_stored (uint64_t pos, uint32_t max)
 {

@@ -54,6 +54,10 @@ staging_given (const struct fetcher_request *req)
 {
   unsigned i = slot_of (req->data);
 
+  /* A span lent the first time: the store gives up as much, so that
+   * what is read ahead, stored or staged, stays within --client-memory. */
+  if (st.span[i].at == NULL)
+    readahead_shrink (STAGE_SPAN_BYTES);
   st.span[i].at = req->data;
   st.span[i].held = true;
   /* How far the reads answered from it went: the reader's progress.  id
