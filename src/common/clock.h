@@ -1,5 +1,5 @@
 /*
- * clock.h: milliseconds on CLOCK_MONOTONIC, for deadlines and rates in
+ * clock.h: milliseconds (and microseconds) on CLOCK_MONOTONIC, for deadlines and rates in
  * every role (a clock that wall-clock changes cannot move).
  */
 #ifndef NBDCURLD_CLOCK_H
@@ -16,6 +16,16 @@ monotonic_ms (void)
   /* Cannot fail with CLOCK_MONOTONIC and a valid pointer. */
   clock_gettime (CLOCK_MONOTONIC, &ts);
   return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+/* Round trips on a LAN are tens of microseconds. */
+static inline uint64_t
+monotonic_us (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
 }
 
 #endif

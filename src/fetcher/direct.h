@@ -82,14 +82,10 @@ clock_ms (void)
   return monotonic_ms ();
 }
 
-/* Round trips on a LAN are tens of microseconds. */
 static inline uint64_t
 clock_us (void)
 {
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+  return monotonic_us ();
 }
 
 /* fetcher-direct.c */

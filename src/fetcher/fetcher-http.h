@@ -230,6 +230,9 @@ void readahead_shrink (uint32_t bytes);
 uint32_t readahead_stored (uint64_t pos, uint32_t max);
 void readahead_copy (uint8_t *dst, uint64_t pos, uint32_t n);
 void readahead_staged_progress (uint64_t offset, uint32_t length);
+/* How many bytes a span may take: no more than the reader's lead, so
+ * that a slow reader has no more staged ahead of it than fetched. */
+uint32_t readahead_stage_max (void);
 
 /* fetcher-staging.c: staged reads (limits-staging.h).  A staging span the
  * front-end gave (back): req->data is where, req->offset and req->id how
@@ -238,6 +241,10 @@ void staging_given (const struct fetcher_request *req);
 /* Stage into the spans held what the store holds ahead of the reader;
  * the first time the reader is followed, ask for spans. */
 void staging_fill (void);
+/* The bytes staged past frontier for the run that starts at run_start:
+ * the front-end may answer reads up to there without a word, so the
+ * store's lead counts from there. */
+uint64_t staging_ahead (uint64_t frontier, uint64_t run_start);
 
 /* fetcher-http.c: start s's prefetch of [offset, offset + length) into
  * buf through libcurl, on a free transfer (the caller checked there is

@@ -11,12 +11,14 @@
  * (a client with much in flight gains nothing from this), a
  * read that misses the store fetches a window starting at its offset
  * instead of just itself, and waits for it; a read answered from the
- * store fetches the next windows, until READAHEAD_MAX_INFLIGHT windows
- * are stored or coming past its run's furthest byte, each on its own web
- * connection.  Each new window is twice the last, up to what the store
- * holds READAHEAD_MAX_INFLIGHT + 2 of.  A read that belongs to no forward run
- * starts the window small again and fetches nothing ahead, so a random
- * reader pays nothing (its reads go out exactly as without the store).
+ * store fetches the next windows, until its lead is stored or coming
+ * past its run's furthest byte, up to READAHEAD_MAX_INFLIGHT windows at
+ * once, each on its own web connection.  How long the lead is, and in
+ * windows of what size, is measured as the reader goes
+ * (readahead-lead.c): what it takes while a window comes, more when it
+ * has to wait, less when it slows or stops.  A read that belongs to no
+ * forward run fetches nothing ahead, so a random reader pays nothing (its
+ * reads go out exactly as without the store).
  *
  * The store is a few segments in the fetcher's own memory, at most
  * http.ra_max bytes (READAHEAD_MAX_BYTES, and no more than the client's
@@ -46,12 +48,15 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "clock.h"
 #include "fetcher-cache.h"
 #include "fetcher-http.h"
 #include "forward-reader.h"
 #include "ipc-messages.h"
 #include "limits-readahead-windows.h"
+#include "limits-staging.h"
 #include "limits-web.h"
+#include "readahead-lead.h"
 
 enum segment_state { SEG_FREE, SEG_FETCHING, SEG_READY };
 
@@ -60,6 +65,7 @@ struct ra_segment {
   uint64_t offset;
   uint32_t length;
   uint64_t serial;            /* when made: the oldest is evicted first */
+  uint64_t requested_us;      /* when its request went out */
   uint8_t *data;              /* length bytes (malloc'd) */
 };
 
@@ -85,15 +91,18 @@ static struct {
   bool follow;                /* read ahead of it (sequential) */
   uint64_t pipelined_until;   /* the reader's clock until which it counts
                                  as pipelining (little_in_flight) */
-  uint32_t window;            /* the next window's length, 0: none yet */
+  struct readahead_lead lead; /* how far ahead, in windows of what size */
   uint32_t first_end;         /* the first read's end, if it was at offset 0 */
 } ra;
+
+static uint32_t max_window (void);
 
 void
 readahead_init (uint32_t max)
 {
   ra.max = max;
   forward_reader_init (&ra.reader);
+  lead_init (&ra.lead, max_window ());
 }
 
 static unsigned
@@ -231,6 +240,7 @@ prefetch (uint64_t offset, uint32_t len, uint64_t keep_lo, uint64_t keep_hi)
   s->offset = offset;
   s->length = len;
   s->serial = ++ra.serial;
+  s->requested_us = monotonic_us ();
   ra.used += len;
   ra.fetching++;
   debug ("readahead: fetching %" PRIu32 " bytes at offset %" PRIu64, len, offset);
@@ -246,21 +256,6 @@ max_window (void)
 {
   uint32_t w = ra.max / (READAHEAD_MAX_INFLIGHT + 2);
   return w < READAHEAD_MAX_WINDOW ? w : READAHEAD_MAX_WINDOW;
-}
-
-static uint32_t
-next_window (uint32_t read_length)
-{
-  uint32_t w = ra.window;
-
-  /* The first: four reads' worth, READAHEAD_MIN_WINDOW at least
-   * (read_length <= NBD_MAX_REQUEST_SIZE: no overflow). */
-  if (w == 0)
-    w = read_length <= READAHEAD_MIN_WINDOW / 4 ? READAHEAD_MIN_WINDOW : read_length * 4;
-  if (w > max_window ())
-    w = max_window ();
-  ra.window = w <= UINT32_MAX / 2 ? w * 2 : w;
-  return w;
 }
 
 /* Does the client keep little in flight besides its newest read?  Its
@@ -353,10 +348,12 @@ observe (const struct fetcher_request *req)
   if (ra.reader.clock == 1 && req->offset == 0)
     ra.first_end = req->length;
   ra.follow = ra.verdict.forward && little_in_flight ();
-  if (!ra.verdict.forward)
-    ra.window = 0;              /* a jump or a random read: start small again */
-  else
+  /* A read elsewhere (a qcow2 reader's table, a jump) leaves the lead
+   * as it is: it measures the reader, not the run. */
+  if (ra.verdict.forward) {
+    lead_consumed (&ra.lead, req->length, monotonic_us ());
     release_behind (req);
+  }
 }
 
 /* Fetch ahead for the newest read?  Its run must be forward, and the
@@ -459,15 +456,19 @@ pipe_out (const struct fetcher_request *req)
   return true;
 }
 
-/* Keep the forward reader ahead: up to READAHEAD_MAX_INFLIGHT windows
- * stored or coming past its furthest byte, fetched at once over as many
- * web connections.  One at a time would hold the reader to what one
- * connection brings, which a server's cap per connection or a long round
- * trip keeps below what a reader such as qemu-img takes. */
+/* Keep the forward reader ahead: its lead (readahead-lead.c) stored or
+ * coming past its furthest byte, or past what is staged beyond it (the
+ * reader may be anywhere in there: the front-end tells only when a span
+ * comes back, and a reader that leaves its span should find the store's
+ * bytes there already), in windows fetched at once over up to
+ * READAHEAD_MAX_INFLIGHT web connections.  One at a time would hold the
+ * reader to what one connection brings, which a server's cap per
+ * connection or a long round trip keeps below what a reader such as
+ * qemu-img takes. */
 static void
 keep_ahead (uint64_t frontier, unsigned spare_transfers)
 {
-  uint64_t keep_lo;
+  uint64_t keep_lo, lead = lead_bytes (&ra.lead);
   bool fetching;
 
   if (!sequential () || frontier >= http.f->size)
@@ -480,10 +481,10 @@ keep_ahead (uint64_t frontier, unsigned spare_transfers)
   for (unsigned pass = 0; pass < READAHEAD_MAX_INFLIGHT; pass++) {
     uint64_t have = covered (frontier, http.f->size - frontier, &fetching);
     uint64_t pos = past_reads_in_flight (frontier + have);
-    if (pos >= http.f->size || have >= (uint64_t) ra.window * READAHEAD_MAX_INFLIGHT ||
+    if (pos >= http.f->size || have >= lead + staging_ahead (frontier, ra.verdict.run_start) ||
         ra.fetching >= READAHEAD_MAX_INFLIGHT || free_transfers () <= spare_transfers)
       return;
-    if (prefetch (pos, next_window (0), keep_lo, pos) == NULL || segment_at (pos) == NULL)
+    if (prefetch (pos, lead_window (&ra.lead), keep_lo, pos) == NULL || segment_at (pos) == NULL)
       return;
   }
 }
@@ -513,8 +514,11 @@ try_read (struct fetcher_request *req, bool fresh)
   uint64_t have = covered (req->offset, req->length, &fetching);
 
   if (have == req->length) {
-    if (fetching)
+    if (fetching) {
+      if (fresh && sequential ())
+        lead_starved (&ra.lead, monotonic_us ());
       return WAITING;
+    }
     if (!pipe_out (req)) {
       copy_out (req->data, req->offset, have);
       fetcher_reply (req->id, 0);
@@ -531,10 +535,17 @@ try_read (struct fetcher_request *req, bool fresh)
     if (prefetch (ra.first_end, READAHEAD_HEAD_BYTES - ra.first_end, 0, 0) != NULL)
       return segment_at (req->offset) == NULL ? FETCH : WAITING;
   }
+  if (fresh && sequential ()) {
+    /* The reader came for bytes not stored yet: the lead was short. */
+    lead_start (&ra.lead, req->length, monotonic_us ());
+    lead_starved (&ra.lead, monotonic_us ());
+  }
   if (have == 0 && fresh && sequential () && ra.fetching < READAHEAD_MAX_INFLIGHT) {
     /* A sequential miss: fetch a window from here and wait for it.  A
      * transfer stays for the reads after it unless this is the only one. */
-    uint32_t w = next_window (req->length);
+    uint32_t w = lead_window (&ra.lead);
+    if (w < req->length && req->length <= max_window ())
+      w = req->length;
     if (w >= req->length && prefetch (req->offset, w, req->offset, req->offset) != NULL) {
       if (segment_at (req->offset) == NULL)
         return FETCH;
@@ -695,6 +706,7 @@ readahead_shrink (uint32_t bytes)
   /* At least a window's worth stays (the front-end lends spans only to a
    * client with STAGE_MIN_CLIENT_MEMORY, the store's bound). */
   ra.max = ra.max > 2 * bytes ? ra.max - bytes : ra.max / 2;
+  lead_set_max_window (&ra.lead, max_window ());
 }
 
 uint32_t
@@ -707,6 +719,15 @@ readahead_stored (uint64_t pos, uint32_t max)
   while (end < limit && (s = segment_at (end)) != NULL && s->state == SEG_READY)
     end = s->offset + s->length;
   return (uint32_t) ((end < limit ? end : limit) - pos);
+}
+
+uint32_t
+readahead_stage_max (void)
+{
+  uint64_t lead = lead_bytes (&ra.lead);
+
+  return lead < STAGE_MIN_BYTES ? STAGE_MIN_BYTES
+       : lead < STAGE_SPAN_BYTES ? (uint32_t) lead : STAGE_SPAN_BYTES;
 }
 
 void
@@ -724,6 +745,7 @@ readahead_staged_progress (uint64_t offset, uint32_t length)
   ra.follow = ra.follow && ra.verdict.forward;
   if (!ra.verdict.forward)
     return;
+  lead_consumed (&ra.lead, length, monotonic_us ());
   release_behind (&req);
   keep_ahead (ra.verdict.frontier, 0);
 }
@@ -734,6 +756,7 @@ readahead_finished (struct ra_segment *s, const char *why)
   ra.fetching--;
   if (why == NULL) {
     s->state = SEG_READY;
+    lead_fetched (&ra.lead, monotonic_us () - s->requested_us);
     return;
   }
   warn ("export \"%s\" (%s): readahead of %" PRIu32 " bytes at offset %" PRIu64
@@ -747,7 +770,7 @@ readahead_finished (struct ra_segment *s, const char *why)
   }
   segment_free (s);
   /* A failing server: start small again. */
-  ra.window = 0;
+  lead_restart (&ra.lead);
 }
 
 bool

@@ -102,7 +102,7 @@ staging_fill (void)
 
     if (!st.span[i].held)
       continue;
-    n = readahead_stored (pos, STAGE_SPAN_BYTES);
+    n = readahead_stored (pos, readahead_stage_max ());
     if (n == 0 || (n < STAGE_MIN_BYTES && n < http.f->size - pos))
       return;                   /* not enough stored yet: again as it comes */
     readahead_copy (st.span[i].at, pos, n);
@@ -115,4 +115,11 @@ staging_fill (void)
     st.staged_until = pos + n;
     st.staged_run = run_start;
   }
+}
+
+uint64_t
+staging_ahead (uint64_t frontier, uint64_t run_start)
+{
+  return st.staged_run == run_start && st.staged_until > frontier
+       ? st.staged_until - frontier : 0;
 }

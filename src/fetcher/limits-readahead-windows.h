@@ -7,15 +7,46 @@
 #define NBDCURLD_LIMITS_READAHEAD_WINDOWS_H
 
 /* Once a read belongs to a forward run (forward-reader.h decides),
- * windows are fetched ahead: the first READAHEAD_MIN_WINDOW (or four
- * reads' worth), each next twice the last, up to READAHEAD_MAX_WINDOW and
- * what the store holds READAHEAD_MAX_INFLIGHT + 2 of; up to
- * READAHEAD_MAX_INFLIGHT at once, each on its own web connection, so that
- * a cap per connection or a long round trip does not hold the reader to
- * one connection's rate; in at most READAHEAD_MAX_SEGMENTS pieces.
- * Doubling reaches a link's rate in a few windows without fetching much
- * for a reader that stops. */
+ * windows are fetched ahead of it until the lead (readahead-lead.c) is
+ * stored or coming past its furthest byte: up to READAHEAD_MAX_INFLIGHT
+ * windows at once, each on its own web connection, so that a cap per
+ * connection or a long round trip does not hold the reader to one
+ * connection's rate; in at most READAHEAD_MAX_SEGMENTS pieces.  A
+ * window is at least READAHEAD_MIN_WINDOW (a request costs the server
+ * and this process more than its header bytes), at most
+ * READAHEAD_MAX_WINDOW and what the store holds READAHEAD_MAX_INFLIGHT
+ * + 2 of (those coming, the one being read and the one before it). */
 #define READAHEAD_MIN_WINDOW      (128u * 1024)
+#define READAHEAD_MAX_WINDOW      (4u * 1024 * 1024)
+#define READAHEAD_MAX_INFLIGHT    4u
+#define READAHEAD_MAX_SEGMENTS    16u
+
+/* The lead: what the reader takes in the time a window takes to come,
+ * READAHEAD_LEAD_GAIN times over (a window's time varies from one to the
+ * next, and a reader takes in bursts: qemu-img reads several clusters
+ * quickly, then decompresses), and at least READAHEAD_LEAD_MIN_MS of its
+ * reading (the event loops' and the scheduler's delays, which the window
+ * times do not show).  Never less than READAHEAD_MIN_LEAD.  A read that
+ * must wait for the store doubles it, at most once per window time: a
+ * reader held back by the link cannot show how fast it would read.  It
+ * moves toward the measure by at most a doubling or a halving per
+ * interval of READAHEAD_RATE_MS (or four window times, if longer), over
+ * which the reader's rate is measured: a reader that slows down or stops
+ * has less fetched ahead of it, one that keeps up and waits gets more. */
+#define READAHEAD_LEAD_GAIN       2u
+#define READAHEAD_LEAD_MIN_MS     100u
+#define READAHEAD_MIN_LEAD        (4u * READAHEAD_MIN_WINDOW)
+#define READAHEAD_RATE_MS         100u
+
+/* The first interval is shorter: a fast reader's windows grow to its
+ * rate before it has read much (a reader at 100 MB/s reads 2 MB in it),
+ * while a reader's first reads are seldom all of its pace. */
+#define READAHEAD_RATE_FIRST_MS   20u
+
+/* A window carries at least READAHEAD_WINDOW_MIN_MS of the reader's
+ * reading, so that a fast reader on a near server costs the server at
+ * most some twenty requests a second, however short its lead. */
+#define READAHEAD_WINDOW_MIN_MS   50u
 
 /* A client whose first read was at offset 0 and whose second jumps
  * forward inside the object's first READAHEAD_HEAD_BYTES, with little
@@ -27,9 +58,6 @@
  * each of which would otherwise wait a round trip of its own.  A random
  * reader's first read is almost never at offset 0. */
 #define READAHEAD_HEAD_BYTES      (1024u * 1024)
-#define READAHEAD_MAX_WINDOW      (4u * 1024 * 1024)
-#define READAHEAD_MAX_INFLIGHT    4u
-#define READAHEAD_MAX_SEGMENTS    16u
 
 /* A forward reader is read ahead while it keeps fewer than this many
  * other reads in flight, of fewer bytes than this in all, when its read

@@ -10,6 +10,8 @@
 #  - after NBD_CMD_CACHE of a range, reading it sends no request;
 #  - a prefetch whose reply fails the checks (the object changed) is never
 #    served: reads fail with EIO, never with other bytes;
+#  - a slow forward reader that stops has no more fetched ahead of it than
+#    its rate calls for;
 #  - a client whose first read is at offset 0 and whose second jumps
 #    forward inside the object's first MiB gets the rest of that MiB in
 #    one request: an image opener's table reads after its header send one
@@ -79,6 +81,18 @@ elif mode == "depth3":
                     inflight.remove(item)
                     if item[1].to_bytearray() != data[item[2]:item[2] + count]:
                         sys.exit("depth3: wrong data at %d" % item[2])
+    print(n)
+elif mode == "slow":
+    # A slow forward reader (a booting guest): 16 KiB every 5 ms for the
+    # first 4 MiB, then it stops for a second (windows in flight arrive
+    # and are logged) and goes.
+    import time
+    n = 0
+    for offset in range(0, 4 << 20, 16384):
+        check(offset, 16384)
+        time.sleep(0.005)
+        n += 1
+    time.sleep(1)
     print(n)
 elif mode == "head":
     # A qcow2 opener's first reads, one at a time: header, L1 table,
@@ -206,6 +220,20 @@ bytes=$(sent big)
 echo "big: $reads reads, $(gets big) range requests, $bytes bytes sent for $size"
 [ "$bytes" -le $((size + size / 100)) ] ||
     fail "big: $bytes bytes sent for $size read once each (fetched twice?)"
+
+# A slow forward reader that stops: read ahead (fewer requests than
+# reads), but no further than its rate calls for: 4 MiB read, at most
+# 2 MiB more fetched (its lead of 512 KiB, past what is staged, which is
+# no more than the lead, and the windows coming: readahead-lead.c), where
+# windows that double up to what the store holds fetch some 12 MiB more.
+cp www/big.img www/slow.img
+reads=$("$NBDCURLD" -r "$WEB_URL/good/slow.img" --run "$PY reader.py slow \"\$uri\" www/slow.img")
+n=$(gets slow)
+bytes=$(sent slow)
+echo "slow: $reads reads of 16 KiB, $n range requests, $bytes bytes sent"
+[ $((n * 4)) -le "$reads" ] || fail "slow: $n range requests for $reads reads (not read ahead?)"
+[ "$bytes" -le $((6 * 1024 * 1024)) ] ||
+    fail "slow: $bytes bytes sent for a reader that read 4 MiB and stopped"
 
 # An image opener's probes in the first MiB: the header's read, then one
 # request for all the others.
