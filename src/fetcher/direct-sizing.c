@@ -154,6 +154,15 @@ direct_piece_max (void)
   return (uint32_t) MIN (piece, COALESCE_MAX_BYTES);
 }
 
+bool
+direct_far (void)
+{
+  bool known = direct.rtt_min_last != UINT64_MAX ||
+    direct.rtt_samples >= DIRECT_SPLIT_RTT_SAMPLES;
+
+  return known && direct.rtt_us >= DIRECT_FAR_RTT_US;
+}
+
 /* Make t's socket able to hold the whole body unread: SO_RCVLOWAT grows
  * the receive buffer to twice the mark (up to tcp_rmem's maximum, unless
  * SO_RCVBUF fixed it), and the buffer stays when the mark goes back to 1.

@@ -378,6 +378,10 @@ bool direct_may_start (void);
  * the look-ahead spread over the connections, so that they all bring
  * data at once. */
 uint32_t direct_piece_max (void);
+/* Is the server known to be distant: a round trip of DIRECT_FAR_RTT_US or
+ * more, the least of DIRECT_SPLIT_RTT_SAMPLES replies at least (fewer
+ * measured yet: no)? */
+bool direct_far (void);
 /* Descriptors the direct reads wait for, up to max; and the longest
  * wait in milliseconds their deadlines allow (or -1: none). */
 unsigned direct_wait_fds (struct curl_waitfd *fds, unsigned max, long *timeout_ms);
