@@ -173,10 +173,9 @@ start_read (const struct fetcher_request *req)
   t->nparts = 1;
   /* Queued reads that continue this one join it (see COALESCE_MAX_*),
    * if they go the same way.  Reads are inside the export, so offset +
-   * length < 2^63 throughout. */
-  /* A piece of a split read (read-split.c) goes alone, as its own
-   * request on its own connection: joined, pieces would be one range
-   * again. */
+   * length < 2^63 throughout.  A piece of a split read (read-split.c)
+   * goes alone, as its own request on its own connection: joined,
+   * pieces would be one range again. */
   uint32_t max_bytes = direct ? direct_piece_max () : COALESCE_MAX_BYTES;
   while (http.queue_len > 0 && t->nparts < COALESCE_MAX_PARTS && !split_is_piece (req->id)) {
     const struct fetcher_request *next = &http.queue[http.queue_head];
