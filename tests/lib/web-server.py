@@ -125,7 +125,9 @@
 #                       TCP reset); close (the connection closed without a
 #                       reply); short (a 206 and half its body, then
 #                       closed); stall (a 206 and half its body, then
-#                       nothing for STALL_SECONDS); 503etag (503, and once the faults are
+#                       nothing for STALL_SECONDS); range (a 206 for the
+#                       range shifted by SHIFT bytes, as /fallback-range/:
+#                       wrong bytes only the checks catch); 503etag (503, and once the faults are
 #                       over the object has changed: another ETag and
 #                       other bytes, as /fallback-etag/).  raSECS adds
 #                       Retry-After: SECS, radateSECS Retry-After as the
@@ -213,7 +215,7 @@ path_totals = {}            # request path -> body bytes sent, all requests
 request_counts = {}         # request path -> requests seen (for /changing/)
 range_counts = {}           # (path, Range) -> GETs seen (for /fallback-*/)
 flaky_counts = {}           # (path, last byte or None) -> GETs seen (/flaky/)
-FLAKY = re.compile(r"(408|429|500|502|503|504|404|reset|close|short|stall|503etag)"
+FLAKY = re.compile(r"(408|429|500|502|503|504|404|reset|close|short|stall|503etag|range)"
                    r"(?:ra(date)?([0-9]{1,3}))?-(always|[pn]?[0-9]{1,3})")
 
 
@@ -570,6 +572,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                   validators)
                 return True
             return False
+        if kind == "range":
+            self.send_damaged("range", path, first, last - first + 1, total, validators)
+            return True
         if kind in ("reset", "short", "stall"):
             count = last - first + 1
             self.send_response(206)
