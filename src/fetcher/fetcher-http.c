@@ -203,8 +203,8 @@ start_read (const struct fetcher_request *req)
 /* On a server known to be distant (direct_far: until then, and on a
  * LAN, reads go whole), a read that goes direct into the data
  * area (never the pipe: its bytes are one reply) and is longer than a
- * piece (direct_piece_max: the look-ahead spread over the connections)
- * is fetched in pieces (read-split.c), when the queue has room for
+ * piece (direct_split_piece: the client's reads in flight, or the
+ * look-ahead, spread over the connections) is fetched in pieces (read-split.c), when the queue has room for
  * them: the first starts now, the others wait at the queue's head, in
  * order, each for the next free transfer.  Returns false when req is
  * not split. */
@@ -218,7 +218,7 @@ start_split_read (const struct fetcher_request *req)
       !direct_far ())
     return false;
   /* Each piece longer than the pipe takes: into the data area too. */
-  n = split_count (req->length, direct_piece_max (),
+  n = split_count (req->length, direct_split_piece (req->length),
                    direct_piped () ? fetcher_pipe_read_max : 0);
   if (n < 2 || QUEUE_SIZE - http.queue_len < n - 1 ||
       !split_begin (req, n, REQ_READAHEAD_SEEN | REQ_NOT_PIPED, pieces))
