@@ -7,15 +7,16 @@
  * large reads in flight (qemu-img convert: 8 of 2 MiB) then keeps only
  * as many connections busy as it has reads, each for a round trip plus
  * its whole body at one connection's rate, and the other connections
- * idle.  Pieces of direct_piece_max() bytes (the look-ahead spread over
- * the connections, direct-sizing.c) put every connection to work.
+ * idle.  Pieces of direct_split_piece() bytes (what the client has
+ * asked for, or the look-ahead if less, spread over the connections,
+ * direct-sizing.c) put every connection to work.
  *
  * When (fetcher-http.c, start_split_read): a read the readahead store
  * and the read cache declined, going direct and into the data area
  * (never the data pipe: its bytes are one reply), longer than a piece,
- * with room in the queue for its pieces and a free entry here.  On a
- * near server direct_piece_max() is COALESCE_MAX_BYTES, longer than any
- * read, so nothing is split there.
+ * with room in the queue for its pieces and a free entry here, once the
+ * round trips of a few replies say the server is distant (direct_far):
+ * a near one gets whole reads.
  *
  * How: each piece is a request of the fetcher's own (its id carries
  * IPC_ID_FETCHER_OWN, which the front-end's never do: the fetcher
