@@ -44,12 +44,15 @@ residual=0
 # read: it only reads, and the start must serve.
 round() {
     local name=$1 mode=$2 out=$tmp/tracer-$1.out pid
+    local ready=$tmp/tracer/ready-$1 ended=$tmp/tracer/ended-$1
     shift 2
+    # At most 4 s; it ends sooner once told the server has exited and it
+    # has seen none of its processes left.
     $PY "$srcdir/security/secret-tracer.py" --uid "$nobody_uid" --gid "$nobody_gid" \
-        --seconds 4 --out "$out" "${secret_args[@]}" \
+        --seconds 4 --ready "$ready" --until "$ended" --out "$out" "${secret_args[@]}" \
         $([ "$mode" = seize ] || echo --no-seize) &
     pid=$!
-    sleep 0.3
+    eventually 10 test -e "$ready" || fail "$name: the tracer did not start"
     "$@" -f --unix "$tmp/run/nbd.sock" -v --tls=require --tls-psk "$PKI/keys.psk" \
         --auth-user alice --auth-password "+$tmp/pw.txt" -r "$WEB_URL/good/disk.img" \
         2> "$tmp/nbdcurld-$name.log" &
@@ -76,6 +79,7 @@ round() {
     fi
     kill "$srv" 2>/dev/null || true
     wait "$srv" 2>/dev/null || true
+    touch "$ended"
     wait "$pid" || fail "$name: the tracer failed"
     rm -f "$tmp/run/nbd.sock"
     grep -v '^found' "$out" | sed "s/^/$name: tracer: /" >&2
@@ -88,8 +92,8 @@ round() {
     residual=$((residual + $(grep -c '^residual' "$out" || true)))
 }
 
-mkdir run
-chown nobody: run
+mkdir run tracer
+chown nobody: run tracer
 chmod a+rx "$tmp"
 for r in $(seq "$ROUNDS"); do
     for mode in seize read; do
