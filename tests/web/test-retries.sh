@@ -200,7 +200,9 @@ echo "Retry-After: (a date 2 s on): the retry came after $g s"
 awk -v g="$g" 'BEGIN { exit !(g >= 0.9 && g < 5) }' || fail "radate: retried after $g s"
 
 echo "== Retry-After: 999 waits RETRY_AFTER_MAX_MS (60 s) at most"
-read_ranges "$(nbd_uri cap)" www/cap.img 0:4096 > cap.out &
+# The client itself in the background (not a shell around it), so that
+# killing it below closes its connection.
+$PY "$srcdir/lib/read-ranges.py" "$(nbd_uri cap)" www/cap.img 0:4096 > cap.out &
 cap_pid=$!
 kill_on_exit "$cap_pid"
 for i in $(seq 50); do
