@@ -12,7 +12,10 @@
 # right after an exec reads later is the documented residual: counted,
 # not failed.)  Started as nobody itself (the supervisor reads the
 # password file then), the same.  And a supervisor traced from its exec
-# by a program of its user stops before it reads anything.
+# by a program of its user stops before it reads anything.  Each round's
+# tracer watches for at most 4 s and ends sooner once the server has
+# exited and none of its processes is left; a seize round does not wait
+# out a start its tracer stalled once the tracer has ended.
 source "$(dirname "$0")/../lib/tls-functions.sh"
 set -euo pipefail
 requires nbdinfo
