@@ -107,6 +107,13 @@ expect_fail() {
     return 0
 }
 
+# The waits below for a server to start (its socket, its port, its pid
+# file), a check that costs next to nothing, look every POLL_SECONDS, so
+# that a test goes on soon after the server is up; each still gives up
+# after as many seconds as it says.
+POLL_SECONDS=0.02
+POLLS_PER_SECOND=50
+
 # eventually SECONDS COMMAND...: run COMMAND every 0.1 s until it
 # succeeds (status 0) or SECONDS have passed (status 1).  For what another
 # process does in its own time: a log line, a request the web server saw.
@@ -174,9 +181,9 @@ EOF
 # as the first line of FILE once it listens (waits up to 10 s).
 port_from() {
     local file=$1 what=$2 i
-    for i in $(seq 100); do
+    for i in $(seq $((10 * POLLS_PER_SECOND))); do
         [ -s "$file" ] && break
-        sleep 0.1
+        sleep "$POLL_SECONDS"
     done
     [ -s "$file" ] || fail "$what did not start"
     head -n 1 "$file"
@@ -205,11 +212,11 @@ start_web_server() {
     local pid=$!
     kill_on_exit "$pid"
     # It prints its port once it listens.
-    for i in $(seq 100); do
+    for i in $(seq $((10 * POLLS_PER_SECOND))); do
         WEB_PORT=$(head -n1 "$tmp/web.port" 2>/dev/null || true)
         [ -n "$WEB_PORT" ] && break
         kill -0 "$pid" 2>/dev/null || fail "web-server.py did not start"
-        sleep 0.1
+        sleep "$POLL_SECONDS"
     done
     [ -n "$WEB_PORT" ] || fail "web-server.py did not print its port"
     WEB_URL=http://127.0.0.1:$WEB_PORT
@@ -259,13 +266,13 @@ EOF
         tinyproxy -d -c "$name.conf" > "$name-proxy.out" 2>&1 &
         local pid=$!
         kill_on_exit "$pid"
-        for i in $(seq 50); do
+        for i in $(seq $((5 * POLLS_PER_SECOND))); do
             if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
                 PROXY_PORT=$port
                 return 0
             fi
             kill -0 "$pid" 2>/dev/null || break
-            sleep 0.1
+            sleep "$POLL_SECONDS"
         done
         stop_pid "$pid"
     done
@@ -328,11 +335,11 @@ start_nbdcurld() {
     NBDCURLD_PID=$!
     # Killing the supervisor takes its children with it.
     kill_on_exit "$NBDCURLD_PID"
-    for i in $(seq 100); do
+    for i in $(seq $((10 * POLLS_PER_SECOND))); do
         [ -S "$NBD_SOCK" ] && break
         kill -0 "$NBDCURLD_PID" 2>/dev/null ||
             fail "nbdcurld exited at start: $NBDCURLD $*"
-        sleep 0.1
+        sleep "$POLL_SECONDS"
     done
     [ -S "$NBD_SOCK" ] || fail "nbdcurld did not create $NBD_SOCK"
     NBD_URI="nbd+unix:///?socket=$NBD_SOCK"
@@ -342,9 +349,9 @@ start_nbdcurld() {
 # by hand to have made SOCKET and written PIDFILE; fail with LOG's end.
 wait_started() {
     local i
-    for i in $(seq 100); do
+    for i in $(seq $((10 * POLLS_PER_SECOND))); do
         [ -S "$1" ] && [ -s "$2" ] && return 0
-        sleep 0.1
+        sleep "$POLL_SECONDS"
     done
     fail "nbdcurld did not start: $(tail -n 5 "$3" 2>/dev/null)"
 }

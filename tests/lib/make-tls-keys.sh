@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # make-tls-keys.sh [--key-type ecdsa|rsa|ed25519] DIR: make, with GnuTLS's certtool
 # and psktool, every key and certificate the TLS tests use, in DIR (which
-# is created).  Nothing here is ever committed: each test makes its own,
-# in its private directory, in well under a second (ECDSA P-256 keys; RSA
+# is created).  Nothing here is ever committed: each test has its own, in
+# its private directory, made in about a second or copied from the
+# suite's cache (NBDCURLD_TLS_KEYS_CACHE, below) (ECDSA P-256 keys; RSA
 # 2048 for the server key with --key-type rsa, since GnuTLS handles RSA
 # keys held outside the process apart from EC ones; Ed25519 with
 # --key-type ed25519, whose signatures take the whole input).
@@ -61,6 +62,22 @@ for tool in certtool psktool; do
     command -v "$tool" >/dev/null 2>&1 ||
         { echo "$0: $tool not found (package gnutls-bin)" >&2; exit 77; }
 done
+
+# With NBDCURLD_TLS_KEYS_CACHE (set for the suite by tests/meson.build, a
+# folder of the build tree), the set of one key type is made once an hour
+# and copied for every test that asks: the twenty tests that need keys
+# would otherwise each spend a second of certtool.  Every test still has
+# its own copy, to change as it likes.
+cache=${NBDCURLD_TLS_KEYS_CACHE:-}
+entry=""
+if [ -n "$cache" ]; then
+    entry=$cache/$key_type-$(date -u +%Y%m%d%H)
+    if [ -d "$entry" ]; then
+        mkdir -p "$dir"
+        cp -a "$entry/." "$dir/"
+        exit 0
+    fi
+fi
 
 mkdir -p "$dir"
 cd "$dir"
@@ -206,3 +223,13 @@ psk() {
 psk keys.psk alice bob
 psk wrongpsk/keys.psk alice bob
 psk unknownpsk/keys.psk carol
+
+# Published whole, by a rename, or not at all: a test that made its own at
+# the same time as another keeps its own, and no test copies a set half
+# written.
+if [ -n "$entry" ]; then
+    mkdir -p "$cache"
+    new=$(mktemp -d "$cache/.new.XXXXXX")
+    cp -a . "$new/"
+    mv -T "$new" "$entry" 2>/dev/null || rm -rf "$new"
+fi

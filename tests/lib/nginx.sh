@@ -66,13 +66,14 @@ nginx_launch() {
             -c "$dir/nginx.conf" </dev/null >/dev/null 2>&1 &
         NGINX_PID=$!
         # nginx writes its pid file only after binding its sockets.
-        for i in $(seq 100); do
+        # Looked for every 20 ms, for up to 10 s.
+        for i in $(seq 500); do
             kill -0 "$NGINX_PID" 2>/dev/null || break
             if [ -s "$dir/nginx.pid" ] &&
                     (exec 3<>"/dev/tcp/127.0.0.1/$NGINX_PORT") 2>/dev/null; then
                 return 0
             fi
-            sleep 0.1
+            sleep 0.02
         done
         stop_pid "$NGINX_PID"
     done

@@ -36,13 +36,13 @@ start_nbdcurld_tcp() {
         NBD_PORT=$(free_port)
         "$NBDCURLD" -f -i "$host" -p "$NBD_PORT" "$@" 2>>"$NBDCURLD_LOG" &
         NBDCURLD_PID=$!
-        for i in $(seq 100); do
+        for i in $(seq $((10 * POLLS_PER_SECOND))); do
             kill -0 "$NBDCURLD_PID" 2>/dev/null || break
             if (exec 3<>"/dev/tcp/$host/$NBD_PORT") 2>/dev/null; then
                 kill_on_exit "$NBDCURLD_PID"
                 return 0
             fi
-            sleep 0.1
+            sleep "$POLL_SECONDS"
         done
         stop_pid "$NBDCURLD_PID"
     done

@@ -21,6 +21,13 @@ dumpable, made when it no longer is, is "residual PID COMM ..."), one
 "seized PID COMM" line per successful PTRACE_SEIZE, and at the end a
 summary line ("summary passes N processes N readable N").
 
+With --ready FILE it makes FILE once it is that user and about to start,
+so that the caller starts nbdcurld under its eyes without guessing how long
+Python takes to get there.  With --until FILE it ends before --seconds
+once FILE exists (the caller makes it when the server it watches has
+exited) and a whole pass after that has found no nbdcurld process left,
+so that it has watched every process from its exec to its exit.
+
 Each pass opens /proc/PID/mem anew and closes it at the end of the pass
 (--keep-mem: keeps it).  A descriptor opened in the moment right after a
 process's exec keeps reading that process after it goes undumpable
@@ -220,6 +227,9 @@ def main():
                    help="read only: never attach, never stop a process")
     p.add_argument("--keep-mem", action="store_true",
                    help="keep each /proc/PID/mem open once opened")
+    p.add_argument("--ready", help="make this file once ready to watch")
+    p.add_argument("--until", help="end once this file exists and no nbdcurld "
+                   "process is left (--seconds still the limit)")
     a = p.parse_args()
     secrets = [bytes.fromhex(s) for s in a.secret]
 
@@ -240,9 +250,17 @@ def main():
 
     stepper = Stepper(secrets, report)
     deadline = time.monotonic() + a.seconds
+    if a.ready:
+        open(a.ready, "w").close()
     while time.monotonic() < deadline:
         passes += 1
-        for pid in list(nbdcurld_pids(me)):
+        # Looked at before the pass: a pass that began after the server's
+        # end and found none of its processes saw the last of them.
+        server_ended = a.until is not None and os.path.exists(a.until)
+        pids = list(nbdcurld_pids(me))
+        if server_ended and not pids and not stepper.stepping:
+            break
+        for pid in pids:
             seen.add(pid)
             if pid not in seized and not a.no_seize and stepper.seize(pid):
                 seized.add(pid)

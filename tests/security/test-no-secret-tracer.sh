@@ -12,7 +12,10 @@
 # right after an exec reads later is the documented residual: counted,
 # not failed.)  Started as nobody itself (the supervisor reads the
 # password file then), the same.  And a supervisor traced from its exec
-# by a program of its user stops before it reads anything.
+# by a program of its user stops before it reads anything.  Each round's
+# tracer watches for at most 4 s and ends sooner once the server has
+# exited and none of its processes is left; a seize round does not wait
+# out a start its tracer stalled once the tracer has ended.
 source "$(dirname "$0")/../lib/tls-functions.sh"
 set -euo pipefail
 requires nbdinfo
@@ -37,6 +40,18 @@ seized=0
 stalled=0
 residual=0
 
+# running PID: PID has not exited (a child not yet reaped is a zombie,
+# which kill -0 still finds).
+running() {
+    local state
+    state=$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null) && [ "$state" != Z ]
+}
+
+# tracer_ended: in round's seize mode, its tracer has ended (it wrote its
+# summary line).  What a seize round checks is what the tracer reads:
+# after its end (its 4 s), a start it stalled is not waited out.
+tracer_ended() { [ "$mode" = seize ] && grep -q '^summary' "$out"; }
+
 # round NAME MODE ARGS...: one start under the tracer, one client, one
 # stop.  MODE seize: the tracer attaches where it can, and stops each
 # process it holds at every system call (which may stall a start: a
@@ -44,25 +59,35 @@ residual=0
 # read: it only reads, and the start must serve.
 round() {
     local name=$1 mode=$2 out=$tmp/tracer-$1.out pid
+    local ready=$tmp/tracer/ready-$1 ended=$tmp/tracer/ended-$1
     shift 2
+    # At most 4 s; it ends sooner once told the server has exited and it
+    # has seen none of its processes left.
     $PY "$srcdir/security/secret-tracer.py" --uid "$nobody_uid" --gid "$nobody_gid" \
-        --seconds 4 --out "$out" "${secret_args[@]}" \
+        --seconds 4 --ready "$ready" --until "$ended" --out "$out" "${secret_args[@]}" \
         $([ "$mode" = seize ] || echo --no-seize) &
     pid=$!
-    sleep 0.3
+    eventually 10 test -e "$ready" || fail "$name: the tracer did not start"
     "$@" -f --unix "$tmp/run/nbd.sock" -v --tls=require --tls-psk "$PKI/keys.psk" \
         --auth-user alice --auth-password "+$tmp/pw.txt" -r "$WEB_URL/good/disk.img" \
         2> "$tmp/nbdcurld-$name.log" &
     local srv=$!
-    local i
+    local i client status=0
     for i in $(seq 50); do
         [ -S "$tmp/run/nbd.sock" ] && break
         kill -0 "$srv" 2>/dev/null || break
+        tracer_ended && break
         sleep 0.1
     done
     NBD_SOCK=$tmp/run/nbd.sock
-    if timeout 20 nbdinfo --size "$(psk_uri alice "$PKI/keys.psk")" > "$tmp/size-$name" 2>&1 &&
-       [ "$(cat "$tmp/size-$name")" = 1048576 ]; then
+    timeout 20 nbdinfo --size "$(psk_uri alice "$PKI/keys.psk")" > "$tmp/size-$name" 2>&1 &
+    client=$!
+    while running "$client" && ! tracer_ended; do
+        sleep 0.05
+    done
+    ! running "$client" || kill "$client" 2>/dev/null || true
+    wait "$client" || status=$?
+    if [ "$status" -eq 0 ] && [ "$(cat "$tmp/size-$name")" = 1048576 ]; then
         served=$((served + 1))
     elif [ "$mode" = read ]; then
         fail "$name: not served: $(tail -n 5 "$tmp/nbdcurld-$name.log")"
@@ -75,7 +100,16 @@ round() {
         stalled=$((stalled + 1))
     fi
     kill "$srv" 2>/dev/null || true
+    # A stop held up by a stalled start would wait out its grace; after
+    # the tracer's end a second signal (which stops at once) changes
+    # nothing that is checked.
+    for i in $(seq 10); do
+        running "$srv" && tracer_ended || break
+        sleep 0.1
+    done
+    ! running "$srv" || ! tracer_ended || kill "$srv" 2>/dev/null || true
     wait "$srv" 2>/dev/null || true
+    touch "$ended"
     wait "$pid" || fail "$name: the tracer failed"
     rm -f "$tmp/run/nbd.sock"
     grep -v '^found' "$out" | sed "s/^/$name: tracer: /" >&2
@@ -88,8 +122,8 @@ round() {
     residual=$((residual + $(grep -c '^residual' "$out" || true)))
 }
 
-mkdir run
-chown nobody: run
+mkdir run tracer
+chown nobody: run tracer
 chmod a+rx "$tmp"
 for r in $(seq "$ROUNDS"); do
     for mode in seize read; do

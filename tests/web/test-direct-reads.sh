@@ -42,16 +42,27 @@ start_nbdcurld -r "${args[@]}"
 
 # Sequential copies (reads of nbdcopy's 256 KiB, coalesced), then
 # pipelined reads at odd offsets and lengths from 4 connections at once
-# (tests/lib/pipelined-reads.py).
-for export in nginx file "${!modes[@]}"; do
-    echo "== $export"
+# (tests/lib/pipelined-reads.py).  The trickle export's pipelined reads
+# spend their time waiting for bytes a millisecond apart: they run in the
+# background while the other exports are copied and read.
+copy_whole() {
+    echo "== $1"
     rm -f copy.img
-    nbdcopy "$(nbd_uri "$export")" copy.img ||
-        fail "$export: copy failed"
-    [ "$(md5_of copy.img)" = "$sum" ] || fail "$export: the copy differs"
+    nbdcopy "$(nbd_uri "$1")" copy.img || fail "$1: copy failed"
+    [ "$(md5_of copy.img)" = "$sum" ] || fail "$1: the copy differs"
+}
+copy_whole trickle
+$PY "$srcdir/lib/pipelined-reads.py" "$(nbd_uri trickle)" www/disk.img 400 300000 \
+    > trickle-reads.out 2>&1 &
+trickle_reads=$!
+kill_on_exit "$trickle_reads"
+for export in nginx file "${!modes[@]}"; do
+    [ "$export" != trickle ] || continue
+    copy_whole "$export"
     $PY "$srcdir/lib/pipelined-reads.py" "$(nbd_uri "$export")" www/disk.img 400 300000 ||
         fail "$export: pipelined reads"
 done
+wait "$trickle_reads" || fail "trickle: pipelined reads: $(cat trickle-reads.out)"
 
 # A TCP client too (the front-end splices into a TCP socket).
 rm -f copy.img

@@ -131,11 +131,17 @@ grep -q 'export "d-503-2": reads of up to .* go direct' "$NBDCURLD_LOG" ||
 
 # A stalled body: a few reads only, since the direct reads' bodies go
 # into the data pipe one after the other, so their stalls add up.
+# The export through libcurl is read meanwhile: each stall is a wait for
+# the server.
 echo "== a stalled body (the minimum rate over --stall-timeout 2), direct and through libcurl"
+$PY "$srcdir/lib/read-ranges.py" "$(nbd_uri stalllc)" www/stalllc.img 1048576:1048576 \
+    > stalllc.out &
+stalllc_pid=$!
+kill_on_exit "$stalllc_pid"
 read_ranges "$(nbd_uri stall)" www/stall.img 0:4096 1048576:1048576 > stall.out ||
     fail "stall: $(cat stall.out)"
-read_ranges "$(nbd_uri stalllc)" www/stalllc.img 1048576:1048576 >> stall.out ||
-    fail "stall: $(cat stall.out)"
+wait "$stalllc_pid" || fail "stall: $(cat stalllc.out)"
+cat stalllc.out >> stall.out
 cat stall.out
 [ "$(grep -c ' ok ' stall.out)" -eq 3 ] || fail "stall: a read failed"
 # The server logs a stalled reply only when its sleep ends.  (The read of
@@ -181,9 +187,13 @@ echo "== --timeout (timeout=2) bounds a read with its retries"
 failing_read limit 0:4096
 awk '{ exit !($4 <= 3) }' limit.out || fail "limit: took longer than its --timeout"
 
-echo "== 429 with Retry-After: 2 (and a 503 with an HTTP-date 2 s on)"
+echo "== 429 with Retry-After: 2 (and a 503 with an HTTP-date 2 s on), both at once"
+$PY "$srcdir/lib/read-ranges.py" "$(nbd_uri radate)" www/radate.img 0:4096 > radate.out &
+radate_pid=$!
+kill_on_exit "$radate_pid"
 read_ranges "$(nbd_uri ra)" www/ra.img 0:4096 > ra.out || fail "ra: $(cat ra.out)"
-read_ranges "$(nbd_uri radate)" www/radate.img 0:4096 >> ra.out || fail "ra: $(cat ra.out)"
+wait "$radate_pid" || fail "radate: $(cat radate.out)"
+cat radate.out >> ra.out
 cat ra.out
 [ "$(grep -c ' ok ' ra.out)" -eq 2 ] || fail "ra: a read failed"
 # The gap between the failed request and its retry, from the log's time=.
@@ -200,7 +210,9 @@ echo "Retry-After: (a date 2 s on): the retry came after $g s"
 awk -v g="$g" 'BEGIN { exit !(g >= 0.9 && g < 5) }' || fail "radate: retried after $g s"
 
 echo "== Retry-After: 999 waits RETRY_AFTER_MAX_MS (60 s) at most"
-read_ranges "$(nbd_uri cap)" www/cap.img 0:4096 > cap.out &
+# The client itself in the background (not a shell around it), so that
+# killing it below closes its connection.
+$PY "$srcdir/lib/read-ranges.py" "$(nbd_uri cap)" www/cap.img 0:4096 > cap.out &
 cap_pid=$!
 kill_on_exit "$cap_pid"
 for i in $(seq 50); do
