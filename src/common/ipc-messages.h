@@ -224,13 +224,6 @@ enum ipc_type {
 #define IPC_FLAG_FUA        (1u << 0)
 /* IPC_REPLY flags. */
 #define IPC_REPLY_PIPED     (1u << 0)
-/* Request ids with this bit set are the fetcher's own: the pieces of a
- * client's read that it fetches over several connections at once
- * (src/fetcher/read-split.c).  The front-end's ids are a serial number
- * above a slot number (frontend.h), which would need 2^55 requests to
- * reach this bit; the fetcher refuses any request that carries it, so
- * that a piece's reply can never be taken for a client's. */
-#define IPC_ID_FETCHER_OWN  (UINT64_C (1) << 63)
 
 /* Largest payload of any type: configuration only, since request data
  * never travels in messages (it crosses in the data area or the data

@@ -154,41 +154,6 @@ direct_piece_max (void)
   return (uint32_t) MIN (piece, COALESCE_MAX_BYTES);
 }
 
-/* The look-ahead can be more than the client asks for at once (it
- * grows with the rate, up to DIRECT_AHEAD_MAX_BYTES): a client with 8
- * reads of 2 MiB in flight would then get pieces of 2 MiB, one
- * connection each, and half the connections idle.  So a split read's
- * pieces spread what the client has asked for and not yet received
- * over the connections instead, when that is less. */
-uint32_t
-direct_split_piece (uint32_t length)
-{
-  uint64_t asked = length, piece;
-  unsigned i;
-
-  for (i = 0; i < http.queue_len; i++) {
-    const struct fetcher_request *q = &http.queue[(http.queue_head + i) % QUEUE_SIZE];
-    if (q->type == IPC_READ)
-      asked += q->length;
-  }
-  for (i = 0; i < http.f->cfg->connections; i++)
-    if (http.pool[i].direct && http.pool[i].prefetch == NULL && !http.pool[i].scan)
-      asked += http.pool[i].length - http.pool[i].received;
-  piece = asked / http.f->cfg->connections;
-  if (piece < DIRECT_PIECE_MIN_BYTES)
-    piece = DIRECT_PIECE_MIN_BYTES;
-  return (uint32_t) MIN (piece, direct_piece_max ());
-}
-
-bool
-direct_far (void)
-{
-  bool known = direct.rtt_min_last != UINT64_MAX ||
-    direct.rtt_samples >= DIRECT_SPLIT_RTT_SAMPLES;
-
-  return known && direct.rtt_us >= DIRECT_FAR_RTT_US;
-}
-
 /* Make t's socket able to hold the whole body unread: SO_RCVLOWAT grows
  * the receive buffer to twice the mark (up to tcp_rmem's maximum, unless
  * SO_RCVBUF fixed it), and the buffer stays when the mark goes back to 1.

@@ -69,7 +69,6 @@
 #include "direct-head-parse.h"
 #include "direct.h"
 #include "limits-reply.h"
-#include "read-split.h"
 
 /* Bytes asked for by each read of a reply's header section. */
 #define HEADER_READ_STEP 1024
@@ -382,10 +381,8 @@ direct_takes (const struct fetcher_request *req)
   if (direct.tls)
     return true;                /* into the data area, any size */
   /* Plain http: through the pipe if it takes the read, else into the
-   * data area (recv).  A piece of a split read is longer than the pipe
-   * takes (split_count), so it goes into the data area, not the pipe,
-   * whatever its flags say. */
-  return !(req->flags & REQ_NOT_PIPED) || split_is_piece (req->id);
+   * data area (recv). */
+  return !(req->flags & REQ_NOT_PIPED);
 }
 
 bool

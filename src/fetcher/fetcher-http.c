@@ -40,9 +40,7 @@
 #include "fetcher-cache.h"
 #include "fetcher-curl.h"
 #include "ipc-messages.h"
-#include "limits-direct.h"
 #include "limits-web.h"
-#include "read-split.h"
 
 /* --timeout bounds the read, its retries and a hand-over from the direct
  * path included: what is left of it for this attempt, at least 1 ms
@@ -173,13 +171,11 @@ start_read (const struct fetcher_request *req)
   t->nparts = 1;
   /* Queued reads that continue this one join it (see COALESCE_MAX_*),
    * if they go the same way.  Reads are inside the export, so offset +
-   * length < 2^63 throughout.  A piece of a split read (read-split.c)
-   * goes alone, as its own request on its own connection: joined,
-   * pieces would be one range again. */
+   * length < 2^63 throughout. */
   uint32_t max_bytes = direct ? direct_piece_max () : COALESCE_MAX_BYTES;
-  while (http.queue_len > 0 && t->nparts < COALESCE_MAX_PARTS && !split_is_piece (req->id)) {
+  while (http.queue_len > 0 && t->nparts < COALESCE_MAX_PARTS) {
     const struct fetcher_request *next = &http.queue[http.queue_head];
-    if (next->offset != t->offset + t->length || split_is_piece (next->id) ||
+    if (next->offset != t->offset + t->length ||
         t->length >= max_bytes || next->length > max_bytes - t->length ||
         readahead_overlaps (next->offset, next->length) ||
         (direct && (!direct_takes (next) || direct_to_area (next) != direct_to_area (req))))
@@ -198,35 +194,6 @@ start_read (const struct fetcher_request *req)
   }
   else
     start_curl_read (t);
-}
-
-/* On a server known to be distant (direct_far: until then, and on a
- * LAN, reads go whole), a read that goes direct into the data
- * area (never the pipe: its bytes are one reply) and is longer than a
- * piece (direct_split_piece: the client's reads in flight, or the
- * look-ahead, spread over the connections) is fetched in pieces (read-split.c), when the queue has room for
- * them: the first starts now, the others wait at the queue's head, in
- * order, each for the next free transfer.  Returns false when req is
- * not split. */
-static bool
-start_split_read (const struct fetcher_request *req)
-{
-  struct fetcher_request pieces[DIRECT_SPLIT_MAX_PIECES];
-  unsigned n, i;
-
-  if (req->type != IPC_READ || !direct_takes (req) || !direct_to_area (req) ||
-      !direct_far ())
-    return false;
-  /* Each piece longer than the pipe takes: into the data area too. */
-  n = split_count (req->length, direct_split_piece (req->length),
-                   direct_piped () ? fetcher_pipe_read_max : 0);
-  if (n < 2 || QUEUE_SIZE - http.queue_len < n - 1 ||
-      !split_begin (req, n, REQ_READAHEAD_SEEN | REQ_NOT_PIPED, pieces))
-    return false;
-  for (i = n - 1; i > 0; i--)
-    queue_push_front (&pieces[i]);
-  start_read (&pieces[0]);
-  return true;
 }
 
 /* A finished attempt of a read: the parts not answered yet (at least the
@@ -391,15 +358,10 @@ start_queued_reads (void)
     struct fetcher_request req = queue_pop ();
     /* The readahead sees every read (it follows the reader), and its
      * windows come from the cache when it holds them (start_prefetch);
-     * what it hands back is looked up before it is fetched.  A piece of
-     * a split read is fetched as it is: its read was seen and looked up
-     * whole, and counted once. */
-    if (split_is_piece (req.id))
-      start_read (&req);
-    else if (!readahead_take (&req) && !fetcher_cache_answer (&req)) {
+     * what it hands back is looked up before it is fetched. */
+    if (!readahead_take (&req) && !fetcher_cache_answer (&req)) {
       scan_missed (&req);
-      if (!start_split_read (&req))
-        start_read (&req);
+      start_read (&req);
     }
   }
   scan_progress ();
@@ -478,11 +440,6 @@ http_serve (struct fetcher *f)
     fetcher_flush_replies ();   /* before waiting: nothing is held back */
     if (!input_open && http.active == 0 && http.queue_len == 0 && script_parked () == 0 &&
         readahead_idle ()) {
-      /* Every piece of a split read is queued, running or parked
-       * until its read is answered. */
-      if (split_pending () != 0)
-        fatal ("internal error: %u split reads unanswered with no piece left",
-               split_pending ());
       retry_summary ();
       fetcher_cache_summary ();
       return;

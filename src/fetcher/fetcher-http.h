@@ -385,15 +385,6 @@ bool direct_may_start (void);
  * the look-ahead spread over the connections, so that they all bring
  * data at once. */
 uint32_t direct_piece_max (void);
-/* The most bytes a piece of a split read of length bytes may carry: what
- * the client has asked for and not received (this read, the queue, the
- * direct reads running) spread over the connections, at least
- * DIRECT_PIECE_MIN_BYTES, at most direct_piece_max (). */
-uint32_t direct_split_piece (uint32_t length);
-/* Is the server known to be distant: a round trip of DIRECT_FAR_RTT_US or
- * more, the least of DIRECT_SPLIT_RTT_SAMPLES replies at least (fewer
- * measured yet: no)? */
-bool direct_far (void);
 /* Descriptors the direct reads wait for, up to max; and the longest
  * wait in milliseconds their deadlines allow (or -1: none). */
 unsigned direct_wait_fds (struct curl_waitfd *fds, unsigned max, long *timeout_ms);

@@ -168,12 +168,6 @@ fetcher_request_parse (const struct fetcher_request_rules *rules, const uint8_t 
     return -1;
   if (h.flags & ~allowed_flags)
     return refuse (why, why_size, "%s with unknown flags 0x%x", type_name (h.type), h.flags);
-  /* The fetcher's own ids (its pieces of split reads): a request with
-   * one could have its reply taken for a piece's.  A span's id is a
-   * byte count, not a request's. */
-  if (h.type != IPC_STAGE_GIVE && (h.id & IPC_ID_FETCHER_OWN))
-    return refuse (why, why_size, "%s with id 0x%" PRIx64 ", one of the fetcher's own",
-                   type_name (h.type), h.id);
   if (h.type == IPC_STAGE_GIVE) {
     if (span_allowed (rules, &h, why, why_size) == -1)
       return -1;

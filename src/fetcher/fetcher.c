@@ -46,7 +46,6 @@
 #include "ipc.h"
 #include "ipc-table.h"
 #include "limits-web.h"
-#include "read-split.h"
 #include "log.h"
 #include "roles.h"
 #include "sandbox.h"
@@ -238,12 +237,6 @@ fetcher_queue_message (const struct ipc_header *h)
 void
 fetcher_reply (uint64_t id, uint32_t error)
 {
-  /* A piece of a split read: its read is answered once all its pieces
-   * are (read-split.c), never a piece to the front-end. */
-  if (split_is_piece (id)) {
-    split_piece_ended (id, error);
-    return;
-  }
   fetcher_queue_message (&(struct ipc_header) { .type = IPC_REPLY, .id = id, .error = error });
 }
 
@@ -281,10 +274,6 @@ uint32_t fetcher_pipe_read_max;
 void
 fetcher_reply_piped (uint64_t id)
 {
-  /* A piece goes into the data area (split_count), never the pipe: a
-   * read's bytes in the pipe would go to the client at once. */
-  if (split_is_piece (id))
-    fatal ("internal error: a piece of a split read went through the data pipe");
   fetcher_queue_message (&(struct ipc_header) {
       .type = IPC_REPLY, .flags = IPC_REPLY_PIPED, .id = id });
 }

@@ -32,23 +32,6 @@
 #define DIRECT_RTT_SAMPLES        64u
 #define DIRECT_FAR_RTT_US         2000u
 #define DIRECT_PIECE_MIN_BYTES    (512u * 1024)
-/* A client's read larger than a piece, on a distant link, is fetched as
- * pieces, each its own request on its own connection (read-split.c), in
- * at most DIRECT_SPLIT_MAX_PIECES: the default --connections, since more
- * pieces than connections cannot run at once and each waiting one takes
- * a place in the queue of requests.  The largest read (NBD's 32 MiB)
- * then goes in pieces of 2 MiB.  A split read's pieces are told apart by
- * a byte of the id (DIRECT_SPLIT_PIECE_BITS), and at most
- * MAX_INFLIGHT_PER_CLIENT reads are split at once: a client has no more
- * in flight. */
-#define DIRECT_SPLIT_MAX_PIECES   16u
-#define DIRECT_SPLIT_PIECE_BITS   8u
-#define DIRECT_SPLIT_MAX_READS    MAX_INFLIGHT_PER_CLIENT
-/* Reads are split only once the least round trip of this many replies
- * says the server is distant: the first replies of a near server on a
- * busy machine can take a few milliseconds, and splitting there only
- * adds requests. */
-#define DIRECT_SPLIT_RTT_SAMPLES  8u
 /* Direct reads over https (direct-tls.c) read each
  * connection's records DIRECT_TLS_READ_BUFFER bytes at a time (OpenSSL's
  * read-ahead): one system call for many 16 KiB records instead of two

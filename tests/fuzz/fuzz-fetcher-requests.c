@@ -58,10 +58,6 @@ allowed (const struct ipc_header *h, const struct fetcher *f)
 
   if (h->payload_len != 0 || h->error != 0)
     return false;
-  /* The fetcher's own ids (pieces of split reads); a span's id is a byte
-   * count. */
-  if (h->type != IPC_STAGE_GIVE && (h->id & IPC_ID_FETCHER_OWN))
-    return false;
   switch (h->type) {
   case IPC_READ:
     return h->flags == 0 && h->length >= 1 && h->length <= NBD_MAX_REQUEST_SIZE &&

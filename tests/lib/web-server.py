@@ -116,8 +116,6 @@
 #                       of each range (counted by the range's last byte,
 #                       which a retry of what is left of a read keeps), or
 #                       with COUNT pN the first N range GETs of the path,
-#                       with COUNT nN the Nth range GET of the path alone
-#                       (a piece of a split read: test-split-reads.sh),
 #                       or with COUNT "always" every one, get the fault
 #                       KIND; the others are correct.  KIND: a status
 #                       (408, 429, 500, 502, 503, 504, 404) with a small
@@ -125,9 +123,7 @@
 #                       TCP reset); close (the connection closed without a
 #                       reply); short (a 206 and half its body, then
 #                       closed); stall (a 206 and half its body, then
-#                       nothing for STALL_SECONDS); range (a 206 for the
-#                       range shifted by SHIFT bytes, as /fallback-range/:
-#                       wrong bytes only the checks catch); 503etag (503, and once the faults are
+#                       nothing for STALL_SECONDS); 503etag (503, and once the faults are
 #                       over the object has changed: another ETag and
 #                       other bytes, as /fallback-etag/).  raSECS adds
 #                       Retry-After: SECS, radateSECS Retry-After as the
@@ -215,8 +211,8 @@ path_totals = {}            # request path -> body bytes sent, all requests
 request_counts = {}         # request path -> requests seen (for /changing/)
 range_counts = {}           # (path, Range) -> GETs seen (for /fallback-*/)
 flaky_counts = {}           # (path, last byte or None) -> GETs seen (/flaky/)
-FLAKY = re.compile(r"(408|429|500|502|503|504|404|reset|close|short|stall|503etag|range)"
-                   r"(?:ra(date)?([0-9]{1,3}))?-(always|[pn]?[0-9]{1,3})")
+FLAKY = re.compile(r"(408|429|500|502|503|504|404|reset|close|short|stall|503etag)"
+                   r"(?:ra(date)?([0-9]{1,3}))?-(always|p?[0-9]{1,3})")
 
 
 def log(line):
@@ -557,24 +553,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def flaky_fault(self, path, first, last, total, validators):
         """/flaky/: answer with the fault if this GET gets one (True)."""
         kind, date, secs, count = self.flaky.groups()
-        per_path = count[0] in "pn"
+        per_path = count.startswith("p")
         with log_lock:
             key = (self.path, None if per_path else last)
             n = flaky_counts.get(key, 0) + 1
             flaky_counts[key] = n
         limit = (10 ** 9 if count == "always"
                  else int(count[1:]) if per_path else int(count))
-        if count.startswith("n") and n != limit:
-            return False
         if n > limit:
             if kind == "503etag":   # the object was replaced meanwhile
                 self.send_damaged("etag", path, first, last - first + 1, total,
                                   validators)
                 return True
             return False
-        if kind == "range":
-            self.send_damaged("range", path, first, last - first + 1, total, validators)
-            return True
         if kind in ("reset", "short", "stall"):
             count = last - first + 1
             self.send_response(206)

@@ -474,9 +474,6 @@ BAD_REQUESTS = [
     ("CACHE longer than 32 MiB", header(IPC_CACHE, id_=1, offset=0, length=MAX_REQUEST + 1)),
     ("WRITE outside the data area",
      header(IPC_WRITE, id_=1, offset=0, length=1, area_offset=DATA_AREA_SIZE)),
-    # Ids with the top bit are the fetcher's own (pieces of split reads).
-    ("READ with a piece's id", header(IPC_READ, id_=2**63 | 1, offset=0, length=1)),
-    ("CACHE with a piece's id", header(IPC_CACHE, id_=2**64 - 1, offset=0, length=1)),
 ]
 
 

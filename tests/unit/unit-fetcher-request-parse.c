@@ -174,31 +174,6 @@ permissions (void)
   CHECK (strcmp (why, "FLUSH on an export that cannot flush") == 0, "and the refusal says so");
 }
 
-/* Ids with IPC_ID_FETCHER_OWN are the fetcher's pieces of split reads:
- * a reply to a front-end's request with one could be taken for a
- * piece's. */
-static void
-own_ids (void)
-{
-  struct ipc_header h;
-
-  h = read_of (0, 512, 0);
-  h.id = IPC_ID_FETCHER_OWN | 1;
-  CHECK (!accepted (&read_only, &h), "READ with a piece's id: refused (its own check)");
-  CHECK (strstr (why, "one of the fetcher's own") != NULL, "and the refusal says so");
-  h.id = UINT64_MAX;
-  CHECK (!accepted (&read_only, &h), "READ with id 2^64 - 1: refused (its own check)");
-  h = (struct ipc_header) { .type = IPC_CACHE, .id = IPC_ID_FETCHER_OWN, .length = 1 };
-  CHECK (!accepted (&read_only, &h), "CACHE with a piece's id: refused (its own check)");
-  h = (struct ipc_header) { .type = IPC_WRITE, .id = IPC_ID_FETCHER_OWN, .length = 1 };
-  CHECK (!accepted (&writable, &h), "WRITE with a piece's id: refused (its own check)");
-  h = (struct ipc_header) { .type = IPC_FLUSH, .id = IPC_ID_FETCHER_OWN };
-  CHECK (!accepted (&writable, &h), "FLUSH with a piece's id: refused (its own check)");
-  h = read_of (0, 512, 0);
-  h.id = IPC_ID_FETCHER_OWN - 1;
-  CHECK (accepted (&read_only, &h), "READ with the largest id below the fetcher's: passes");
-}
-
 static void
 forms (void)
 {
@@ -294,7 +269,6 @@ main (void)
   good ();
   ranges ();
   permissions ();
-  own_ids ();
   forms ();
   staging ();
   words ();
