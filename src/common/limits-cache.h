@@ -44,10 +44,17 @@
  * the default block. */
 #define CACHE_PARTIAL_SLOTS       8u
 
-/* Blocks a fetcher fills in the background (fetcher-scan.c) because a
- * read that missed covered only part of them: a few, the edges of the
- * last reads; older ones are dropped (their reads are long answered). */
-#define CACHE_FILL_QUEUE          16u
+/* Blocks a fetcher fetches whole in the background (fetcher-scan.c)
+ * because reads or windows brought only part of them and no neighbour
+ * completed them (cache-partial.c lists them): the edges of the last few
+ * dozen pieces, a block's request each.  Older ones are dropped, so a
+ * client cannot make the list grow, and each costs 8 bytes. */
+#define CACHE_FILL_QUEUE          64u
+/* Once its client has gone, a fetcher still fetches the blocks listed
+ * for this long at most (a few requests: the edges of its last reads),
+ * so that the export's next client finds them; then it exits.  Not if a
+ * read of the client was still in flight. */
+#define CACHE_FILL_LINGER_MS      2000u
 
 /* --prefetch=all: each transfer of the scan brings this much (or a block,
  * if larger): large enough that a request's round trip is a small part

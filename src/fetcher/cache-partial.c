@@ -5,7 +5,8 @@
  * A slot holds any of a block's bytes, with a bit for each that says it
  * is there: pieces may overlap, leave gaps that later pieces fill, and
  * come in any order.  With every slot in use, the least recently added
- * to is reused.
+ * to is reused.  Every block a piece leaves in part is listed, slot or
+ * not, so that a slot reused is never a block forgotten.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,47 @@ mark (uint8_t *have, uint32_t lo, uint32_t hi)
   return added;
 }
 
+/* List block b to be fetched whole, unless it is listed already; with
+ * the list full, the oldest goes. */
+static void
+note_unfilled (struct partial_blocks *p, uint64_t b)
+{
+  unsigned i;
+
+  for (i = 0; i < p->nunfilled; i++)
+    if (p->unfilled[i] == b)
+      return;
+  if (p->nunfilled == CACHE_FILL_QUEUE) {
+    memmove (p->unfilled, p->unfilled + 1, (CACHE_FILL_QUEUE - 1) * sizeof p->unfilled[0]);
+    p->nunfilled--;
+    p->dropped++;
+  }
+  p->unfilled[p->nunfilled++] = b;
+}
+
+bool
+partial_next_fill (struct partial_blocks *p, partial_judge_fn *judge, void *ctx,
+                   uint64_t *block)
+{
+  unsigned i = 0;
+
+  /* Each pass keeps one block listed or takes one off. */
+  while (i < p->nunfilled) {
+    enum partial_fill verdict = judge (ctx, p->unfilled[i]);
+    if (verdict == PARTIAL_FILL_LATER) {
+      i++;
+      continue;
+    }
+    *block = p->unfilled[i];
+    memmove (p->unfilled + i, p->unfilled + i + 1,
+             (p->nunfilled - i - 1) * sizeof p->unfilled[0]);
+    p->nunfilled--;
+    if (verdict == PARTIAL_FILL_NOW)
+      return true;
+  }
+  return false;
+}
+
 /* [lo, hi) of block b (of length len), at bytes: into its slot. */
 static void
 add_piece (struct partial_blocks *p, uint64_t b, uint32_t len, uint32_t lo, uint32_t hi,
@@ -97,7 +139,9 @@ add_piece (struct partial_blocks *p, uint64_t b, uint32_t len, uint32_t lo, uint
   if (s->filled == len) {
     whole (ctx, b * p->block_size, len, s->buf);
     s->on = false;
+    return;
   }
+  note_unfilled (p, b);
 }
 
 /* The part of [offset, end) in block b, if it is not all of the block. */

@@ -153,6 +153,45 @@ fetcher_cache_holds (uint64_t offset, uint64_t length)
   return read_cache_holds (&cache, offset, length);
 }
 
+/* partial_next_fill's judge: done once the cache holds the block,
+ * later while a transfer in flight (ctx's test) may bring its rest. */
+struct fill_judge {
+  bool (*in_flight) (uint64_t offset, uint32_t length);
+};
+
+static enum partial_fill
+judge_fill (void *ctx, uint64_t b)
+{
+  const struct fill_judge *j = ctx;
+  uint64_t offset = b * cache.block_size;
+  uint32_t length = cache_block_length (b, cache.block_size, cache.size);
+
+  if (length == 0 || read_cache_holds (&cache, offset, length))
+    return PARTIAL_FILL_DONE;
+  return j->in_flight (offset, length) ? PARTIAL_FILL_LATER : PARTIAL_FILL_NOW;
+}
+
+bool
+fetcher_cache_next_fill (bool (*in_flight) (uint64_t offset, uint32_t length),
+                         uint64_t *offset, uint32_t *length)
+{
+  struct fill_judge j = { .in_flight = in_flight };
+  uint64_t b;
+
+  if (!cache_mapped || cache.tag == CACHE_TAG_NONE ||
+      !partial_next_fill (&partial, judge_fill, &j, &b))
+    return false;
+  *offset = b * cache.block_size;
+  *length = cache_block_length (b, cache.block_size, cache.size);
+  return true;
+}
+
+unsigned
+fetcher_cache_fills_listed (void)
+{
+  return cache_mapped ? partial.nunfilled : 0;
+}
+
 uint64_t
 fetcher_cache_scan_claim (uint64_t chunk, uint64_t limit)
 {
@@ -183,5 +222,7 @@ fetcher_cache_summary (void)
 {
   if (cache_mapped)
     debug ("export \"%s\": cache: %" PRIu64 " reads answered, %" PRIu64 " missed, %"
-           PRIu64 " blocks kept", export_name, cache.hits, cache.misses, cache.inserted);
+           PRIu64 " blocks kept; %u blocks left in part, %" PRIu64 " more dropped",
+           export_name, cache.hits, cache.misses, cache.inserted, partial.nunfilled,
+           partial.dropped);
 }

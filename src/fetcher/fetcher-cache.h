@@ -34,6 +34,14 @@ void fetcher_cache_keep (uint64_t offset, const uint8_t *data, uint64_t length);
 /* Does the cache hold [offset, offset + length) of the object (clipped
  * to its end)? */
 bool fetcher_cache_holds (uint64_t offset, uint64_t length);
+/* The oldest block a kept piece left in part (cache-partial.h) that the
+ * cache does not hold and that no transfer in flight may complete
+ * (in_flight says which): true, with its range; false when none is.
+ * The block is off the list: the caller fetches it whole. */
+bool fetcher_cache_next_fill (bool (*in_flight) (uint64_t offset, uint32_t length),
+                              uint64_t *offset, uint32_t *length);
+/* Blocks listed to be fetched whole. */
+unsigned fetcher_cache_fills_listed (void);
 /* --prefetch=all: the next chunk to fetch (read_cache_scan_claim), or
  * UINT64_MAX. */
 uint64_t fetcher_cache_scan_claim (uint64_t chunk, uint64_t limit);

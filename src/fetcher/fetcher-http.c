@@ -40,6 +40,7 @@
 #include "fetcher-cache.h"
 #include "fetcher-curl.h"
 #include "ipc-messages.h"
+#include "limits-cache.h"
 #include "limits-web.h"
 
 /* --timeout bounds the read, its retries and a hand-over from the direct
@@ -359,10 +360,8 @@ start_queued_reads (void)
     /* The readahead sees every read (it follows the reader), and its
      * windows come from the cache when it holds them (start_prefetch);
      * what it hands back is looked up before it is fetched. */
-    if (!readahead_take (&req) && !fetcher_cache_answer (&req)) {
-      scan_missed (&req);
+    if (!readahead_take (&req) && !fetcher_cache_answer (&req))
       start_read (&req);
-    }
   }
   scan_progress ();
 }
@@ -422,6 +421,31 @@ run_transfers (void)
   finish_done_transfers ();
 }
 
+/* The client has gone.  The blocks its reads left in part are fetched
+ * whole for the export's next clients, for CACHE_FILL_LINGER_MS at most;
+ * not while a read or window of the client is in flight or queued:
+ * their replies and staged bytes would go nowhere. */
+static void
+finish_fills (void)
+{
+  const uint64_t deadline = monotonic_ms () + CACHE_FILL_LINGER_MS;
+
+  if (!scan_fills_waiting () || http.queue_len != 0 || !readahead_idle () ||
+      http.active != scan_inflight ())
+    return;
+  scan_stop ();
+  debug ("the client has gone: fetching the blocks its reads left in part");
+  /* Each pass starts fills or waits for transfers, until none is left or
+   * the time is up. */
+  while (monotonic_ms () < deadline) {
+    scan_progress ();
+    if (http.active == 0)
+      break;
+    wait_for_events (false);
+    run_transfers ();
+  }
+}
+
 static void
 http_serve (struct fetcher *f)
 {
@@ -432,6 +456,7 @@ http_serve (struct fetcher *f)
   for (;;) {
     if (!take_requests (f, &input_open, input_ready)) {
       /* Gone: nobody will read the replies of the reads in flight. */
+      finish_fills ();
       retry_summary ();
       fetcher_cache_summary ();
       return;

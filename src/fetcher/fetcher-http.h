@@ -217,6 +217,11 @@ bool readahead_idle (void);
  * queued read that does must come off the queue through readahead_take,
  * not join another read's transfer, or it would be fetched twice. */
 bool readahead_overlaps (uint64_t offset, uint32_t length);
+/* Is a window in flight fetching bytes of [offset, offset + length)? */
+bool readahead_fetching (uint64_t offset, uint32_t length);
+/* Windows in flight (each holds a transfer), and reads waiting for them. */
+unsigned readahead_windows_in_flight (void);
+unsigned readahead_waiters (void);
 /* What staging asks of the store: is the newest read's run followed
  * (read ahead), and where are its furthest byte and its start; how many
  * bytes from pos, up to max, the store holds complete without a gap;
@@ -251,17 +256,18 @@ uint64_t staging_ahead (uint64_t frontier, uint64_t run_start);
  * one).  A failure to start is readahead_finished at once. */
 void start_prefetch (struct ra_segment *s, uint64_t offset, uint32_t length, uint8_t *buf);
 
-/* fetcher-scan.c: --prefetch=all.  After the open (and fetcher_cache_pin):
- * scan if asked, with the cache's block size and capacity in bytes. */
+/* fetcher-scan.c: blocks fetched whole into the cache, and --prefetch=all.
+ * After the open (and fetcher_cache_pin): scan if asked, with the cache's
+ * block size and capacity in bytes. */
 void scan_init (const struct fetcher *f, uint32_t block_size, uint64_t capacity);
 /* Start chunks while the client's reads leave the fetcher idle.  Called
  * once a round, after the client's reads were started. */
 void scan_progress (void);
-/* A read that missed the cache and goes to the web server: the blocks
- * at its edges that it does not cover whole are fetched whole later. */
-void scan_missed (const struct fetcher_request *req);
-/* Start no more chunks: the client is leaving. */
+/* Start no more chunks of --prefetch=all: the client is leaving (blocks
+ * left in part are still fetched). */
 void scan_stop (void);
+/* Are blocks listed to be fetched whole, or being fetched? */
+bool scan_fills_waiting (void);
 /* Chunks running now (counted in http.active). */
 unsigned scan_inflight (void);
 /* A chunk's transfer ended: why NULL if every check passed. */

@@ -218,8 +218,26 @@ up_to_next (uint64_t pos, uint32_t len)
   return len;
 }
 
+/* len, or more: to the end of the cache block where [pos, pos + len)
+ * ends, or the object's.  With a cache, windows that end on block
+ * boundaries leave no block in part between two of them, to be completed
+ * by the next (cache-partial.c) or fetched again whole. */
+static uint32_t
+to_block_end (uint64_t pos, uint32_t len)
+{
+  const uint32_t block = fetcher_cache_block_size ();
+  uint64_t end = pos + len;
+
+  if (block == 0 || end % block == 0)
+    return len;
+  end += block - end % block;
+  if (end > http.f->size)
+    end = http.f->size;
+  return (uint32_t) (end - pos);      /* len + less than a block */
+}
+
 /* Fetch [offset, offset + len) into a new segment (len clipped to the
- * export's end).  Needs a free transfer.  Returns the segment, or NULL
+ * export's end, taken to a cache block's end).  Needs a free transfer.  Returns the segment, or NULL
  * when there is no room. */
 static struct ra_segment *
 prefetch (uint64_t offset, uint32_t len, uint64_t keep_lo, uint64_t keep_hi)
@@ -230,7 +248,7 @@ prefetch (uint64_t offset, uint32_t len, uint64_t keep_lo, uint64_t keep_hi)
     return NULL;
   if (len > http.f->size - offset)
     len = (uint32_t) (http.f->size - offset);
-  len = up_to_next (offset, len);
+  len = up_to_next (offset, to_block_end (offset, len));
   if ((s = make_room (len, keep_lo, keep_hi)) == NULL)
     return NULL;
   s->data = malloc (len);
@@ -783,6 +801,30 @@ readahead_overlaps (uint64_t offset, uint32_t length)
       return true;
   }
   return false;
+}
+
+bool
+readahead_fetching (uint64_t offset, uint32_t length)
+{
+  for (unsigned i = 0; i < READAHEAD_MAX_SEGMENTS; i++) {
+    const struct ra_segment *seg = &ra.seg[i];
+    if (seg->state == SEG_FETCHING && seg->offset < offset + length &&
+        offset < seg->offset + seg->length)
+      return true;
+  }
+  return false;
+}
+
+unsigned
+readahead_windows_in_flight (void)
+{
+  return ra.fetching;
+}
+
+unsigned
+readahead_waiters (void)
+{
+  return ra.nwaiters;
 }
 
 bool

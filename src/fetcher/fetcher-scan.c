@@ -1,17 +1,21 @@
 /*
  * fetcher-scan.c: what a fetcher fetches into its export's read cache
  * in the background, while its client's reads leave it idle:
- *   - the blocks at the edges of reads that missed the cache and did not
- *     cover them whole (a qcow2 image's header and tables, read a few
- *     bytes at a time), so that the next read of them is a hit: the
- *     cache keeps whole blocks only;
+ *   - the blocks that reads and windows fetched only in part (a qcow2
+ *     image's header and tables, read a few bytes at a time; the gaps
+ *     between its compressed clusters), listed by cache-partial.c, so
+ *     that the next read of them is a hit: the cache keeps whole blocks
+ *     only;
  *   - with --prefetch=all (nbdkit's scan filter), the whole object, in
  *     order.
  *
- * Clients' own reads go first: a fetcher starts a background transfer
- * only while none of its client's reads waits or runs and its readahead
- * is idle, so it never delays a read by more than the transfers already
- * under way.  The fetchers of an export share the scan's cursor in the
+ * Clients' own reads go first: a fetcher fills a block only while none
+ * of its client's reads waits or runs, and scans only while its
+ * readahead is idle too, so it never delays a read by more than the
+ * transfers already under way.  A block that a window in flight may
+ * complete waits for it.  When the client leaves, the blocks still
+ * listed are fetched before the fetcher exits, for a bounded time
+ * (scan_fills_waiting, CACHE_FILL_LINGER_MS).  The fetchers of an export share the scan's cursor in the
  * cache's head (read_cache_scan_claim), so each chunk is fetched once,
  * whichever connection is idle; a chunk or block already in the cache is
  * skipped.  The scan stops at the object's end or once it has fetched as
@@ -37,8 +41,6 @@ static struct {
   unsigned max_inflight, inflight;
   uint8_t *buffers[SCAN_MAX_INFLIGHT];  /* chunk bytes each */
   bool busy[SCAN_MAX_INFLIGHT];
-  uint64_t fills[CACHE_FILL_QUEUE];     /* blocks to fill, oldest first */
-  unsigned nfills;
   uint64_t chunks, bytes;       /* fetched, for the summary */
 } scan;
 
@@ -64,56 +66,12 @@ void
 scan_stop (void)
 {
   scan.on = false;
-  scan.cache = false;
-  scan.nfills = 0;
 }
 
 unsigned
 scan_inflight (void)
 {
   return scan.inflight;
-}
-
-/* Block b to fill, unless it waits already; the oldest goes if full. */
-static void
-queue_fill (uint64_t b)
-{
-  unsigned i;
-
-  for (i = 0; i < scan.nfills; i++)
-    if (scan.fills[i] == b)
-      return;
-  if (scan.nfills == CACHE_FILL_QUEUE) {
-    for (i = 1; i < scan.nfills; i++)
-      scan.fills[i - 1] = scan.fills[i];
-    scan.nfills--;
-  }
-  scan.fills[scan.nfills++] = b;
-}
-
-/* Does [offset, end) cover block b whole? */
-static bool
-covers (uint64_t b, uint64_t offset, uint64_t end)
-{
-  uint64_t start = b * scan.block_size;
-
-  return offset <= start &&
-         end >= start + cache_block_length (b, scan.block_size, http.f->size);
-}
-
-void
-scan_missed (const struct fetcher_request *req)
-{
-  uint64_t end = req->offset + req->length, first, last;
-
-  if (!scan.cache || req->type != IPC_READ)
-    return;
-  first = req->offset / scan.block_size;
-  last = (end - 1) / scan.block_size;
-  if (!covers (first, req->offset, end))
-    queue_fill (first);
-  if (last != first && !covers (last, req->offset, end))
-    queue_fill (last);
 }
 
 /* A free buffer's index (inflight < max_inflight: there is one). */
@@ -152,26 +110,38 @@ start_chunk (uint64_t offset, uint64_t length)
   start_curl_read (t);
 }
 
-/* The next background transfer: a block to fill, else the scan's next
- * chunk.  False when there is none. */
+/* Is a window in flight fetching bytes of [offset, offset + length)?
+ * Then it may complete the block: wait for it. */
+static bool
+window_in_flight (uint64_t offset, uint32_t length)
+{
+  return readahead_fetching (offset, length);
+}
+
+/* Does no read of the client wait or run (windows and background
+ * transfers may)? */
+static bool
+client_reads_idle (void)
+{
+  return http.queue_len == 0 && readahead_waiters () == 0 &&
+         http.active == scan.inflight + readahead_windows_in_flight ();
+}
+
+/* The next background transfer: a block to fill, else, with nothing but
+ * background transfers running, the scan's next chunk.  False when there
+ * is none. */
 static bool
 start_next (void)
 {
   uint64_t offset;
-  unsigned i;
+  uint32_t length;
 
-  while (scan.nfills > 0) {
-    offset = scan.fills[0] * scan.block_size;
-    for (i = 1; i < scan.nfills; i++)
-      scan.fills[i - 1] = scan.fills[i];
-    scan.nfills--;
-    if (offset < http.f->size && !fetcher_cache_holds (offset, scan.block_size)) {
-      start_chunk (offset, scan.block_size);
-      return true;
-    }
+  if (fetcher_cache_next_fill (window_in_flight, &offset, &length)) {
+    start_chunk (offset, length);
+    return true;
   }
   /* Each pass claims one chunk: the cursor only grows, to limit. */
-  while (scan.on) {
+  while (scan.on && http.active == scan.inflight && readahead_idle ()) {
     offset = fetcher_cache_scan_claim (scan.chunk, scan.limit);
     if (offset == UINT64_MAX) {
       scan.on = false;
@@ -193,9 +163,14 @@ scan_progress (void)
 {
   /* Each pass starts one transfer or stops: at most max_inflight. */
   while (scan.cache && scan.inflight < scan.max_inflight && http.free_list != NULL &&
-         http.queue_len == 0 && http.active == scan.inflight && readahead_idle () &&
-         !script_hold_reads () && start_next ())
+         client_reads_idle () && !script_hold_reads () && start_next ())
     ;
+}
+
+bool
+scan_fills_waiting (void)
+{
+  return scan.cache && (scan.inflight > 0 || fetcher_cache_fills_listed () > 0);
 }
 
 void

@@ -249,6 +249,68 @@ partial_blocks (void)
   partial_free (&p);
 }
 
+/* The blocks left in part, listed to be fetched whole: every one, slot
+ * or no slot, until the list's bound. */
+static bool block_whole[OBJECT / BLOCK + 1];
+static unsigned judged_later = 99;    /* a block a window in flight may complete */
+
+static void
+mark_whole (void *ctx, uint64_t offset, uint32_t len, const uint8_t *bytes)
+{
+  (void) ctx; (void) len; (void) bytes;
+  block_whole[offset / BLOCK] = true;
+}
+
+static enum partial_fill
+judge (void *ctx, uint64_t b)
+{
+  (void) ctx;
+  if (block_whole[b])
+    return PARTIAL_FILL_DONE;
+  return b == judged_later ? PARTIAL_FILL_LATER : PARTIAL_FILL_NOW;
+}
+
+static void
+fills (void)
+{
+  struct partial_blocks p;
+  uint64_t b, got[CACHE_FILL_QUEUE + 1];
+  unsigned n = 0;
+  bool ordered = true;
+
+  partial_init (&p, BLOCK, OBJECT);
+  /* Reads from the middle of block 2i to the middle of 2i + 1, more of
+   * them than slots: twice as many blocks left in part. */
+  for (unsigned i = 0; i < CACHE_PARTIAL_SLOTS + 4; i++)
+    partial_add (&p, 2 * i * BLOCK + 500, BLOCK, object + 2 * i * BLOCK + 500, mark_whole,
+                 NULL);
+  CHECK (p.nunfilled == 2 * (CACHE_PARTIAL_SLOTS + 4) && p.dropped == 0,
+         "every block left in part is listed, those whose slot was reused too");
+  /* The newest, block 23, completed by a neighbour; block 4 waits for a
+   * window. */
+  partial_add (&p, 23 * BLOCK + 500, BLOCK - 500, object + 23 * BLOCK + 500, mark_whole, NULL);
+  CHECK (block_whole[23], "block 23 completed");
+  judged_later = 4;
+  while (n <= CACHE_FILL_QUEUE && partial_next_fill (&p, judge, NULL, &b))
+    got[n++] = b;
+  for (unsigned i = 1; i < n; i++)
+    ordered &= got[i] > got[i - 1];
+  CHECK (n == 2 * (CACHE_PARTIAL_SLOTS + 4) - 2 && got[0] == 0 && got[1] == 1 &&
+         got[n - 1] == 22 && ordered,
+         "the list gives the rest oldest first, not a whole block, not one a window may complete");
+  CHECK (p.nunfilled == 1 && p.unfilled[0] == 4, "the one to complete stays listed");
+  judged_later = 99;
+  CHECK (partial_next_fill (&p, judge, NULL, &b) && b == 4 && p.nunfilled == 0,
+         "and is given once the window is gone");
+  /* More than the list holds: the oldest go. */
+  for (b = 0; b < CACHE_FILL_QUEUE + 6 && b <= OBJECT / BLOCK; b++)
+    partial_add (&p, b * BLOCK + 7, 10, object + b * BLOCK + 7, mark_whole, NULL);
+  CHECK (b > CACHE_FILL_QUEUE && p.nunfilled == CACHE_FILL_QUEUE &&
+         p.dropped == b - CACHE_FILL_QUEUE && p.unfilled[0] == p.dropped,
+         "a full list drops its oldest");
+  partial_free (&p);
+}
+
 int
 main (void)
 {
@@ -260,5 +322,6 @@ main (void)
   shares ();
   hostile_mapping ();
   partial_blocks ();
+  fills ();
   return UNIT_END ();
 }

@@ -17,6 +17,9 @@
 #    the directory;
 #  - nbdkit's form (--filter=cache cache-on-read=true cache-max-size=),
 #    and a --config file's sections, each export's own size;
+#  - blocks a client read only in part are fetched whole for the next
+#    client, even when it leaves at once, and when more of them are left
+#    in part than the fetcher keeps edges of (CACHE_PARTIAL_SLOTS);
 #  - a warm qcow2 import (qemu-img's overlapping and gapped reads) sends
 #    no range request;
 #  - --prefetch=all fetches the whole object into the cache while a client
@@ -29,7 +32,7 @@ requires nbdcopy
 requires_python_nbd
 
 mkdir www
-for f in a small scan chg dir nbdkit pf pfsmall; do
+for f in a small scan chg dir nbdkit pf pfsmall edges; do
     make_image www/$f.img $((8 * 1024 * 1024))
 done
 sum=$(md5_of www/a.img)
@@ -244,6 +247,64 @@ echo "scan into 2 MiB: $(sent pfsmall) bytes fetched"
 # Besides the client's read, a block it read in part may be fetched whole.
 [ "$(sent pfsmall)" -le $((2 * 1024 * 1024 + 2 * 65536)) ] ||
     fail "scan: it went on past what the cache holds"
+stop_nbdcurld
+
+echo "== blocks read in part, the client gone"
+# Through a proxy 150 ms away, so that the fills of the blocks the first
+# client's reads cover in part are still on their way when it leaves.
+# Its reads leave 12 blocks in part (more than the fetcher keeps edges
+# of): the first and last block of each, gaps between them.  A second
+# client reading the same bytes must find every block in the cache.
+start_wan_proxy edges "$WEB_PORT" 150
+cat > edges.py <<'PYEOF'
+import sys
+import nbd
+uri, path = sys.argv[1], sys.argv[2]
+data = open(path, "rb").read()
+block = 65536
+h = nbd.NBD()
+h.connect_uri(uri)
+# Six reads with pipelining, each from the middle of one block to the
+# middle of the next but one.
+reads = []
+for i in range(6):
+    offset = (3 * i) * block + 1000 + 7 * i
+    length = 2 * block + 5000
+    buf = nbd.Buffer(length)
+    reads.append((h.aio_pread(buf, offset), buf, offset, length))
+while h.aio_in_flight() > 0:
+    h.poll(-1)
+for cookie, buf, offset, length in reads:
+    h.aio_command_completed(cookie)
+    if buf.to_bytearray() != data[offset:offset + length]:
+        sys.exit("edges: the first client read other bytes")
+h.shutdown()
+PYEOF
+start_nbdcurld -v -r --cache 16M "http://127.0.0.1:$WAN_PORT/good/edges.img"
+$PY edges.py "$NBD_URI" www/edges.img
+# The fills take a round trip or a few (150 ms each) after the client left.
+sleep 2
+n1=$(gets edges)
+$PY - "$NBD_URI" www/edges.img <<'PYEOF'
+import sys
+import nbd
+uri, path = sys.argv[1], sys.argv[2]
+data = open(path, "rb").read()
+block = 65536
+h = nbd.NBD()
+h.connect_uri(uri)
+# Last first: a reader going backwards is not read ahead.
+for i in reversed(range(6)):
+    offset = (3 * i) * block + 1000 + 7 * i
+    length = 2 * block + 5000
+    if h.pread(length, offset) != data[offset:offset + length]:
+        sys.exit("edges: the second client read other bytes")
+h.shutdown()
+PYEOF
+sleep 0.3
+echo "edges: $n1 range requests, then $(($(gets edges) - n1))"
+[ "$(gets edges)" -eq "$n1" ] ||
+    fail "edges: the second client's reads were not all in the cache"
 stop_nbdcurld
 
 echo "== a warm qcow2 import"
