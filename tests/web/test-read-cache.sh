@@ -281,9 +281,15 @@ for cookie, buf, offset, length in reads:
 h.shutdown()
 PYEOF
 start_nbdcurld -v -r --cache 16M "http://127.0.0.1:$WAN_PORT/good/edges.img"
+exits() { grep -c 'debug: fetcher [0-9]* exited' "$NBDCURLD_LOG" || true; }
+exited_since() { [ "$(exits)" -gt "$1" ]; }
+before=$(exits)
 $PY edges.py "$NBD_URI" www/edges.img
-# The fills take a round trip or a few (150 ms each) after the client left.
-sleep 2
+# The fills take a round trip or a few (150 ms each) after the client
+# left: its fetcher exits once they are done, and the web server logs a
+# request once it has answered it.
+eventually 10 exited_since "$before" || fail "edges: the first client's fetcher did not exit"
+sleep 0.3
 n1=$(gets edges)
 $PY - "$NBD_URI" www/edges.img <<'PYEOF'
 import sys
