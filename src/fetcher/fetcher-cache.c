@@ -114,6 +114,13 @@ fetcher_cache_copy (uint64_t offset, uint32_t length, uint8_t *buf)
   return cache_mapped && read_cache_read (&cache, offset, length, buf, monotonic_ms ());
 }
 
+uint32_t
+fetcher_cache_copy_prefix (uint64_t offset, uint32_t length, uint8_t *buf)
+{
+  return cache_mapped ? read_cache_read_prefix (&cache, offset, length, buf, monotonic_ms ())
+                      : 0;
+}
+
 bool
 fetcher_cache_answer (const struct fetcher_request *req)
 {

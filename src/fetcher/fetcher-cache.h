@@ -29,6 +29,9 @@ bool fetcher_cache_answer (const struct fetcher_request *req);
 /* Copy [offset, offset + length) of the object into buf if the cache
  * holds all of it: true; false (buf's bytes undefined) otherwise. */
 bool fetcher_cache_copy (uint64_t offset, uint32_t length, uint8_t *buf);
+/* Copy what the cache holds of [offset, offset + length) from its start,
+ * up to the first block it lacks, into buf: how many bytes (0: none). */
+uint32_t fetcher_cache_copy_prefix (uint64_t offset, uint32_t length, uint8_t *buf);
 /* length bytes of the object at offset, in data, passed every check. */
 void fetcher_cache_keep (uint64_t offset, const uint8_t *data, uint64_t length);
 /* Does the cache hold [offset, offset + length) of the object (clipped

@@ -112,12 +112,18 @@ void
 start_prefetch (struct ra_segment *s, uint64_t offset, uint32_t length, uint8_t *buf)
 {
   struct transfer *t = http.free_list;
+  /* What the export's cache holds of its start is copied, and only the
+   * rest fetched (a reader going on from where a cache left off, or
+   * through blocks another client read); all of it: no request. */
+  uint32_t held = fetcher_cache_copy_prefix (offset, length, buf);
 
-  /* All of it in the export's cache: no request. */
-  if (fetcher_cache_copy (offset, length, buf)) {
+  if (held == length) {
     readahead_finished (s, NULL);
     return;
   }
+  offset += held;
+  length -= held;
+  buf += held;
 
   http.free_list = t->next_free;
   http.active++;

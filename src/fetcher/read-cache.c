@@ -146,6 +146,35 @@ read_cache_read (struct read_cache *c, uint64_t offset, uint32_t length, uint8_t
   return true;
 }
 
+uint32_t
+read_cache_read_prefix (struct read_cache *c, uint64_t offset, uint32_t length,
+                        uint8_t *dst, uint64_t now_ms)
+{
+  uint64_t b, end = offset + length, start = offset;
+
+  if (!usable (c) || length == 0 || offset > c->size || length > c->size - offset)
+    return 0;
+  /* Each pass copies one block's part, or stops at a block not there. */
+  for (b = offset / c->block_size; offset < end; b++) {
+    uint32_t len = cache_block_length (b, c->block_size, c->size);
+    uint32_t skip = (uint32_t) (offset - b * c->block_size);   /* < block_size */
+    uint32_t n = len - skip;
+
+    if (n > end - offset)
+      n = (uint32_t) (end - offset);
+    if (!copy_block (c, b, len, skip, n, dst, now_ms))
+      break;
+    dst += n;
+    offset += n;
+  }
+  /* A copy that began before another connection saw the object change
+   * is not served either. */
+  if (offset == start || !usable (c))
+    return 0;
+  c->hits++;
+  return (uint32_t) (offset - start);
+}
+
 /* Is block b (of length len) there, stable? */
 static bool
 holds_block (const struct read_cache *c, uint64_t b, uint32_t len)

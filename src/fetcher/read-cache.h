@@ -51,6 +51,11 @@ void read_cache_object_changed (struct read_cache *c);
  * current.  True then; false (dst's bytes undefined) otherwise. */
 bool read_cache_read (struct read_cache *c, uint64_t offset, uint32_t length,
                       uint8_t *dst, uint64_t now_ms);
+/* As read_cache_read, but up to the first block that is not there: how
+ * many bytes from offset it copied (0 when the first is not there, or
+ * the object changed meanwhile). */
+uint32_t read_cache_read_prefix (struct read_cache *c, uint64_t offset, uint32_t length,
+                                 uint8_t *dst, uint64_t now_ms);
 /* Does the cache hold every block [offset, offset + length) touches, for
  * this object?  (Nothing copied, no use recorded.) */
 bool read_cache_holds (const struct read_cache *c, uint64_t offset, uint64_t length);

@@ -78,6 +78,12 @@ step (struct conn *k, uint8_t op, uint32_t offset, uint32_t length, uint64_t now
     if (read_cache_read (&k->c, offset, length, out, now) && !hostile)
       FUZZ_CHECK (memcmp (out, objects[k->object] + offset, length) == 0,
                   "a hit with other bytes at %u (%u)", offset, length);
+    /* What is there from its start: never more than asked, exact. */
+    got = read_cache_read_prefix (&k->c, offset, length, out, now);
+    FUZZ_CHECK (got <= length, "a prefix of %llu bytes for %u", (unsigned long long) got, length);
+    if (got > 0 && !hostile)
+      FUZZ_CHECK (memcmp (out, objects[k->object] + offset, got) == 0,
+                  "a prefix with other bytes at %u (%llu)", offset, (unsigned long long) got);
     break;
   case 1:
     if (offset < OBJECT_SIZE)

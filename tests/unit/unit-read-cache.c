@@ -103,6 +103,13 @@ hits_and_misses (void)
   CHECK (read_cache_read (&b, 64 * BLOCK + 50, 50, out, 4) &&
          memcmp (out, object + 64 * BLOCK + 50, 50) == 0, "the short last block");
   CHECK (!read_cache_read (&b, OBJECT - 10, 20, out, 4), "a read past the end misses");
+  /* What is there from a range's start: blocks 1 and 2, not 3. */
+  CHECK (read_cache_read_prefix (&b, BLOCK + 7, 3 * BLOCK, out, 4) == 2 * BLOCK - 7 &&
+         memcmp (out, object + BLOCK + 7, 2 * BLOCK - 7) == 0,
+         "a prefix: the blocks there from the start, exact, up to one not there");
+  CHECK (read_cache_read_prefix (&b, 3, BLOCK, out, 4) == 0, "no prefix when block 0 is not there");
+  CHECK (read_cache_read_prefix (&b, BLOCK, 100, out, 4) == 100, "a prefix inside one block");
+  CHECK (read_cache_read_prefix (&b, OBJECT - 10, 20, out, 4) == 0, "no prefix past the end");
   /* A connection that saw another object: nobody reads the old one. */
   {
     struct read_cache c;
@@ -111,6 +118,8 @@ hits_and_misses (void)
     CHECK (!read_cache_read (&c, BLOCK, BLOCK, out, 5), "another object's blocks miss");
     CHECK (!read_cache_read (&b, BLOCK, BLOCK, out, 5),
            "the old object is not answered once a newer one was seen");
+    CHECK (read_cache_read_prefix (&b, BLOCK, BLOCK, out, 5) == 0,
+           "nor any prefix of it");
   }
   read_cache_pin (&a, 1000, OBJECT);
   CHECK (read_cache_read (&b, BLOCK, BLOCK, out, 6), "the old object current again");

@@ -19,7 +19,8 @@
 #    and a --config file's sections, each export's own size;
 #  - blocks a client read only in part are fetched whole for the next
 #    client, even when it leaves at once, and when more of them are left
-#    in part than the fetcher keeps edges of (CACHE_PARTIAL_SLOTS);
+#    in part than the fetcher keeps edges of (CACHE_PARTIAL_SLOTS); a
+#    window read ahead fetches only what the cache lacks;
 #  - a warm qcow2 import (qemu-img's overlapping and gapped reads) sends
 #    no range request;
 #  - --prefetch=all fetches the whole object into the cache while a client
@@ -311,6 +312,28 @@ sleep 0.3
 echo "edges: $n1 range requests, then $(($(gets edges) - n1))"
 [ "$(gets edges)" -eq "$n1" ] ||
     fail "edges: the second client's reads were not all in the cache"
+# A third reads them forwards: the windows read ahead for it take what
+# the cache holds and fetch only what lies past it (18 blocks).
+below=$(gets_below edges $((18 * 65536)))
+$PY - "$NBD_URI" www/edges.img <<'PYEOF'
+import sys
+import nbd
+uri, path = sys.argv[1], sys.argv[2]
+data = open(path, "rb").read()
+h = nbd.NBD()
+h.connect_uri(uri)
+block = 65536
+for i in range(6):
+    offset = (3 * i) * block + 1000 + 7 * i
+    length = 2 * block + 5000
+    if h.pread(length, offset) != data[offset:offset + length]:
+        sys.exit("edges: the third client read other bytes")
+h.shutdown()
+PYEOF
+sleep 0.3
+echo "edges, forwards: $(($(gets_below edges $((18 * 65536))) - below)) range requests below 18 blocks"
+[ "$(gets_below edges $((18 * 65536)))" -eq "$below" ] ||
+    fail "edges: a window fetched blocks the cache held"
 stop_nbdcurld
 
 echo "== a warm qcow2 import"
