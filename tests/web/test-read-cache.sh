@@ -258,56 +258,50 @@ echo "== blocks read in part, the client gone"
 # client reading the same bytes must find every block in the cache.
 start_wan_proxy edges "$WEB_PORT" 150
 cat > edges.py <<'PYEOF'
+# edges.py URI IMAGE ORDER: six reads, each from the middle of one block
+# to the middle of the next but one; ORDER: pipelined (all in flight at
+# once), backwards (last first: a reader going backwards is not read
+# ahead) or forwards.
 import sys
 import nbd
-uri, path = sys.argv[1], sys.argv[2]
+uri, path, order = sys.argv[1], sys.argv[2], sys.argv[3]
 data = open(path, "rb").read()
 block = 65536
+ranges = [((3 * i) * block + 1000 + 7 * i, 2 * block + 5000) for i in range(6)]
 h = nbd.NBD()
 h.connect_uri(uri)
-# Six reads with pipelining, each from the middle of one block to the
-# middle of the next but one.
-reads = []
-for i in range(6):
-    offset = (3 * i) * block + 1000 + 7 * i
-    length = 2 * block + 5000
-    buf = nbd.Buffer(length)
-    reads.append((h.aio_pread(buf, offset), buf, offset, length))
-while h.aio_in_flight() > 0:
-    h.poll(-1)
-for cookie, buf, offset, length in reads:
-    h.aio_command_completed(cookie)
-    if buf.to_bytearray() != data[offset:offset + length]:
-        sys.exit("edges: the first client read other bytes")
+if order == "pipelined":
+    reads = []
+    for o, n in ranges:
+        buf = nbd.Buffer(n)
+        reads.append((h.aio_pread(buf, o), buf, o))
+    while h.aio_in_flight() > 0:
+        h.poll(-1)
+    got = []
+    for cookie, buf, o in reads:
+        h.aio_command_completed(cookie)
+        got.append((o, buf.to_bytearray()))
+else:
+    if order == "backwards":
+        ranges.reverse()
+    got = [(o, h.pread(n, o)) for o, n in ranges]
+for o, b in got:
+    if b != data[o:o + len(b)]:
+        sys.exit("edges (%s): other bytes at %d" % (order, o))
 h.shutdown()
 PYEOF
 start_nbdcurld -v -r --cache 16M "http://127.0.0.1:$WAN_PORT/good/edges.img"
 exits() { grep -c 'debug: fetcher [0-9]* exited' "$NBDCURLD_LOG" || true; }
 exited_since() { [ "$(exits)" -gt "$1" ]; }
 before=$(exits)
-$PY edges.py "$NBD_URI" www/edges.img
+$PY edges.py "$NBD_URI" www/edges.img pipelined
 # The fills take a round trip or a few (150 ms each) after the client
 # left: its fetcher exits once they are done, and the web server logs a
 # request once it has answered it.
 eventually 10 exited_since "$before" || fail "edges: the first client's fetcher did not exit"
 sleep 0.3
 n1=$(gets edges)
-$PY - "$NBD_URI" www/edges.img <<'PYEOF'
-import sys
-import nbd
-uri, path = sys.argv[1], sys.argv[2]
-data = open(path, "rb").read()
-block = 65536
-h = nbd.NBD()
-h.connect_uri(uri)
-# Last first: a reader going backwards is not read ahead.
-for i in reversed(range(6)):
-    offset = (3 * i) * block + 1000 + 7 * i
-    length = 2 * block + 5000
-    if h.pread(length, offset) != data[offset:offset + length]:
-        sys.exit("edges: the second client read other bytes")
-h.shutdown()
-PYEOF
+$PY edges.py "$NBD_URI" www/edges.img backwards
 sleep 0.3
 echo "edges: $n1 range requests, then $(($(gets edges) - n1))"
 [ "$(gets edges)" -eq "$n1" ] ||
@@ -315,21 +309,7 @@ echo "edges: $n1 range requests, then $(($(gets edges) - n1))"
 # A third reads them forwards: the windows read ahead for it take what
 # the cache holds and fetch only what lies past it (18 blocks).
 below=$(gets_below edges $((18 * 65536)))
-$PY - "$NBD_URI" www/edges.img <<'PYEOF'
-import sys
-import nbd
-uri, path = sys.argv[1], sys.argv[2]
-data = open(path, "rb").read()
-h = nbd.NBD()
-h.connect_uri(uri)
-block = 65536
-for i in range(6):
-    offset = (3 * i) * block + 1000 + 7 * i
-    length = 2 * block + 5000
-    if h.pread(length, offset) != data[offset:offset + length]:
-        sys.exit("edges: the third client read other bytes")
-h.shutdown()
-PYEOF
+$PY edges.py "$NBD_URI" www/edges.img forwards
 sleep 0.3
 echo "edges, forwards: $(($(gets_below edges $((18 * 65536))) - below)) range requests below 18 blocks"
 [ "$(gets_below edges $((18 * 65536)))" -eq "$below" ] ||
