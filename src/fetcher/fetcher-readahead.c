@@ -20,10 +20,10 @@
  * forward run fetches nothing ahead, so a random reader pays nothing (its
  * reads go out exactly as without the store).
  *
- * The store is a few segments in the fetcher's own memory, at most
- * http.ra_max bytes (READAHEAD_MAX_BYTES, and no more than the client's
- * --client-memory).  A segment is fetched by an ordinary range request,
- * through the direct path when it runs (received straight into the
+ * The store is a few segments in one region of the fetcher's own memory
+ * (store-arena.h), at most http.ra_max bytes (READAHEAD_MAX_BYTES, and no
+ * more than the client's --client-memory).  A segment is fetched by an
+ * ordinary range request, through the direct path when it runs (received straight into the
  * segment: no libcurl buffer, no copy out of it; never the data pipe,
  * as the bytes must land here), else through libcurl, with the same
  * preconditions, and its reply goes through the same checks
@@ -46,7 +46,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "fetcher-cache.h"
@@ -57,6 +59,26 @@
 #include "limits-staging.h"
 #include "limits-web.h"
 #include "readahead-lead.h"
+#include "store-arena.h"
+
+/* Under AddressSanitizer, the arena's bytes that no segment holds are
+ * poisoned, so that a segment read or written past its end is caught as
+ * it would be if each were allocated on its own. */
+#if defined(__SANITIZE_ADDRESS__)
+#define ARENA_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ARENA_ASAN 1
+#endif
+#endif
+#ifdef ARENA_ASAN
+#include <sanitizer/asan_interface.h>
+#define ARENA_POISON(p, n) ASAN_POISON_MEMORY_REGION ((p), (n))
+#define ARENA_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION ((p), (n))
+#else
+#define ARENA_POISON(p, n) ((void) (p), (void) (n))
+#define ARENA_UNPOISON(p, n) ((void) (p), (void) (n))
+#endif
 
 enum segment_state { SEG_FREE, SEG_FETCHING, SEG_READY };
 
@@ -66,7 +88,7 @@ struct ra_segment {
   uint32_t length;
   uint64_t serial;            /* when made: the oldest is evicted first */
   uint64_t requested_us;      /* when its request went out */
-  uint8_t *data;              /* length bytes (malloc'd) */
+  uint8_t *data;              /* length bytes, in the arena */
 };
 
 /* A request that waits for segments in flight: a READ (its data area
@@ -79,6 +101,11 @@ struct waiter {
 
 static struct {
   uint32_t max;               /* store bytes, 0: readahead off */
+  uint8_t *arena;             /* the segments' region: arena_size bytes,
+                                 mapped at the first window; segments lie
+                                 in its first max bytes */
+  uint32_t arena_size;
+  uint32_t arena_next;        /* where the newest segment placed ends */
   uint64_t used;              /* bytes of the segments not free */
   uint64_t serial;
   struct ra_segment seg[READAHEAD_MAX_SEGMENTS];
@@ -114,13 +141,63 @@ free_transfers (void)
   return n;
 }
 
+/* Give back the whole pages of the arena in [from, to), which no
+ * segment holds: the store shrank below them. */
+static void
+arena_release (uint64_t from, uint64_t to)
+{
+  const uint64_t page = (uint64_t) getpagesize ();
+
+  from = (from + page - 1) / page * page;
+  to = to / page * page;
+  if (from < to && madvise (ra.arena + from, to - from, MADV_DONTNEED) == -1)
+    debug ("readahead: madvise of %" PRIu64 " bytes: %m", to - from);
+}
+
 static void
 segment_free (struct ra_segment *s)
 {
-  free (s->data);
+  uint64_t start = (uint64_t) (s->data - ra.arena), end = start + s->length;
+
+  /* Past the store's bound, its pages will not be used again. */
+  if (end > ra.max)
+    arena_release (start > ra.max ? start : ra.max, end);
+  ARENA_POISON (s->data, s->length);
   s->data = NULL;
   ra.used -= s->length;
   s->state = SEG_FREE;
+}
+
+/* Where len more bytes fit in the arena's first ra.max bytes beside the
+ * segments there, or NULL.  The arena is mapped at the first call. */
+static uint8_t *
+arena_place (uint32_t len)
+{
+  struct arena_piece taken[READAHEAD_MAX_SEGMENTS];
+  int64_t at;
+
+  if (ra.arena == NULL) {
+    void *p = mmap (NULL, ra.max, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+      return NULL;              /* no memory: read as if there were no store */
+    ra.arena = p;
+    ra.arena_size = ra.max;
+    /* Huge pages where the kernel has them: a fault per 2 MiB instead of
+     * per 4 KiB. */
+    (void) madvise (p, ra.max, MADV_HUGEPAGE);
+    ARENA_POISON (p, ra.max);
+  }
+  for (unsigned i = 0; i < READAHEAD_MAX_SEGMENTS; i++) {
+    const struct ra_segment *s = &ra.seg[i];
+    taken[i] = s->state == SEG_FREE ? (struct arena_piece) { 0, 0 }
+             : (struct arena_piece) { (uint32_t) (s->data - ra.arena), s->length };
+  }
+  at = arena_fit (taken, READAHEAD_MAX_SEGMENTS, ra.max, len, ra.arena_next);
+  if (at < 0)
+    return NULL;
+  ra.arena_next = (uint32_t) at + len;
+  ARENA_UNPOISON (ra.arena + at, len);
+  return ra.arena + at;
 }
 
 /* The segment holding byte pos, or NULL. */
@@ -137,9 +214,10 @@ segment_at (uint64_t pos)
 
 /* Make room for len more bytes and a free slot, evicting the oldest
  * complete segments that do not overlap [keep_lo, keep_hi).  Returns the
- * free slot, or NULL when there is no room. */
+ * free slot, its place in the arena in *data, or NULL when there is no
+ * room. */
 static struct ra_segment *
-make_room (uint32_t len, uint64_t keep_lo, uint64_t keep_hi)
+make_room (uint32_t len, uint64_t keep_lo, uint64_t keep_hi, uint8_t **data)
 {
   /* Each pass frees one segment or ends: at most READAHEAD_MAX_SEGMENTS. */
   for (;;) {
@@ -153,7 +231,7 @@ make_room (uint32_t len, uint64_t keep_lo, uint64_t keep_hi)
                (oldest == NULL || s->serial < oldest->serial))
         oldest = s;
     }
-    if (slot != NULL && ra.used + len <= ra.max)
+    if (slot != NULL && ra.used + len <= ra.max && (*data = arena_place (len)) != NULL)
       return slot;
     if (oldest == NULL)
       return NULL;
@@ -243,17 +321,16 @@ static struct ra_segment *
 prefetch (uint64_t offset, uint32_t len, uint64_t keep_lo, uint64_t keep_hi)
 {
   struct ra_segment *s;
+  uint8_t *data;
 
   if (offset >= http.f->size || http.free_list == NULL)
     return NULL;
   if (len > http.f->size - offset)
     len = (uint32_t) (http.f->size - offset);
   len = up_to_next (offset, to_block_end (offset, len));
-  if ((s = make_room (len, keep_lo, keep_hi)) == NULL)
+  if ((s = make_room (len, keep_lo, keep_hi, &data)) == NULL)
     return NULL;
-  s->data = malloc (len);
-  if (s->data == NULL)
-    return NULL;                /* no memory: read as if there were no store */
+  s->data = data;
   s->state = SEG_FETCHING;
   s->offset = offset;
   s->length = len;
@@ -725,6 +802,25 @@ readahead_shrink (uint32_t bytes)
    * client with STAGE_MIN_CLIENT_MEMORY, the store's bound). */
   ra.max = ra.max > 2 * bytes ? ra.max - bytes : ra.max / 2;
   lead_set_max_window (&ra.lead, max_window ());
+  /* The arena's pages past the new bound that no segment holds go back
+   * now; a segment's go back when it is freed.  Each pass moves pos past
+   * the lowest segment still beyond it, or ends. */
+  for (uint64_t pos = ra.max; ra.arena != NULL && pos < ra.arena_size; ) {
+    const struct ra_segment *next = NULL;
+    for (unsigned i = 0; i < READAHEAD_MAX_SEGMENTS; i++) {
+      const struct ra_segment *s = &ra.seg[i];
+      if (s->state != SEG_FREE && (uint64_t) (s->data - ra.arena) + s->length > pos &&
+          (next == NULL || s->data < next->data))
+        next = s;
+    }
+    if (next == NULL) {
+      arena_release (pos, ra.arena_size);
+      break;
+    }
+    if ((uint64_t) (next->data - ra.arena) > pos)
+      arena_release (pos, (uint64_t) (next->data - ra.arena));
+    pos = (uint64_t) (next->data - ra.arena) + next->length;
+  }
 }
 
 uint32_t
