@@ -125,6 +125,35 @@ outq_push_copy (struct outq *q, const void *data, size_t len)
 }
 
 void
+outq_write_or_copy (struct outq *q, int fd, const void *a, size_t a_len,
+                    const void *b, size_t b_len)
+{
+  struct iovec iov[2] = {
+    { .iov_base = (void *) a, .iov_len = a_len },
+    { .iov_base = (void *) b, .iov_len = b_len },
+  };
+  ssize_t r = 0;
+
+  /* A reply answered at once (a staged read) mostly fits the socket's
+   * buffer: written now, it costs no copy into the queue and no wait for
+   * the next poll to say the socket is writable. */
+  if (q->head == NULL) {
+    do
+      r = writev (fd, iov, 2);
+    while (r == -1 && errno == EINTR);
+    if (r == -1)
+      r = 0;
+  }
+  /* 0 <= r <= a_len + b_len: what is left of each is queued. */
+  if ((size_t) r < a_len)
+    outq_push_copy (q, (const uint8_t *) a + r, a_len - (size_t) r);
+  if ((size_t) r < a_len + b_len && b_len > 0) {
+    size_t b_sent = (size_t) r > a_len ? (size_t) r - a_len : 0;
+    outq_push_copy (q, (const uint8_t *) b + b_sent, b_len - b_sent);
+  }
+}
+
+void
 outq_clear (struct outq *q)
 {
   struct chunk *ch = q->head, *next;

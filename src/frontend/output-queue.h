@@ -50,6 +50,11 @@ int outq_flush (struct outq *q, int fd);
  * pipe lacks bytes it announced. */
 ssize_t outq_take (struct outq *q, uint8_t *dst, size_t room);
 void outq_push_copy (struct outq *q, const void *data, size_t len);
+/* Write two parts to fd now if nothing is queued before them, and queue
+ * copies of what it did not take (all of both when something was queued
+ * or the write failed: the next flush meets the failure as any write). */
+void outq_write_or_copy (struct outq *q, int fd, const void *a, size_t a_len,
+                         const void *b, size_t b_len);
 void outq_push_owned (struct outq *q, void *alloc, uint8_t *data, size_t len);
 /* Queue len bytes of a data area span; the span is released once sent. */
 void outq_push_span (struct outq *q, struct area_span span, size_t len);

@@ -111,14 +111,16 @@ reply_block_status (struct client *c, uint64_t cookie, uint32_t length)
   outq_push_copy (&c->out, buf, w.pos);
 }
 
-/* The header of a successful read's reply; its data follows. */
-static void
-queue_read_header (struct client *c, uint64_t cookie, uint64_t offset, uint32_t length)
+/* The header of a successful read's reply, into buf: its length.  Its
+ * data follows. */
+#define READ_HEADER_MAX (NBD_STRUCTURED_REPLY_SIZE + 8)
+static size_t
+read_header (const struct client *c, uint64_t cookie, uint64_t offset, uint32_t length,
+             uint8_t buf[READ_HEADER_MAX])
 {
-  uint8_t buf[NBD_STRUCTURED_REPLY_SIZE + 8];
   struct writer w;
 
-  writer_init (&w, buf, sizeof buf);
+  writer_init (&w, buf, READ_HEADER_MAX);
   if (c->structured) {
     if (put_chunk_header (&w, NBD_REPLY_FLAG_DONE, NBD_REPLY_TYPE_OFFSET_DATA,
                           cookie, 8 + length) == -1 ||
@@ -129,7 +131,15 @@ queue_read_header (struct client *c, uint64_t cookie, uint64_t offset, uint32_t 
            writer_put_u32_be (&w, 0) == -1 ||
            writer_put_u64_be (&w, cookie) == -1)
     fatal ("read reply header does not fit");
-  outq_push_copy (&c->out, buf, w.pos);
+  return w.pos;
+}
+
+static void
+queue_read_header (struct client *c, uint64_t cookie, uint64_t offset, uint32_t length)
+{
+  uint8_t buf[READ_HEADER_MAX];
+
+  outq_push_copy (&c->out, buf, read_header (c, cookie, offset, length, buf));
 }
 
 /* ---- Statistics. ---- */
@@ -151,13 +161,23 @@ count_answered_here (struct client *c, uint64_t started_us, uint32_t error)
 }
 
 /* A read answered from bytes the fetcher staged (staging.c): its reply,
- * with a copy of data, and its figures, as a readahead hit. */
+ * written at once or queued with a copy of data (the span goes back to
+ * the fetcher whatever the socket does), and its figures, as a readahead
+ * hit. */
 void
 transmission_reply_copied (struct client *c, const struct client_request *req,
                            const uint8_t *data, uint64_t started_us)
 {
-  queue_read_header (c, req->cookie, req->offset, req->count);
-  outq_push_copy (&c->out, data, req->count);
+  uint8_t header[READ_HEADER_MAX];
+  size_t header_len = read_header (c, req->cookie, req->offset, req->count, header);
+
+  /* Written at once in the clear; through TLS, the flush encrypts. */
+  if (client_in_tls (c)) {
+    outq_push_copy (&c->out, header, header_len);
+    outq_push_copy (&c->out, data, req->count);
+  }
+  else
+    outq_write_or_copy (&c->out, c->wfd, header, header_len, data, req->count);
   c->stats.requests[STATS_READ]++;
   c->stats.bytes_read += req->count;
   c->stats.fetcher.readahead_hits++;
