@@ -17,7 +17,8 @@
 #    one request: an image opener's table reads after its header send one
 #    request in all;
 #  - what is read ahead of a forward reader at queue depth 1 is staged for
-#    the front-end to answer from (limits-staging.h), exactly; a random
+#    the front-end to answer from (limits-staging.h), exactly, also in
+#    replies longer than the client's socket takes at once; a random
 #    reader's reads are never staged.
 source "$(dirname "$0")/../lib/functions.sh"
 set -euo pipefail
@@ -62,6 +63,13 @@ elif mode in ("overlap", "gapped"):
     # 4 KiB gap after it, as qemu-img reads a compressed qcow2.
     count, step = (19456, 18432) if mode == "overlap" else (20480, 24576)
     n = 0
+    for offset in range(0, size - count, step):
+        check(offset, count)
+        n += 1
+    print(n)
+elif mode == "wide":
+    # One read at a time of 256 KiB, each starting 192 KiB after the last.
+    count, step, n = 256 << 10, 192 << 10, 0
     for offset in range(0, size - count, step):
         check(offset, count)
         n += 1
@@ -210,6 +218,18 @@ for mode in overlap gapped depth3; do
     [ "$mode" = depth3 ] || [ "$staged" -ge 2 ] ||
         fail "$mode: $staged spans staged for a forward reader at queue depth 1"
 done
+
+# Queue depth 1, 256 KiB a read: replies answered from staged spans that
+# are longer than what the client's Unix socket takes at once (its send
+# buffer, net.core.wmem_default) are written in part and the rest
+# queued: exact data all the same.
+cp www/big.img www/wide.img
+reads=$("$NBDCURLD" -v -r "$WEB_URL/good/wide.img" \
+    --run "$PY reader.py wide \"\$uri\" www/wide.img" 2> wide.log)
+staged=$(grep -c 'debug: staged [0-9]* bytes' wide.log || true)
+echo "wide: $reads reads of 256 KiB, $(gets wide) range requests, $staged spans staged" \
+    "(socket send buffer $(cat /proc/sys/net/core/wmem_default) bytes)"
+[ "$staged" -ge 4 ] || fail "wide: $staged spans staged for a forward reader at queue depth 1"
 
 # Queue depth 1, 2 MiB a read: read ahead, and every window's bytes
 # served (a window freed before the read that needed its tail was
