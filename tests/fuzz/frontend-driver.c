@@ -793,6 +793,18 @@ outq_push_copy (struct outq *q, const void *data, size_t len)
   model_copy (q, len);
 }
 
+/* The driver's client takes nothing at once: both parts are queued, as
+ * output-queue.c queues them when something is queued before them. */
+void
+outq_write_or_copy (struct outq *q, int fd, const void *a, size_t a_len,
+                    const void *b, size_t b_len)
+{
+  (void) fd;
+  outq_push_copy (q, a, a_len);
+  if (b_len > 0)
+    outq_push_copy (q, b, b_len);
+}
+
 void
 outq_push_owned (struct outq *q, void *alloc, uint8_t *data, size_t len)
 {
