@@ -154,27 +154,6 @@ direct_piece_max (void)
   return (uint32_t) MIN (piece, COALESCE_MAX_BYTES);
 }
 
-uint32_t
-direct_split_piece (void)
-{
-  bool idle[MAX_CONNECTIONS] = { false };
-  uint64_t in_flight = 0, piece;
-
-  /* Near.  Before the first reply, split, as direct_piece_max does. */
-  if (direct.rtt_us != 0 && direct.rtt_us < DIRECT_FAR_RTT_US)
-    return 0;
-  for (unsigned i = 0; i < http.queue_len; i++)
-    in_flight += http.queue[(http.queue_head + i) % QUEUE_SIZE].length;
-  for (const struct transfer *t = http.free_list; t != NULL; t = t->next_free)
-    idle[t - http.pool] = true;
-  for (unsigned i = 0; i < http.f->cfg->connections; i++)
-    if (!idle[i] && http.pool[i].mode == MODE_READ && http.pool[i].prefetch == NULL)
-      in_flight += http.pool[i].length - http.pool[i].received;
-  piece = in_flight / http.f->cfg->connections;
-  piece = MAX (piece, DIRECT_PIECE_MIN_BYTES);
-  return (uint32_t) MIN (piece, direct_piece_max ());
-}
-
 /* Make t's socket able to hold the whole body unread: SO_RCVLOWAT grows
  * the receive buffer to twice the mark (up to tcp_rmem's maximum, unless
  * SO_RCVBUF fixed it), and the buffer stays when the mark goes back to 1.

@@ -41,9 +41,7 @@
 #include "fetcher-curl.h"
 #include "ipc-messages.h"
 #include "limits-cache.h"
-#include "limits-direct.h"
 #include "limits-web.h"
-#include "read-split.h"
 
 /* --timeout bounds the read, its retries and a hand-over from the direct
  * path included: what is left of it for this attempt, at least 1 ms
@@ -155,42 +153,12 @@ start_prefetch (struct ra_segment *s, uint64_t offset, uint32_t length, uint8_t 
   start_handed_reads ();
 }
 
-/* On a distant server, a long read into the data area goes out in
- * pieces, each on its own connection: its first piece here, the rest
- * back at the queue's head, to be split again as a connection is free.
- * One capped connection would carry it alone, a round trip and all of
- * its body long; several carry it at once.  Every piece is at least
- * DIRECT_PIECE_MIN_BYTES, so each goes into the data area as the read
- * would have, never the data pipe; read-split.c answers the read once
- * with its last piece.  Returns whether req was split. */
-static bool
-split_long_read (struct fetcher_request *req)
-{
-  uint32_t piece = direct_split_piece ();
-  struct fetcher_request rest = *req;
-
-  if (piece == 0 || req->type != IPC_READ || !direct_to_area (req) ||
-      req->length < piece + DIRECT_PIECE_MIN_BYTES || http.queue_len == QUEUE_SIZE ||
-      !read_split_add (req->id))
-    return false;
-  rest.offset += piece;
-  rest.data += piece;
-  rest.length -= piece;
-  rest.flags |= REQ_READAHEAD_SEEN;     /* part of a read it saw */
-  req->length = piece;
-  queue_push_front (&rest);
-  return true;
-}
-
 static void
-start_read (const struct fetcher_request *request)
+start_read (const struct fetcher_request *req)
 {
   struct transfer *t = http.free_list;
-  struct fetcher_request piece = *request;
-  const struct fetcher_request *req = &piece;
   /* Without libcurl if the direct path takes it (fetcher-direct.c). */
   bool direct = direct_takes (req);
-  bool split = direct && split_long_read (&piece);
 
   http.free_list = t->next_free;
   http.active++;
@@ -212,7 +180,7 @@ start_read (const struct fetcher_request *request)
    * if they go the same way.  Reads are inside the export, so offset +
    * length < 2^63 throughout. */
   uint32_t max_bytes = direct ? direct_piece_max () : COALESCE_MAX_BYTES;
-  while (!split && http.queue_len > 0 && t->nparts < COALESCE_MAX_PARTS) {
+  while (http.queue_len > 0 && t->nparts < COALESCE_MAX_PARTS) {
     const struct fetcher_request *next = &http.queue[http.queue_head];
     if (next->offset != t->offset + t->length ||
         t->length >= max_bytes || next->length > max_bytes - t->length ||

@@ -391,11 +391,6 @@ bool direct_may_start (void);
  * the look-ahead spread over the connections, so that they all bring
  * data at once. */
 uint32_t direct_piece_max (void);
-/* How long the pieces of a long read into the data area are on a
- * distant server or before the first reply (start_read splits it), or 0
- * on a near one: the bytes the client has in flight spread over the
- * connections, DIRECT_PIECE_MIN_BYTES to direct_piece_max. */
-uint32_t direct_split_piece (void);
 /* Descriptors the direct reads wait for, up to max; and the longest
  * wait in milliseconds their deadlines allow (or -1: none). */
 unsigned direct_wait_fds (struct curl_waitfd *fds, unsigned max, long *timeout_ms);

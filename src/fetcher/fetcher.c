@@ -47,7 +47,6 @@
 #include "ipc-table.h"
 #include "limits-web.h"
 #include "log.h"
-#include "read-split.h"
 #include "roles.h"
 #include "sandbox.h"
 #include "url.h"
@@ -238,9 +237,6 @@ fetcher_queue_message (const struct ipc_header *h)
 void
 fetcher_reply (uint64_t id, uint32_t error)
 {
-  /* A piece of a split read: the read is answered with its last. */
-  if (!read_split_answered (id, &error))
-    return;
   fetcher_queue_message (&(struct ipc_header) { .type = IPC_REPLY, .id = id, .error = error });
 }
 

@@ -32,10 +32,6 @@
 #define DIRECT_RTT_SAMPLES        64u
 #define DIRECT_FAR_RTT_US         2000u
 #define DIRECT_PIECE_MIN_BYTES    (512u * 1024)
-/* A long read is split on a distant server (fetcher-http.c's
- * split_long_read) into pieces of at least DIRECT_PIECE_MIN_BYTES, which
- * go into the data area as the read would: never the data pipe. */
-static_assert (DIRECT_PIECE_MIN_BYTES > DATA_PIPE_READ_MAX, "split reads' pieces go into the area");
 /* Direct reads over https (direct-tls.c) read each
  * connection's records DIRECT_TLS_READ_BUFFER bytes at a time (OpenSSL's
  * read-ahead): one system call for many 16 KiB records instead of two
