@@ -83,6 +83,12 @@ rtt_sample (uint64_t us)
   direct.rtt_us = MIN (direct.rtt_min_now, direct.rtt_min_last);
 }
 
+uint64_t
+direct_round_trip_us (void)
+{
+  return direct.rtt_us;
+}
+
 /* A new rate window, when direct reads start after none ran: the time
  * between is not the link's. */
 void

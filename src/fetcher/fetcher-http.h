@@ -391,6 +391,10 @@ bool direct_may_start (void);
  * the look-ahead spread over the connections, so that they all bring
  * data at once. */
 uint32_t direct_piece_max (void);
+/* The round trip to the server, as the direct reads measured it (the
+ * least of the last replies' times to their headers), in microseconds;
+ * 0 if none was measured. */
+uint64_t direct_round_trip_us (void);
 /* Descriptors the direct reads wait for, up to max; and the longest
  * wait in milliseconds their deadlines allow (or -1: none). */
 unsigned direct_wait_fds (struct curl_waitfd *fds, unsigned max, long *timeout_ms);

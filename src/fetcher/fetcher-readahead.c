@@ -632,7 +632,7 @@ try_read (struct fetcher_request *req, bool fresh)
   }
   if (fresh && sequential ()) {
     /* The reader came for bytes not stored yet: the lead was short. */
-    lead_start (&ra.lead, req->length, monotonic_us ());
+    lead_start (&ra.lead, req->length, direct_round_trip_us (), monotonic_us ());
     lead_starved (&ra.lead, monotonic_us ());
   }
   if (have == 0 && fresh && sequential () && ra.fetching < READAHEAD_MAX_INFLIGHT) {

@@ -38,6 +38,17 @@
 #define READAHEAD_MIN_LEAD        (4u * READAHEAD_MIN_WINDOW)
 #define READAHEAD_RATE_MS         100u
 
+/* The first lead on a distant server.  Each doubling of a short lead
+ * costs a window's time, a round trip and more, in which the reader
+ * waits: from 4 x READAHEAD_MIN_WINDOW, a reader of 64 MB/s on a link of
+ * 20 ms waited through three of them.  So the lead starts at what a
+ * reader at READAHEAD_FIRST_RATE (bytes a second) takes in
+ * READAHEAD_LEAD_GAIN round trips, when that is more: qemu-img converting
+ * a compressed qcow2 reads some 60 to 80 MB/s on a small machine.  A
+ * slower reader's lead halves in each interval after; a near server's
+ * round trip makes this less than the least lead, which then applies. */
+#define READAHEAD_FIRST_RATE      (64u * 1000 * 1000)
+
 /* The first interval is shorter: a fast reader's windows grow to its
  * rate before it has read much (a reader at 100 MB/s reads 2 MB in it),
  * while a reader's first reads are seldom all of its pace. */

@@ -50,16 +50,23 @@ lead_set_max_window (struct readahead_lead *l, uint32_t max_window)
 }
 
 void
-lead_start (struct readahead_lead *l, uint32_t read_length, uint64_t now_us)
+lead_start (struct readahead_lead *l, uint32_t read_length, uint64_t round_trip_us,
+            uint64_t now_us)
 {
-  uint64_t first;
+  uint64_t first, far;
 
   if (l->lead != 0)
     return;
   /* read_length <= NBD_MAX_REQUEST_SIZE: no overflow. */
-  first = read_length <= READAHEAD_MIN_WINDOW / 4 ? READAHEAD_MIN_WINDOW
-        : 4 * (uint64_t) read_length;
-  l->lead = clamp (first * READAHEAD_MAX_INFLIGHT, min_lead (l), max_lead (l));
+  first = (read_length <= READAHEAD_MIN_WINDOW / 4 ? READAHEAD_MIN_WINDOW
+           : 4 * (uint64_t) read_length) * READAHEAD_MAX_INFLIGHT;
+  /* In floating point: a round trip of hours times the rate passes no
+   * bound that matters; the clamp below keeps the result in the store. */
+  far = (uint64_t) ((double) READAHEAD_FIRST_RATE * READAHEAD_LEAD_GAIN *
+                    (double) (round_trip_us < UINT32_MAX ? round_trip_us : UINT32_MAX) / 1e6);
+  if (far > first)
+    first = far;
+  l->lead = clamp (first, min_lead (l), max_lead (l));
   l->grown_us = now_us;
 }
 

@@ -31,8 +31,11 @@ void lead_set_max_window (struct readahead_lead *l, uint32_t max_window);
 
 /* A forward reader needs windows: the lead starts, if it has not, at
  * READAHEAD_MAX_INFLIGHT first windows (READAHEAD_MIN_WINDOW, or four of
- * read_length). */
-void lead_start (struct readahead_lead *l, uint32_t read_length, uint64_t now_us);
+ * read_length), or at what a reader at READAHEAD_FIRST_RATE takes in
+ * READAHEAD_LEAD_GAIN round trips to the server if that is more
+ * (round_trip_us: as the direct reads measured it, 0 if they did not). */
+void lead_start (struct readahead_lead *l, uint32_t read_length, uint64_t round_trip_us,
+                 uint64_t now_us);
 
 /* The reader took bytes (a forward read, or reads the front-end answered
  * from staged spans). */

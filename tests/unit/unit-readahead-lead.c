@@ -53,7 +53,7 @@ slow_reader (void)
                       .window_every = 8 };
 
   lead_init (&l, MAX_WINDOW);
-  lead_start (&l, r.read, r.now_us);
+  lead_start (&l, r.read, 0, r.now_us);
   lead_starved (&l, r.now_us);          /* its first read missed */
   run (&l, &r, 10);
   printf ("# slow reader: lead %" PRIu64 " KiB, window %" PRIu32 " KiB, rate %" PRIu64
@@ -74,7 +74,7 @@ held_back_reader (void)
                       .window_every = 1, .wait = true };
 
   lead_init (&l, MAX_WINDOW);
-  lead_start (&l, r.read, r.now_us);
+  lead_start (&l, r.read, 0, r.now_us);
   run (&l, &r, 1);
   printf ("# held back: lead %" PRIu64 " KiB, window %" PRIu32 " KiB\n",
           lead_bytes (&l) / KiB, lead_window (&l) / 1024);
@@ -109,7 +109,7 @@ fast_near_reader (void)
   uint64_t rate, lead;
 
   lead_init (&l, MAX_WINDOW);
-  lead_start (&l, r.read, r.now_us);
+  lead_start (&l, r.read, 0, r.now_us);
   run (&l, &r, 5);
   rate = l.rate;
   lead = lead_bytes (&l);
@@ -123,6 +123,36 @@ fast_near_reader (void)
          "its windows hold at least READAHEAD_WINDOW_MIN_MS of reading");
 }
 
+/* The first lead follows the round trip: on a near server the least
+ * (READAHEAD_MIN_LEAD), on a distant one READAHEAD_FIRST_RATE x
+ * READAHEAD_LEAD_GAIN round trips, so that a reader of that rate waits
+ * through no doubling; a slow reader on that link has its lead come down
+ * from there in a few intervals. */
+static void
+far_start (void)
+{
+  struct readahead_lead l;
+  struct reader r = { .now_us = 1000, .read = 16 * KiB, .gap_us = 5000, .fetch_us = 25000,
+                      .window_every = 8 };
+  uint64_t far = (uint64_t) READAHEAD_FIRST_RATE * READAHEAD_LEAD_GAIN * 20 / 1000;
+
+  lead_init (&l, MAX_WINDOW);
+  lead_start (&l, 20 * KiB, 150, 1000);
+  CHECK (lead_bytes (&l) == READAHEAD_MIN_LEAD, "a near server: the least first lead");
+  lead_init (&l, MAX_WINDOW);
+  lead_start (&l, 20 * KiB, 20000, 1000);
+  printf ("# 20 ms away: first lead %" PRIu64 " KiB, window %" PRIu32 " KiB\n",
+          lead_bytes (&l) / KiB, lead_window (&l) / 1024);
+  CHECK (lead_bytes (&l) == far, "20 ms away: the first rate's take in two round trips");
+  CHECK (lead_window (&l) == far / READAHEAD_MAX_INFLIGHT, "over the windows in flight");
+  /* The same start, then a reader of some 3 MB/s. */
+  run (&l, &r, 5);
+  CHECK (lead_bytes (&l) == READAHEAD_MIN_LEAD, "a slow reader's far lead comes down");
+  lead_init (&l, MAX_WINDOW);
+  lead_start (&l, 20 * KiB, UINT64_MAX, 1000);
+  CHECK (lead_bytes (&l) == MAX_LEAD, "an absurd round trip: the most lead, no more");
+}
+
 /* An interval in which a read waited does not lower the lead, and a
  * burst of waiting reads doubles it once per window's time, not once a
  * read. */
@@ -133,7 +163,7 @@ starvation (void)
   uint64_t before;
 
   lead_init (&l, MAX_WINDOW);
-  lead_start (&l, 4096, 1000);
+  lead_start (&l, 4096, 0, 1000);
   lead_fetched (&l, 10000);
   before = lead_bytes (&l);
   lead_starved (&l, 20000);
@@ -165,11 +195,11 @@ edges (void)
   struct readahead_lead l;
 
   lead_init (&l, 64 * 1024);
-  lead_start (&l, 4096, 1);
+  lead_start (&l, 4096, 0, 1);
   CHECK (lead_bytes (&l) == 4 * 64 * KiB, "a small store bounds the lead");
   CHECK (lead_window (&l) == 64 * 1024, "and the window");
   lead_init (&l, MAX_WINDOW);
-  lead_start (&l, 32 * 1024 * 1024, 1);
+  lead_start (&l, 32 * 1024 * 1024, 0, 1);
   CHECK (lead_bytes (&l) == MAX_LEAD, "a 32 MiB first read: the most lead");
   lead_set_max_window (&l, MAX_WINDOW / 2);
   CHECK (lead_bytes (&l) == MAX_LEAD / 2, "a shrinking store shrinks the lead");
@@ -192,6 +222,7 @@ main (void)
   slow_reader ();
   held_back_reader ();
   fast_near_reader ();
+  far_start ();
   starvation ();
   edges ();
   return UNIT_END ();
