@@ -44,8 +44,11 @@
 #            the link allows); two imports through one
 #            nbdcurld with --cache of the image's size; and the bytes
 #            nginx sent per byte the client read, for an import, fio's
-#            4 KiB random reads and an nbdcopy.  The WAN imports run once
-#            unless --import-wan-runs says otherwise.
+#            4 KiB random reads and an nbdcopy.  The local convert, the
+#            nbdkit file floor and nbdcurld on the LAN run in rounds
+#            (each once a round, --import-runs rounds), so that the
+#            machine's drift moves all three alike.  The WAN imports run
+#            once unless --import-wan-runs says otherwise.
 #   readahead  sequential reads at queue depth 1 (one read after the
 #            other, as dd or a booting VM) with fio's nbd engine, 4 KiB,
 #            64 KiB and 1 MiB requests, one connection: MiB/s through
@@ -632,6 +635,57 @@ skipped() {
     printf '%s\t%s\tskipped: %s\t-\n' "$1" "$2" "$3" >> "$tmp/copy.tsv"
 }
 
+# timed_rounds SECTION NAME COMMAND [SECTION NAME COMMAND]...: as timed,
+# one row each, but the runs taken in rounds, every command once a round
+# (no warm-up): a machine whose speed drifts during the section (a
+# virtual machine's neighbours) then moves every row alike, and the
+# ratios between the rows, which the targets judge, hold.  A command that
+# fails is dropped from the rounds after.
+timed_rounds() {
+    local -a secs=() names=() cmds=() jsons=() states=()
+    local i r n line
+    line=$(wc -l < "$tmp/copy.tsv")
+    while [ $# -ge 3 ]; do
+        secs+=("$1") names+=("$2") cmds+=("$3")
+        jsons+=("$tmp/hf-$1-$(( line + ${#secs[@]} )).json") states+=(ok)
+        shift 3
+    done
+    n=${#names[@]}
+    for (( r = 1; r <= ${timed_runs:-$runs}; r++ )); do
+        for (( i = 0; i < n; i++ )); do
+            [ "${states[i]}" = ok ] || continue
+            say "${secs[i]}: ${names[i]} (round $r of ${timed_runs:-$runs}): ${cmds[i]}"
+            if ! hyperfine --style basic --warmup 0 --runs 1 \
+                    --export-json "${jsons[i]}.$r" --command-name "${names[i]}" \
+                    "timeout -k 10 ${timed_limit:-$copy_timeout} ${cmds[i]}" >&2; then
+                states[i]=failed
+                say "${secs[i]}: ${names[i]} FAILED"
+            fi
+        done
+    done
+    for (( i = 0; i < n; i++ )); do
+        if [ "${states[i]}" = ok ] &&
+           ! "$PY" - "${jsons[i]}" "${jsons[i]}".* <<'PYEOF'
+# One hyperfine result of the rounds' runs: their times and statistics.
+import json, statistics, sys
+out, parts = sys.argv[1], sys.argv[2:]
+first = json.load(open(parts[0]))['results'][0]
+times = [t for p in parts for t in json.load(open(p))['results'][0]['times']]
+first.update(times=times, median=statistics.median(times), mean=statistics.mean(times),
+             min=min(times), max=max(times),
+             stddev=statistics.stdev(times) if len(times) > 1 else 0.0)
+json.dump({'results': [first]}, open(out, 'w'))
+PYEOF
+        then
+            states[i]=failed
+        fi
+        printf '%s\t%s\t%s\t%s\n' "${secs[i]}" "${names[i]}" "${states[i]}" "${jsons[i]}" \
+            >> "$tmp/copy.tsv"
+        [ "${states[i]}" = ok ] || [ "${names[i]}" != nbdcurld ] ||
+            broken+=("${secs[i]}: nbdcurld copy")
+    done
+}
+
 copy_section() {
     local section=$1 nbdcopy=$2 q
     timed "$section" nbdcurld "$NBDCURLD -r $URL --run '$nbdcopy \"\$uri\" null:'"
@@ -1204,7 +1258,9 @@ timed_if() {
 import_ways() {
     local section=$1 url=$2 conv="qemu-img convert -f qcow2 -O raw" out=$tmp/out.raw
     local kit="nbdkit${nbdkit_ver:+ $nbdkit_ver} curl"
-    timed "$section" nbdcurld "$NBDCURLD -r $url --run '$conv \"\$uri\" $out'"
+    # On the LAN, nbdcurld's row is timed in rounds with the local ones.
+    [ "$section" = import-lan ] ||
+        timed "$section" nbdcurld "$NBDCURLD -r $url --run '$conv \"\$uri\" $out'"
     if [ "$smoke" -eq 0 ] || [ "$section" = import-lan ]; then
         timed_if "$has_nbdkit" "$section" "$kit" \
             "nbdkit -r -U - curl $url --run '$conv \"\$uri\" $out'"
@@ -1461,17 +1517,23 @@ import_section() {
     ln -sf "$import_qcow2" "$tmp/www/import.qcow2"
     ln -sf "$import_raw" "$tmp/www/import.raw"
     cat "$import_qcow2" "$import_raw" > /dev/null
+    # The local convert, the same convert through an NBD server that reads
+    # the same local file (what serving over NBD at one read in flight
+    # costs by itself: the floor of every "x local" target) and nbdcurld
+    # on the LAN, in rounds: the LAN target is a ratio of two of them.
+    local conv="qemu-img convert -f qcow2 -O raw" lan=http://127.0.0.1:$bench_port/import.qcow2
+    local -a rounds=(import-local "qemu-img convert of a local copy"
+                     "$conv $import_qcow2 $tmp/out.raw")
+    if [ "$has_nbdkit" -eq 1 ]; then
+        rounds+=(import-local "nbdkit file plugin over the local copy"
+                 "nbdkit -r -U - file $import_qcow2 --run '$conv \"\$uri\" $tmp/out.raw'")
+    fi
+    rounds+=(import-lan nbdcurld "$NBDCURLD -r $lan --run '$conv \"\$uri\" $tmp/out.raw'")
+    timed_runs=$import_runs timed_limit=$import_timeout timed_rounds "${rounds[@]}"
+    [ "$has_nbdkit" -eq 1 ] ||
+        skipped import-local "nbdkit file plugin over the local copy" "not installed"
     timed_runs=$import_runs timed_warmup=0 timed_limit=$import_timeout \
-        timed import-local "qemu-img convert of a local copy" \
-        "qemu-img convert -f qcow2 -O raw $import_qcow2 $tmp/out.raw"
-    # The same convert through an NBD server that reads the same local
-    # file: what serving over NBD at one read in flight costs by itself,
-    # the floor of every "x local" target.
-    timed_runs=$import_runs timed_warmup=0 timed_limit=$import_timeout \
-        timed_if "$has_nbdkit" import-local "nbdkit file plugin over the local copy" \
-        "nbdkit -r -U - file $import_qcow2 --run 'qemu-img convert -f qcow2 -O raw \"\$uri\" $tmp/out.raw'"
-    timed_runs=$import_runs timed_warmup=0 timed_limit=$import_timeout \
-        import_ways import-lan "http://127.0.0.1:$bench_port/import.qcow2"
+        import_ways import-lan "$lan"
     for kind in wan wan-cap; do
         [ -x "$WAN_PROXY" ] || break
         if [ "$kind" = wan ]; then
@@ -1491,7 +1553,7 @@ import_section() {
         fi
     done
     report ""
-    report "== import: qemu-img convert -f qcow2 -O raw of a compressed qcow2 ($(megabytes "$(stat -c %s "$import_qcow2")") for a $(megabytes "$import_bytes") ext4 disk holding $(megabytes "${import_files% *}") in ${import_files#* } files of this machine); local and LAN: median of $import_runs run(s), WAN: median of $import_wan_runs run(s), no warm-up; WAN: tests/wan-proxy, RTT +$wan_rtt ms, capped: $wan_cap MB/s per TCP connection =="
+    report "== import: qemu-img convert -f qcow2 -O raw of a compressed qcow2 ($(megabytes "$(stat -c %s "$import_qcow2")") for a $(megabytes "$import_bytes") ext4 disk holding $(megabytes "${import_files% *}") in ${import_files#* } files of this machine); local, nbdkit file and LAN nbdcurld: median of $import_runs round(s), each once a round; other LAN rows: median of $import_runs run(s); WAN: median of $import_wan_runs run(s), no warm-up; WAN: tests/wan-proxy, RTT +$wan_rtt ms, capped: $wan_cap MB/s per TCP connection =="
     [ -x "$WAN_PROXY" ] || report "WAN rows skipped: tests/wan-proxy is missing (ninja -C build)"
     import_table
     if [ -n "$cap_pid" ]; then
