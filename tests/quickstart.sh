@@ -273,7 +273,10 @@ PY
 test_all() {
     install_deps "${DEMO_PACKAGES[@]}" "${TEST_PACKAGES[@]}"
 
-    MESON_TEST_ARGS=()
+    # Twice each test's own timeout: a busy CI machine has run tests at a
+    # fraction of a quiet one's speed, and a test that hangs still ends,
+    # at twice its timeout.
+    MESON_TEST_ARGS=(--timeout-multiplier 2)
     suite release build
 
     # Sanitizers slow everything down: give the tests more time.
